@@ -1,0 +1,312 @@
+"""The ranked plan: every (offer x billing mode) that can do the job, cheapest first.
+
+Data flows one way: a :class:`Demand` says how long the job takes on an offer's GPUs
+(or why it cannot run there); each provider quotes every billing mode it has a price
+for; costs are converted to one display currency; constraints drop options with a
+reason; the rest are sorted by cost, then wall-clock time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from decimal import Decimal
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.billing import BillingMode
+from pricing.catalog import Catalog, GpuSpec, ProviderName, default_catalog
+from pricing.errors import InputError, NoOptionError
+from pricing.money import Currency, Fx, Money
+from providers import all_providers
+from providers.base import LineItem, Offer, Provider
+from planner.perf import Precision, WorkloadClass, relative_speed
+from planner.scaling import efficiency
+from planner.settings import Settings, load_settings
+from planner.units import positive
+
+
+class Run(BaseModel):
+    """How long a job takes on one offer's GPUs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    wall_hours: Decimal
+    gpu_hours: Decimal
+    notes: tuple[str, ...] = ()
+
+
+class Demand(Protocol):
+    """A workload as the planner sees it: a run time per offer, or why it cannot run."""
+
+    def run(self, offer: Offer, spec: GpuSpec) -> Run | str: ...
+
+    def assumptions(self) -> dict[str, Any]: ...
+
+
+def scaled_run(ref_hours: Decimal, offer: Offer, speed: float, basis: str, measured: bool) -> Run:
+    """``ref_hours`` of single-reference-GPU work spread over the offer's GPUs."""
+    eff = efficiency(offer.gpu_count, offer.interconnect)
+    wall = ref_hours / Decimal(repr(speed * offer.gpu_count * eff))
+    notes = []
+    if not measured:
+        notes.append(f"speed is a {basis}")
+    if offer.gpu_count > 1:
+        notes.append(f"{eff:.0%} scaling efficiency on {offer.gpu_count:g} GPUs over {offer.interconnect}")
+    return Run(wall_hours=wall, gpu_hours=wall * Decimal(repr(offer.gpu_count)), notes=tuple(notes))
+
+
+class RefGpuHours(BaseModel):
+    """GPU-hours measured on a reference GPU, scaled to each GPU by relative throughput."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu_hours: Decimal
+    ref_gpu: str
+    workload_class: WorkloadClass = WorkloadClass.TRANSFORMER
+    precision: Precision = Precision.MIXED
+
+    def run(self, offer: Offer, spec: GpuSpec) -> Run | str:
+        speed = relative_speed(spec.key, self.ref_gpu, self.workload_class, self.precision)
+        return scaled_run(self.gpu_hours, offer, speed.relative, speed.basis, speed.measured)
+
+    def assumptions(self) -> dict[str, Any]:
+        return {
+            "gpu_hours_on_ref": str(self.gpu_hours),
+            "ref_gpu": self.ref_gpu,
+            "workload_class": self.workload_class.value,
+            "precision": self.precision.value,
+        }
+
+
+class Constraints(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    deadline_hours: Decimal | None = None
+    budget: Money | None = None
+    min_vram_gb: float | None = None
+    providers: frozenset[ProviderName] | None = None
+    billing: frozenset[BillingMode] | None = None
+    regions: tuple[str, ...] | None = None
+    gpus: frozenset[str] | None = None
+    max_gpus: float | None = None
+
+
+class Option(BaseModel):
+    """One way to do the job, costed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: ProviderName
+    offer: str
+    region: str
+    gpu: str
+    gpu_count: float
+    billing: BillingMode
+    wall_hours: Decimal
+    gpu_hours: Decimal
+    cost: Money
+    native_cost: Money
+    line_items: tuple[LineItem, ...]
+    notes: tuple[str, ...]
+    estimate: bool = False
+
+
+class Exclusion(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    provider: ProviderName
+    offer: str
+    region: str
+    billing: BillingMode | None = None
+    reason: str
+
+
+class Plan(BaseModel):
+    currency: Currency
+    assumptions: dict[str, Any]
+    options: list[Option]
+    excluded: list[Exclusion]
+    explanation: str
+
+    @property
+    def cheapest(self) -> Option:
+        return self.options[0]
+
+    def cheapest_by_billing(self) -> dict[BillingMode, Option]:
+        out: dict[BillingMode, Option] = {}
+        for o in self.options:
+            out.setdefault(o.billing, o)
+        return out
+
+
+def _region_matches(offer: Offer, regions: tuple[str, ...]) -> bool:
+    names = [offer.region.lower(), *(z.lower() for z in offer.zones)]
+    return any(n.startswith(r.lower()) for r in regions for n in names)
+
+
+def _offer_filter(offer: Offer, spec: GpuSpec, c: Constraints) -> str | None:
+    vram = spec.vram_gb * min(offer.gpu_count, 1)
+    if c.gpus is not None and offer.gpu not in c.gpus:
+        return "GPU not selected (--gpu)"
+    if c.min_vram_gb is not None and vram < c.min_vram_gb:
+        return f"{vram:g} GB VRAM per GPU is below --min-vram {c.min_vram_gb:g}"
+    if c.max_gpus is not None and offer.gpu_count > c.max_gpus:
+        return f"{offer.gpu_count:g} GPUs is above --max-gpus {c.max_gpus:g}"
+    if c.regions and offer.region != "local" and not _region_matches(offer, c.regions):
+        return "not in the selected regions (--region)"
+    if not offer.rates:
+        return "no public price in the catalog"
+    return None
+
+
+def _host_note(offer: Offer, spec: GpuSpec) -> str | None:
+    if offer.mem_gb is None:
+        return None
+    vram = spec.vram_gb * offer.gpu_count
+    if offer.mem_gb < vram:
+        return f"host RAM {offer.mem_gb:g} GB is below total VRAM {vram:g} GB: data loading may starve the GPUs"
+    return None
+
+
+def _cost_story(o: Option) -> str:
+    parts = [f"{i.quantity.normalize():,f} {i.unit} x {i.unit_price.amount} {i.unit_price.currency}" for i in o.line_items]
+    return " + ".join(parts)
+
+
+def explain(options: list[Option]) -> str:
+    """One line on why the winner wins."""
+    win = options[0]
+    head = (
+        f"{win.provider} {win.offer} {win.billing} wins at {win.cost}"
+        f" ({_cost_story(win)}), finishing in {win.wall_hours:.1f} h"
+    )
+    rival = next((o for o in options[1:] if (o.provider, o.offer) != (win.provider, win.offer)), None)
+    if rival is None:
+        return head + "; it is the only option left."
+    if rival.cost.amount > 0:
+        saving = (rival.cost.amount - win.cost.amount) / rival.cost.amount
+        head += f"; {saving:.0%} below the next offer, {rival.provider} {rival.offer} {rival.billing} at {rival.cost}"
+    fastest = min(options, key=lambda o: (o.wall_hours, o.cost.amount))
+    if fastest is not win and fastest.wall_hours < win.wall_hours / 2:
+        head += f". Fastest: {fastest.provider} {fastest.offer} {fastest.billing}, {fastest.wall_hours:.1f} h for {fastest.cost}"
+    return head + "."
+
+
+def make_plan(
+    demand: Demand,
+    constraints: Constraints | None = None,
+    settings: Settings | None = None,
+    *,
+    catalog: Catalog | None = None,
+    providers: list[Provider] | None = None,
+) -> Plan:
+    """Cost every offer x billing mode for ``demand`` and rank what the constraints allow."""
+    c = constraints or Constraints()
+    s = settings or load_settings()
+    cat = catalog or default_catalog()
+    fx: Fx = s.fx_table()
+    options: list[Option] = []
+    excluded: list[Exclusion] = []
+    for provider in providers or all_providers():
+        if c.providers is not None and provider.name not in c.providers:
+            continue
+        for offer in provider.list_offers(cat):
+            spec = cat.gpus[offer.gpu]
+
+            def drop(reason: str, mode: BillingMode | None = None, _o: Offer = offer) -> None:
+                excluded.append(
+                    Exclusion(provider=_o.provider, offer=_o.name, region=_o.region, billing=mode, reason=reason)
+                )
+
+            if (reason := _offer_filter(offer, spec, c)) is not None:
+                drop(reason)
+                continue
+            run = demand.run(offer, spec)
+            if isinstance(run, str):
+                drop(run)
+                continue
+            host = _host_note(offer, spec)
+            for mode in offer.rates:
+                if c.billing is not None and mode not in c.billing:
+                    continue
+                wall = run.wall_hours
+                notes = list(run.notes)
+                if mode is BillingMode.SPOT:
+                    wall = wall * (1 + s.spot_overhead)
+                    notes.append(f"assumes {s.spot_overhead:.0%} extra run time to restart after interruptions")
+                quote = provider.quote(offer, mode, wall, hours_per_month=s.hours_per_month)
+                cost = fx.convert(quote.cost, s.currency)
+                if mode is BillingMode.MONTHLY:
+                    paid = quote.line_items[0].quantity * s.hours_per_month
+                    notes.append(f"pays {quote.line_items[0].quantity:g} whole month(s); uses {wall / paid:.0%} of the time paid for")
+                if quote.estimate:
+                    notes.append(f"{mode} price is an estimate")
+                notes.extend(quote.notes)
+                if host:
+                    notes.append(host)
+                if c.deadline_hours is not None and wall > c.deadline_hours:
+                    drop(f"takes {wall:.1f} h, past the {c.deadline_hours:g} h deadline", mode)
+                    continue
+                if c.budget is not None and cost.amount > fx.convert(c.budget, s.currency).amount:
+                    drop(f"costs {cost}, over the budget {c.budget}", mode)
+                    continue
+                options.append(
+                    Option(
+                        provider=offer.provider,
+                        offer=offer.name,
+                        region=offer.region,
+                        gpu=offer.gpu,
+                        gpu_count=offer.gpu_count,
+                        billing=mode,
+                        wall_hours=wall,
+                        gpu_hours=wall * Decimal(repr(offer.gpu_count)),
+                        cost=cost,
+                        native_cost=quote.cost,
+                        line_items=quote.line_items,
+                        notes=tuple(notes),
+                        estimate=quote.estimate,
+                    )
+                )
+    if not options:
+        reasons = Counter(e.reason.split(",")[0].split(" (")[0] for e in excluded)
+        common = "; ".join(f"{n}x {r}" for r, n in reasons.most_common(3))
+        raise NoOptionError(
+            "no option satisfies the constraints" + (f" ({common})" if common else ""),
+            "relax --deadline, --budget, --min-vram, --max-gpus or the filters",
+        )
+    options.sort(key=lambda o: (o.cost.amount, o.wall_hours))
+    assumptions: dict[str, Any] = {
+        **demand.assumptions(),
+        "hours_per_month": str(s.hours_per_month),
+        "spot_overhead": str(s.spot_overhead),
+        "fx": [r.label() for r in fx.used()],
+        "catalog_as_of": cat.as_of.isoformat(),
+        "prices": "list prices from the shipped snapshot; estimates are marked",
+    }
+    return Plan(currency=s.currency, assumptions=assumptions, options=options, excluded=excluded, explanation=explain(options))
+
+
+def plan_from_options(
+    *,
+    gpu_hours: float | Decimal | str,
+    ref_gpu: str | None = None,
+    workload_class: str = "transformer",
+    precision: str = "mixed",
+    settings: Settings | None = None,
+    **constraints: Any,
+) -> Plan:
+    """The Python API behind ``gpuplan plan --gpu-hours``; constraint names as in :class:`Constraints`."""
+    s = settings or load_settings()
+    cat = default_catalog()
+    try:
+        cls, prec = WorkloadClass(workload_class), Precision(precision)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    demand = RefGpuHours(
+        gpu_hours=positive(gpu_hours, "GPU-hours"),
+        ref_gpu=cat.gpu(ref_gpu or s.ref_gpu).key,
+        workload_class=cls,
+        precision=prec,
+    )
+    return make_plan(demand, Constraints(**constraints), s, catalog=cat)

@@ -1,0 +1,44 @@
+"""Parsing the quantities users type: durations, GPU-hours, money."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from pricing.errors import InputError
+from pricing.money import Currency, Money, to_decimal
+
+_DURATION_UNITS = {"m": Decimal(1) / 60, "min": Decimal(1) / 60, "h": Decimal(1), "d": Decimal(24), "w": Decimal(168)}
+
+
+def positive(value: object, what: str, *, allow_zero: bool = False) -> Decimal:
+    """A finite, positive Decimal, or an InputError that names ``what``."""
+    d = to_decimal(value, what)
+    if d < 0 or (d == 0 and not allow_zero):
+        raise InputError(f"{what} must be {'zero or more' if allow_zero else 'positive'}, got {value}")
+    return d
+
+
+def parse_duration(text: str) -> Decimal:
+    """Hours in ``36h``, ``3d``, ``2w``, ``90m`` or a bare number of hours."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([a-zA-Z]*)\s*", text)
+    unit = (m.group(2).lower() if m else "") or "h"
+    if not m or unit not in _DURATION_UNITS:
+        raise InputError(f"cannot read duration {text!r}", "write it like 36h, 3d, 2w or 90m")
+    hours = positive(m.group(1), "duration") * _DURATION_UNITS[unit]
+    return hours
+
+
+def parse_money(text: str, default: Currency) -> Money:
+    """``5000``, ``5000 CNY`` or ``USD 5000`` as Money (bare numbers take ``default``)."""
+    parts = text.replace(",", "").split()
+    currency = default
+    amount = None
+    for part in parts:
+        if part.isalpha():
+            currency = Currency.parse(part)
+        else:
+            amount = part
+    if amount is None or len(parts) > 2:
+        raise InputError(f"cannot read amount {text!r}", "write it like 5000 or '5000 CNY'")
+    return Money(amount=positive(amount, "budget"), currency=currency)

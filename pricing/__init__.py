@@ -1,0 +1,5 @@
+"""Catalog data, money and billing rules: everything gpuplan knows about prices.
+
+Nothing here talks to a network or imports a cloud SDK; the shipped snapshot in
+``pricing/data`` is the single source of prices at run time.
+"""

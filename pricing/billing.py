@@ -1,0 +1,133 @@
+"""Billing modes and the rule each provider bills them by.
+
+The rules (granularity, minimums, tiers, terms) live in ``data/billing_rules.toml``
+with their sources; this module only applies them. A job of ``hours`` wall-clock
+hours on an instance with rate ``r`` costs:
+
+- hourly:      r x billed seconds / 3600, billed seconds = max(ceil(hours x 3600), minimum),
+               with the tier fractions applied past their thresholds where a family is tiered
+- monthly:     monthly price x whole months, months = ceil(hours / hours_per_month), at least 1
+- spot:        like hourly on the spot rate, on hours x (1 + restart overhead)
+- reserved_Ny: effective hourly x the whole term, however few hours the job uses
+- buy:         not a rate; see ``planner`` for owned hardware
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from decimal import Decimal
+from enum import StrEnum
+from functools import lru_cache
+from importlib import resources
+
+from pydantic import BaseModel, ConfigDict
+
+HOURS_PER_MONTH = Decimal(730)
+
+
+class BillingMode(StrEnum):
+    """How an option is paid for."""
+
+    HOURLY = "hourly"
+    MONTHLY = "monthly"
+    SPOT = "spot"
+    RESERVED_1Y = "reserved_1y"
+    RESERVED_3Y = "reserved_3y"
+    BUY = "buy"
+
+
+class Tier(BaseModel):
+    """From ``from_hours`` on, each hour costs ``fraction`` of the list rate."""
+
+    model_config = ConfigDict(frozen=True)
+
+    from_hours: Decimal
+    fraction: Decimal
+
+
+class BillingRule(BaseModel):
+    """How one provider bills one mode."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    mode: BillingMode
+    granularity_seconds: int = 1
+    minimum_seconds: int = 0
+    whole_months: bool = False
+    term_hours: Decimal | None = None
+    tiers: tuple[Tier, ...] = ()
+    tiered_families: tuple[str, ...] = ()
+    spot_fraction_estimate: Decimal | None = None
+    source: str = ""
+    note: str = ""
+
+    def billed_hours(self, hours: Decimal) -> Decimal:
+        """Wall hours rounded up to the billing granularity and minimum."""
+        seconds = Decimal(math.ceil(hours * 3600 / self.granularity_seconds) * self.granularity_seconds)
+        return max(seconds, Decimal(self.minimum_seconds)) / 3600
+
+    def tiered_units(self, hours: Decimal, family: str) -> Decimal:
+        """Hours weighted by the tier fractions: the multiple of the list rate charged."""
+        if not self.tiers or family not in self.tiered_families:
+            return hours
+        units = Decimal(0)
+        bounds = [t.from_hours for t in self.tiers[1:]] + [None]
+        for tier, upper in zip(self.tiers, bounds, strict=True):
+            if hours <= tier.from_hours:
+                break
+            top = hours if upper is None else min(hours, upper)
+            units += (top - tier.from_hours) * tier.fraction
+        return units
+
+
+def whole_months(hours: Decimal, hours_per_month: Decimal) -> int:
+    """Months a subscription must cover to run ``hours`` (at least one)."""
+    return max(1, math.ceil(hours / hours_per_month))
+
+
+def reserved_terms(hours: Decimal, term_hours: Decimal) -> int:
+    """Reservation terms needed to cover ``hours`` (at least one)."""
+    return max(1, math.ceil(hours / term_hours))
+
+
+def rate_cost(
+    rule: BillingRule,
+    rate: Decimal,
+    hours: Decimal,
+    *,
+    family: str = "",
+    hours_per_month: Decimal = HOURS_PER_MONTH,
+) -> Decimal:
+    """What ``hours`` of wall time cost at ``rate`` under ``rule`` (in the rate's currency).
+
+    ``rate`` is per hour for hourly, spot and reserved modes and per month for monthly.
+    """
+    if hours < 0:
+        raise ValueError("hours must not be negative")
+    if rule.mode is BillingMode.MONTHLY:
+        return rate * whole_months(hours, hours_per_month)
+    if rule.mode in (BillingMode.RESERVED_1Y, BillingMode.RESERVED_3Y):
+        assert rule.term_hours is not None
+        return rate * rule.term_hours * reserved_terms(hours, rule.term_hours)
+    if rule.mode is BillingMode.BUY:
+        raise ValueError("buying has no rate; cost owned hardware in the planner")
+    return rate * rule.tiered_units(rule.billed_hours(hours), family)
+
+
+@lru_cache(maxsize=1)
+def billing_rules() -> dict[tuple[str, BillingMode], BillingRule]:
+    """All shipped rules, keyed by (provider, mode)."""
+    text = resources.files("pricing.data").joinpath("billing_rules.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    rules: dict[tuple[str, BillingMode], BillingRule] = {}
+    for provider, modes in data.items():
+        for mode, body in modes.items():
+            rule = BillingRule(provider=provider, mode=BillingMode(mode), **body)
+            rules[(provider, rule.mode)] = rule
+    return rules
+
+
+def rule_for(provider: str, mode: BillingMode) -> BillingRule | None:
+    return billing_rules().get((provider, mode))

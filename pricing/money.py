@@ -1,0 +1,179 @@
+"""Decimal money with a currency, and explicit currency conversion.
+
+Amounts never mix currencies silently: adding CNY to USD raises, and the only way
+between them is an :class:`FxRate` that carries its own source and date, loaded
+from ``data/fx.csv`` or given by the user (``--fx``, ``GPUPLAN_FX``, config).
+"""
+
+from __future__ import annotations
+
+import csv
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from enum import StrEnum
+from functools import lru_cache
+from importlib import resources
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from pricing.errors import InputError, PriceMissingError
+
+CENT = Decimal("0.01")
+
+
+class Currency(StrEnum):
+    """Currencies the catalog prices are quoted in."""
+
+    CNY = "CNY"
+    USD = "USD"
+
+    @classmethod
+    def parse(cls, text: str) -> Currency:
+        try:
+            return cls(text.strip().upper())
+        except ValueError:
+            known = ", ".join(c.value for c in cls)
+            raise InputError(f"unknown currency {text!r}", f"use one of {known}") from None
+
+
+def to_decimal(value: object, what: str = "amount") -> Decimal:
+    """A finite Decimal from user or data input, or an InputError naming ``what``."""
+    try:
+        d = Decimal(str(value).strip())
+    except (InvalidOperation, ValueError):
+        raise InputError(f"{what} {value!r} is not a number") from None
+    if not d.is_finite():
+        raise InputError(f"{what} {value!r} is not a finite number")
+    return d
+
+
+class Money(BaseModel):
+    """An amount in one currency. Arithmetic keeps full precision; round only to show."""
+
+    model_config = ConfigDict(frozen=True)
+
+    amount: Decimal
+    currency: Currency
+
+    @classmethod
+    def zero(cls, currency: Currency) -> Money:
+        return cls(amount=Decimal(0), currency=currency)
+
+    def _same(self, other: Money) -> None:
+        if other.currency != self.currency:
+            raise ValueError(f"cannot combine {self.currency} with {other.currency} without an FX rate")
+
+    def __add__(self, other: Money) -> Money:
+        self._same(other)
+        return Money(amount=self.amount + other.amount, currency=self.currency)
+
+    def __sub__(self, other: Money) -> Money:
+        self._same(other)
+        return Money(amount=self.amount - other.amount, currency=self.currency)
+
+    def __mul__(self, factor: Decimal | int) -> Money:
+        return Money(amount=self.amount * Decimal(factor), currency=self.currency)
+
+    __rmul__ = __mul__
+
+    def __lt__(self, other: Money) -> bool:
+        self._same(other)
+        return self.amount < other.amount
+
+    def __le__(self, other: Money) -> bool:
+        self._same(other)
+        return self.amount <= other.amount
+
+    def rounded(self) -> Decimal:
+        """The amount to the cent, half-up, as bills round it."""
+        return self.amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+    def __str__(self) -> str:
+        return f"{self.rounded():,} {self.currency}"
+
+
+class FxRate(BaseModel):
+    """``rate`` units of ``quote`` buy one unit of ``base``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    base: Currency
+    quote: Currency
+    rate: Decimal
+    source: str
+    as_of: date | None = None
+
+    @field_validator("rate")
+    @classmethod
+    def _positive(cls, v: Decimal) -> Decimal:
+        if not v.is_finite() or v <= 0:
+            raise ValueError("an FX rate must be a positive number")
+        return v
+
+    def label(self) -> str:
+        when = f", as of {self.as_of}" if self.as_of else ""
+        return f"1 {self.base} = {self.rate} {self.quote} ({self.source}{when})"
+
+
+class Fx:
+    """Converts money with the rates it was given, in either direction."""
+
+    def __init__(self, rates: list[FxRate]) -> None:
+        self.rates = rates
+
+    def rate(self, src: Currency, dst: Currency) -> Decimal:
+        if src == dst:
+            return Decimal(1)
+        for r in self.rates:
+            if (r.base, r.quote) == (src, dst):
+                return r.rate
+            if (r.base, r.quote) == (dst, src):
+                return 1 / r.rate
+        raise PriceMissingError(
+            f"no exchange rate between {src} and {dst}",
+            f"give one with --fx '1 {src} = N {dst}' or keep --currency {src}",
+        )
+
+    def convert(self, money: Money, dst: Currency) -> Money:
+        return Money(amount=money.amount * self.rate(money.currency, dst), currency=dst)
+
+    def used(self) -> list[FxRate]:
+        return list(self.rates)
+
+
+def parse_fx(text: str) -> FxRate:
+    """Parse a user rate such as ``USD/CNY=7.1`` or ``1 USD = 7.1 CNY``."""
+    cleaned = text.replace(" ", "").upper()
+    try:
+        if cleaned.startswith("1") and "=" in cleaned:
+            left, right = cleaned[1:].split("=", 1)
+            base = Currency(left)
+            digits = right.rstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+            quote = Currency(right[len(digits):])
+        else:
+            pair, digits = cleaned.split("=", 1)
+            b, q = pair.split("/", 1)
+            base, quote = Currency(b), Currency(q)
+        rate = to_decimal(digits, "exchange rate")
+        return FxRate(base=base, quote=quote, rate=rate, source="given by the user")
+    except (ValueError, InputError):
+        raise InputError(
+            f"cannot read exchange rate {text!r}", "write it as USD/CNY=7.1 or '1 USD = 7.1 CNY'"
+        ) from None
+
+
+@lru_cache(maxsize=1)
+def shipped_fx_rates() -> tuple[FxRate, ...]:
+    """The sourced default rates in ``pricing/data/fx.csv``."""
+    text = resources.files("pricing.data").joinpath("fx.csv").read_text(encoding="utf-8")
+    rows = csv.DictReader(text.splitlines())
+    return tuple(
+        FxRate(
+            base=Currency(r["base"]),
+            quote=Currency(r["quote"]),
+            rate=Decimal(r["rate"]),
+            source=r["source"],
+            as_of=date.fromisoformat(r["as_of"]) if r["as_of"] else None,
+        )
+        for r in rows
+    )

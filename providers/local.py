@@ -1,0 +1,95 @@
+"""Buying cards and running them yourself: the purchase side of every comparison.
+
+An offer is N cards of one kind (1, 2, 4 or 8, the common workstation and server
+builds), new or used, at the newest sourced price. The quote for a job is the cards'
+price plus the energy the cards draw at TDP for the job's wall time; the host, resale
+and utilisation over years are the TCO report's business (``gpuplan tco``).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pricing.billing import BillingMode
+from pricing.catalog import CardPrice, Catalog, ElectricityPrice, Interconnect, ProviderName
+from pricing.errors import PriceMissingError
+from pricing.money import Money
+from providers.base import LineItem, Offer, Provider, Quote
+
+BUILD_SIZES = (1, 2, 4, 8)
+
+
+def newest_prices(catalog: Catalog) -> dict[tuple[str, str], CardPrice]:
+    """The newest price per (gpu, condition); ties go to the lower price."""
+    best: dict[tuple[str, str], CardPrice] = {}
+    for card in catalog.cards:
+        key = (card.gpu, card.condition)
+        cur = best.get(key)
+        if cur is None or (card.as_of, -card.price) > (cur.as_of, -cur.price):
+            best[key] = card
+    return best
+
+
+class LocalProvider(Provider):
+    name = ProviderName.LOCAL
+
+    def __init__(self, electricity: ElectricityPrice | None = None) -> None:
+        self.electricity = electricity
+        self._tdp: dict[str, float | None] = {}
+        self._catalog: Catalog | None = None
+
+    def list_offers(self, catalog: Catalog) -> list[Offer]:
+        self._catalog = catalog
+        offers = []
+        for (gpu, condition), card in sorted(newest_prices(catalog).items()):
+            spec = catalog.gpus[gpu]
+            self._tdp[gpu] = spec.tdp_w
+            for n in BUILD_SIZES:
+                interconnect = spec.interconnect
+                if interconnect is Interconnect.NVLINK_BRIDGE:
+                    interconnect = Interconnect.NVLINK if n == 2 else Interconnect.PCIE
+                elif interconnect is Interconnect.NVLINK:
+                    # SXM boards need an HGX baseboard; bought as cards they talk over PCIe.
+                    interconnect = Interconnect.PCIE if n > 2 else interconnect
+                offers.append(
+                    Offer(
+                        provider=self.name,
+                        name=f"{n}x {gpu} ({condition})",
+                        family=gpu,
+                        region="local",
+                        gpu=gpu,
+                        gpu_count=n,
+                        interconnect=interconnect,
+                        currency=card.currency,
+                        rates={BillingMode.BUY: card.price},
+                        source=card.source,
+                        as_of=card.as_of,
+                        notes=card.notes,
+                    )
+                )
+        return offers
+
+    def quote(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Quote:
+        if mode is not BillingMode.BUY or BillingMode.BUY not in offer.rates:
+            raise PriceMissingError(f"{offer.label} can only be bought")
+        n = Decimal(int(offer.gpu_count))
+        unit = Money(amount=offer.rates[BillingMode.BUY], currency=offer.currency)
+        items = [LineItem(description=f"{offer.gpu} card ({offer.name.split('(')[-1].rstrip(')')})",
+                          quantity=n, unit="cards", unit_price=unit, cost=unit * n)]
+        notes = ["cards only: host, resale and years of use are in `gpuplan tco`"]
+        tdp = self._tdp.get(offer.gpu)
+        power = self.electricity
+        if power is None and self._catalog is not None:
+            power = self._catalog.default_electricity(offer.currency)
+        if tdp is not None and power is not None and power.currency == offer.currency:
+            kwh = n * Decimal(str(tdp)) / 1000 * wall_hours
+            price = Money(amount=power.price_per_kwh, currency=power.currency)
+            items.append(LineItem(description=f"energy at TDP ({power.region} {power.customer_class})",
+                                  quantity=kwh, unit="kWh", unit_price=price, cost=price * kwh))
+        else:
+            notes.append("energy not included: no electricity price in the card's currency")
+        total = Money.zero(offer.currency)
+        for item in items:
+            total = total + item.cost
+        return Quote(offer=offer, billing=mode, wall_hours=wall_hours, cost=total,
+                     line_items=tuple(items), notes=tuple(notes))
