@@ -33,7 +33,7 @@ app = typer.Typer(
 _debug = False
 
 # Commands contributed by other modules: each exposes register(app).
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("planner.cli_workload", "planner.cli_tco")
 
 OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="table, json, csv or markdown.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Shortcut for -o json.")]
