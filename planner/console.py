@@ -18,11 +18,21 @@ def set_no_color(value: bool) -> None:
     stderr.cache_clear()
 
 
+def _width() -> int | None:
+    """Terminals report their width; pipes and files get a wide page, not rich's 80 columns."""
+    import os
+    import sys
+
+    if os.environ.get("COLUMNS") or sys.stdout.isatty():
+        return None
+    return 200
+
+
 @lru_cache(maxsize=1)
 def stdout() -> Console:
     from rich.console import Console
 
-    return Console(no_color=_no_color or None, soft_wrap=False)
+    return Console(no_color=_no_color or None, soft_wrap=False, width=_width())
 
 
 @lru_cache(maxsize=1)

@@ -169,8 +169,13 @@ def _host_note(offer: Offer, spec: GpuSpec) -> str | None:
     return None
 
 
+def _qty(q: Decimal) -> str:
+    """Billing quantities to at most 2 decimals, whole numbers without a fraction."""
+    return f"{q:,.0f}" if q == q.to_integral_value() else f"{q:,.2f}"
+
+
 def _cost_story(o: Option) -> str:
-    parts = [f"{i.quantity.normalize():,f} {i.unit} x {i.unit_price.amount} {i.unit_price.currency}" for i in o.line_items]
+    parts = [f"{_qty(i.quantity)} {i.unit} x {i.unit_price.amount} {i.unit_price.currency}" for i in o.line_items]
     return " + ".join(parts)
 
 
@@ -187,7 +192,9 @@ def explain(options: list[Option]) -> str:
     if rival.cost.amount > 0:
         saving = (rival.cost.amount - win.cost.amount) / rival.cost.amount
         head += f"; {saving:.0%} below the next offer, {rival.provider} {rival.offer} {rival.billing} at {rival.cost}"
-    fastest = min(options, key=lambda o: (o.wall_hours, o.cost.amount))
+    # Only options within 3x the winner's cost count as a faster alternative worth naming.
+    affordable = [o for o in options if o.cost.amount <= win.cost.amount * 3]
+    fastest = min(affordable, key=lambda o: (o.wall_hours, o.cost.amount))
     if fastest is not win and fastest.wall_hours < win.wall_hours / 2:
         head += f". Fastest: {fastest.provider} {fastest.offer} {fastest.billing}, {fastest.wall_hours:.1f} h for {fastest.cost}"
     return head + "."

@@ -55,7 +55,11 @@ def jsonable(value: Any) -> Any:
 
 
 def dump_json(payload: Any) -> str:
-    return json.dumps(jsonable(payload), indent=2, ensure_ascii=False)
+    """Indented for a person at a terminal; compact when piped, where size and speed matter."""
+    import sys
+
+    indent = 2 if sys.stdout.isatty() else None
+    return json.dumps(jsonable(payload), indent=indent, ensure_ascii=False)
 
 
 class Column(BaseModel):

@@ -63,10 +63,10 @@ class BillingRule(BaseModel):
     source: str = ""
     note: str = ""
 
-    def billed_hours(self, hours: Decimal) -> Decimal:
-        """Wall hours rounded up to the billing granularity and minimum."""
+    def billed_seconds(self, hours: Decimal) -> Decimal:
+        """Wall time rounded up to the billing granularity and minimum, in whole seconds."""
         seconds = Decimal(math.ceil(hours * 3600 / self.granularity_seconds) * self.granularity_seconds)
-        return max(seconds, Decimal(self.minimum_seconds)) / 3600
+        return max(seconds, Decimal(self.minimum_seconds))
 
     def tiered_units(self, hours: Decimal, family: str) -> Decimal:
         """Hours weighted by the tier fractions: the multiple of the list rate charged."""
@@ -113,7 +113,10 @@ def rate_cost(
         return rate * rule.term_hours * reserved_terms(hours, rule.term_hours)
     if rule.mode is BillingMode.BUY:
         raise ValueError("buying has no rate; cost owned hardware in the planner")
-    return rate * rule.tiered_units(rule.billed_hours(hours), family)
+    seconds = rule.billed_seconds(hours)
+    if not rule.tiers or family not in rule.tiered_families:
+        return rate * seconds / 3600  # multiply first: rate x 60 / 3600 stays exact
+    return rate * rule.tiered_units(seconds / 3600, family)
 
 
 @lru_cache(maxsize=1)

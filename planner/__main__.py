@@ -1,0 +1,5 @@
+"""``python -m planner`` runs the gpuplan CLI."""
+
+from planner.cli import main
+
+main()

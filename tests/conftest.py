@@ -1,0 +1,66 @@
+"""Shared fixtures: a clean environment, an isolated GPUPLAN_HOME and no network.
+
+Every test runs with the cloud credential variables replaced by obvious fakes, so a
+developer's real keys can never reach a test, and with any socket connection outside
+the loopback range refused.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+_LOOPBACK = ("127.", "localhost", "::1")
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    for name in list(os.environ):
+        if name.startswith(("AWS_", "TENCENTCLOUD_", "GPUPLAN_")) or name.upper() in ("HTTP_PROXY", "HTTPS_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "gpuplan-home"))
+    monkeypatch.delenv("COLUMNS", raising=False)
+    yield tmp_path
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: object) -> object:
+        host = address[0] if isinstance(address, tuple) else str(address)
+        if self.family != socket.AF_UNIX and not str(host).startswith(_LOOPBACK):
+            raise RuntimeError(f"test tried to reach {address}: tests stay offline")
+        return real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+CliResult = tuple[int, str, str]
+
+
+@pytest.fixture
+def gpuplan(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
+    """Run the real console entry point in-process: (exit code, stdout, stderr)."""
+    from planner import cli
+
+    def run(*args: str) -> CliResult:
+        monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
+        code = 0
+        try:
+            cli.main()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

@@ -1,0 +1,158 @@
+"""The gpuplan CLI as a user meets it: the README command, formats, errors, settings."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+def test_readme_command_prints_the_ranked_table(gpuplan: Run) -> None:
+    code, out, err = gpuplan("plan", "--gpu-hours", "200")
+    assert code == 0, err
+    assert "Ways to get 200 GPU-hours" in out
+    assert "Cheapest per billing mode" in out
+    assert "Why:" in out and "wins" in out
+
+
+def test_plan_json_contract(gpuplan: Run) -> None:
+    code, out, _ = gpuplan("plan", "--gpu-hours", "200", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["currency"] == "USD"
+    for key in ("ref_gpu", "fx", "hours_per_month", "catalog_as_of", "spot_overhead"):
+        assert key in data["assumptions"]
+    costs = [float(o["cost"]) for o in data["options"]]
+    assert costs == sorted(costs)
+    for o in data["options"]:
+        assert {"provider", "offer", "region", "gpu", "gpu_count", "billing", "wall_hours", "gpu_hours", "cost",
+                "native_cost", "notes"} <= o.keys()
+        assert o["provider"] in {"tencent", "aws", "local"}
+        assert o["billing"] in {"hourly", "monthly", "spot", "reserved_1y", "reserved_3y", "buy"}
+        assert isinstance(o["cost"], str) and set(o["native_cost"]) == {"amount", "currency"}
+    seen = {(o["provider"], o["billing"]) for o in data["options"]}
+    for pair in [("tencent", "hourly"), ("tencent", "monthly"), ("tencent", "spot"), ("aws", "hourly"),
+                 ("aws", "spot"), ("local", "buy")]:
+        assert pair in seen
+    gn = {o["billing"]: o for o in data["options"] if o["offer"] == "GN10Xp.20XLARGE320"}
+    assert gn["hourly"]["native_cost"]["currency"] == "CNY"
+    assert gn["hourly"]["line_items"][0]["unit_price"] == {"amount": "95.84", "currency": "CNY"}
+    assert gn["monthly"]["native_cost"] == {"amount": "46000.00", "currency": "CNY"}
+    assert data["cheapest"] == data["options"][0]
+
+
+def test_plan_in_cny_keeps_cny_prices_unconverted(gpuplan: Run) -> None:
+    code, out, _ = gpuplan("plan", "--gpu-hours", "200", "--currency", "cny", "--json", "--provider", "tencent",
+                           "--billing", "monthly", "--gpu", "v100")
+    assert code == 0
+    data = json.loads(out)
+    assert data["currency"] == "CNY"
+    gn = next(o for o in data["options"] if o["offer"] == "GN10Xp.20XLARGE320")
+    assert gn["cost"] == "46000.00"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "markdown"])
+def test_plan_other_formats(gpuplan: Run, fmt: str) -> None:
+    code, out, _ = gpuplan("plan", "--gpu-hours", "50", "-o", fmt, "--provider", "aws")
+    assert code == 0
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert rows and rows[0]["provider"] == "aws"
+    else:
+        assert out.splitlines()[2].startswith("| #")
+    assert "\x1b[" not in out
+
+
+def test_explain_lists_exclusions(gpuplan: Run) -> None:
+    code, out, _ = gpuplan("plan", "--gpu-hours", "200", "--deadline", "2d", "--explain")
+    assert code == 0
+    assert "Excluded" in out and "deadline" in out
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["plan", "--gpu-hours", "-5"], "positive"),
+    (["plan", "--gpu-hours", "nan"], "finite"),
+    (["plan", "--gpu-hours", "abc"], "not a number"),
+    (["plan"], "--gpu-hours"),
+    (["plan", "--gpu-hours", "10", "--gpu", "rtx 4080"], "RTX-4090"),
+    (["plan", "--gpu-hours", "10", "--provider", "azure"], "unknown provider"),
+    (["plan", "--gpu-hours", "10", "--billing", "weekly"], "billing"),
+    (["plan", "--gpu-hours", "10", "--deadline", "soon"], "duration"),
+    (["plan", "--gpu-hours", "10", "--deadline", "1m"], "deadline"),
+    (["plan", "--gpu-hours", "10", "--currency", "EUR"], "currency"),
+    (["plan", "--gpu-hours", "10", "--fx", "USD/CNY=zero"], "exchange rate"),
+    (["plan", "--gpu-hours", "10", "-o", "yaml"], "output format"),
+    (["plan", "--gpu-hours", "10", "--ref-gpu", "V1000"], "unknown GPU"),
+    (["offers", "--provider", "gcp"], "unknown provider"),
+])
+def test_bad_input_is_one_clear_line_and_a_nonzero_exit(gpuplan: Run, args: list[str], needle: str) -> None:
+    code, out, err = gpuplan(*args)
+    assert code != 0
+    assert needle in err
+    assert "Traceback" not in err + out
+    assert err.strip().startswith("error:")
+
+
+def test_usage_errors_exit_2_and_runtime_errors_exit_1(gpuplan: Run) -> None:
+    assert gpuplan("plan", "--gpu-hours", "-1")[0] == 2
+    assert gpuplan("plan", "--gpu-hours", "10", "--deadline", "1m")[0] == 1
+
+
+def test_gpus_table_and_json(gpuplan: Run) -> None:
+    code, out, _ = gpuplan("gpus")
+    assert code == 0 and "V100-SXM2-32GB" in out and "RTX-2060" in out
+    code, out, _ = gpuplan("gpus", "--json")
+    data = json.loads(out)
+    assert all(g["source"] and g["as_of"] for g in data["gpus"])
+
+
+def test_offers_show_prices_per_gpu_hour_and_per_gb_hour(gpuplan: Run) -> None:
+    code, out, _ = gpuplan("offers", "--json", "--provider", "tencent", "--currency", "CNY")
+    assert code == 0
+    data = json.loads(out)
+    gn = next(o for o in data["offers"] if o["offer"] == "GN10Xp.20XLARGE320")
+    assert gn["hourly"] == "95.84"
+    assert float(gn["per_gpu_hour"]) == pytest.approx(95.84 / 8)
+    assert float(gn["per_gb_vram_hour"]) == pytest.approx(95.84 / 256)
+    pnv4 = next(o for o in data["offers"] if o["offer"] == "PNV4.7XLARGE116")
+    assert pnv4["hourly"] is None  # missing stays missing, never 0
+
+
+def test_offers_table_filters(gpuplan: Run) -> None:
+    code, out, _ = gpuplan("offers", "--gpu", "a100", "--region", "us-east-1")
+    assert code == 0 and "p4d.24xlarge" in out and "GT4" not in out
+
+
+def test_settings_precedence_flag_over_env_over_file(gpuplan: Run, monkeypatch: pytest.MonkeyPatch,
+                                                      clean_environ: Path) -> None:
+    home = clean_environ / "gpuplan-home"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "config.toml").write_text('currency = "CNY"\nhours_per_month = 720\n')
+    data = json.loads(gpuplan("plan", "--gpu-hours", "10", "--json", "--provider", "aws")[1])
+    assert data["currency"] == "CNY" and data["assumptions"]["hours_per_month"] == "720"
+    monkeypatch.setenv("GPUPLAN_CURRENCY", "USD")
+    data = json.loads(gpuplan("plan", "--gpu-hours", "10", "--json", "--provider", "aws")[1])
+    assert data["currency"] == "USD"
+    data = json.loads(gpuplan("plan", "--gpu-hours", "10", "--json", "--provider", "aws", "--currency", "CNY")[1])
+    assert data["currency"] == "CNY"
+
+
+def test_a_broken_config_file_is_reported_not_raised(gpuplan: Run, clean_environ: Path) -> None:
+    home = clean_environ / "gpuplan-home"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "config.toml").write_text("colour = 'red'\n")
+    code, _, err = gpuplan("plan", "--gpu-hours", "10")
+    assert code == 2 and "unknown keys" in err
+
+
+def test_config_show_lists_paths_under_gpuplan_home(gpuplan: Run, clean_environ: Path) -> None:
+    code, out, _ = gpuplan("config", "show")
+    data = json.loads(out)
+    assert data["config_file"].startswith(str(clean_environ / "gpuplan-home"))
+    assert data["settings"]["currency"] == "USD"
