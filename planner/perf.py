@@ -158,6 +158,7 @@ def spec_metric(spec: GpuSpec, cls: WorkloadClass, precision: Precision) -> floa
     return math.sqrt(compute * spec.mem_bw_gbs)
 
 
+@lru_cache(maxsize=1024)
 def log_speed(gpu: str, cls: WorkloadClass, precision: Precision) -> tuple[float, bool, str]:
     """(log speed, measured?, basis) for one GPU, falling back to the spec estimate."""
     measured = measured_log_speeds(cls, precision)
@@ -182,6 +183,7 @@ def log_speed(gpu: str, cls: WorkloadClass, precision: Precision) -> tuple[float
     return s + math.log(metric / m), False, f"spec-based estimate scaled from {key}"
 
 
+@lru_cache(maxsize=4096)
 def relative_speed(gpu: str, ref_gpu: str, cls: WorkloadClass, precision: Precision) -> Speed:
     """Throughput of ``gpu`` as a multiple of ``ref_gpu`` for this class and precision."""
     s, measured, basis = log_speed(gpu, cls, precision)

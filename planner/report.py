@@ -54,12 +54,22 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def _json_default(value: Any) -> Any:
+    if isinstance(value, BaseModel | Decimal | Enum | date | set | frozenset | tuple):
+        return jsonable(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def dump_json(payload: Any) -> str:
-    """Indented for a person at a terminal; compact when piped, where size and speed matter."""
+    """Indented for a person at a terminal; compact when piped, where size and speed matter.
+
+    Plain values go straight to the encoder; only Decimals, models and dates take the
+    slower ``jsonable`` path (StrEnums are already strings).
+    """
     import sys
 
     indent = 2 if sys.stdout.isatty() else None
-    return json.dumps(jsonable(payload), indent=indent, ensure_ascii=False)
+    return json.dumps(payload, indent=indent, ensure_ascii=False, default=_json_default)
 
 
 class Column(BaseModel):

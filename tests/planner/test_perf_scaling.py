@@ -61,7 +61,7 @@ def test_spec_fallback_error_on_held_out_measured_gpus() -> None:
             original = perf.measured_log_speeds
             perf.measured_log_speeds = lambda c, p, _h=held: _h  # type: ignore[assignment]
             try:
-                est, was_measured, _ = log_speed(gpu, cls, precision)
+                est, was_measured, _ = log_speed.__wrapped__(gpu, cls, precision)
             finally:
                 perf.measured_log_speeds = original
             assert not was_measured
