@@ -245,9 +245,22 @@ def build_constraints(
 @app.command()
 def plan(
     gpu_hours: Annotated[Optional[str], typer.Option("--gpu-hours", help="Work to do, in GPU-hours on the reference GPU.")] = None,
+    workload_file: Annotated[Optional[str], typer.Option("--workload", help="Workload TOML file instead of --gpu-hours (see examples/).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Model preset instead of --gpu-hours, e.g. llama-2-7b, resnet50.")] = None,
+    params: Annotated[Optional[float], typer.Option("--params", help="Model parameters, e.g. 7e9 (with --tokens).")] = None,
+    tokens: Annotated[Optional[float], typer.Option("--tokens", help="Training tokens, e.g. 2e10 (transformer workloads).")] = None,
+    seq_len: Annotated[Optional[int], typer.Option("--seq-len", help="Training sequence length. [default: 2048]")] = None,
+    batch: Annotated[Optional[int], typer.Option("--batch", help="Micro-batch per GPU that must fit.")] = None,
+    optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="adamw, sgd, adafactor or adam8bit. [default: adamw]")] = None,
+    recompute: Annotated[Optional[str], typer.Option("--recompute", help="auto, none, selective or full. [default: auto]")] = None,
+    sharding: Annotated[Optional[str], typer.Option("--sharding", help="auto, none, zero1, zero2, zero3 or fsdp. [default: auto]")] = None,
+    mfu: Annotated[Optional[float], typer.Option("--mfu", help="Model FLOPs utilization (default: per GPU generation).")] = None,
+    overhead: Annotated[Optional[float], typer.Option("--overhead", help="Goodput overhead, e.g. 0.1 (default: derived).")] = None,
+    images: Annotated[Optional[float], typer.Option("--images", help="Dataset images (image models), e.g. 1281167.")] = None,
+    epochs: Annotated[Optional[float], typer.Option("--epochs", help="Epochs over the images. [default: 1]")] = None,
     ref_gpu: Annotated[Optional[str], typer.Option("--ref-gpu", help="GPU the GPU-hours were measured on. [default: V100-SXM2-32GB]")] = None,
     workload_class: Annotated[str, typer.Option("--class", help="Workload class for relative speed: transformer or cnn.")] = "transformer",
-    precision: Annotated[str, typer.Option("--precision", help="mixed (fp16/bf16 AMP) or fp32.")] = "mixed",
+    precision: Annotated[str, typer.Option("--precision", help="mixed (fp16/bf16 AMP) or fp32; with a workload also bf16, fp16, fp8.")] = "mixed",
     deadline: Annotated[Optional[str], typer.Option("--deadline", help="Latest finish, e.g. 36h, 3d, 2w.")] = None,
     budget: Annotated[Optional[str], typer.Option("--budget", help="Most you will spend, e.g. 5000 or '30000 CNY'.")] = None,
     min_vram: Annotated[Optional[float], typer.Option("--min-vram", help="Least VRAM per GPU, in GB.")] = None,
@@ -276,17 +289,44 @@ def plan(
         spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
         ref_gpu=ref_gpu,
     )
-    if gpu_hours is None:
-        raise InputError("nothing to plan: give --gpu-hours", "e.g. gpuplan plan --gpu-hours 200")
-    cls = _enum(WorkloadClass, workload_class, "--class")
-    prec = _enum(Precision, precision, "--precision")
+    model_given = any(v is not None for v in (workload_file, model, params, tokens, images))
+    if gpu_hours is not None and model_given:
+        raise InputError("give either --gpu-hours or a workload (--model/--params/--workload), not both")
+    if gpu_hours is None and not model_given:
+        raise InputError("nothing to plan: give --gpu-hours or a workload",
+                         "e.g. gpuplan plan --gpu-hours 200, or gpuplan plan --model llama-2-7b --tokens 2e10")
     cat = default_catalog()
-    demand = RefGpuHours(gpu_hours=positive(gpu_hours, "--gpu-hours"), ref_gpu=cat.gpu(s.ref_gpu).key,
-                         workload_class=cls, precision=prec)
+    demand: Any
+    if model_given:
+        from planner.cli_workload import workload_from_options
+        from planner.estimate import WorkloadDemand
+        from planner.workload import InferenceWorkload, TrainingWorkload
+
+        w = workload_from_options(
+            workload_file=workload_file, model=model, params=params, tokens=tokens, seq_len=seq_len, batch=batch,
+            precision=precision if precision != "mixed" else None, optimizer=optimizer, recompute=recompute,
+            sharding=sharding, mfu=mfu, overhead=overhead, images=images, epochs=epochs,
+        )
+        if isinstance(w, InferenceWorkload):
+            raise InputError("plan costs training work", "use `gpuplan fit --infer` for inference memory")
+        if isinstance(w, TrainingWorkload) and w.tokens is None:
+            raise InputError("a transformer workload needs --tokens to plan", "e.g. --tokens 2e10")
+        if not isinstance(w, TrainingWorkload) and w.images is None:
+            raise InputError("an image workload needs --images to plan", "e.g. --images 1281167 --epochs 90")
+        demand = WorkloadDemand(workload=w)
+        if isinstance(w, TrainingWorkload):
+            title = f"Ways to train {w.arch.name} ({w.arch.params:.3g} params) on {w.tokens:.3g} tokens ({w.precision})"
+        else:
+            title = f"Ways to train {w.model} on {w.images:,.0f} images x {w.epochs:g} epochs ({w.precision})"
+    else:
+        cls = _enum(WorkloadClass, workload_class, "--class")
+        prec = _enum(Precision, precision, "--precision")
+        demand = RefGpuHours(gpu_hours=positive(gpu_hours, "--gpu-hours"), ref_gpu=cat.gpu(s.ref_gpu).key,
+                             workload_class=cls, precision=prec)
+        title = f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
     c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                           region=region, gpu=gpu, max_gpus=max_gpus, settings=s)
     p = make_plan(demand, c, s, catalog=cat)
-    title = f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
     render_plan(p, output, as_json, limit, explain, title)
 
 
@@ -444,11 +484,14 @@ def main() -> None:
     except GpuplanError as exc:
         if _debug:
             raise
+        from rich.markup import escape
+
         from planner.console import stderr
 
-        stderr().print(f"[bold red]error:[/bold red] {exc.message}", highlight=False)
+        # Messages quote user input and package names like gpuplan[chart]: never markup.
+        stderr().print(f"[bold red]error:[/bold red] {escape(exc.message)}", highlight=False)
         if exc.hint:
-            stderr().print(f"hint: {exc.hint}", highlight=False)
+            stderr().print(f"hint: {escape(exc.hint)}", highlight=False)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)

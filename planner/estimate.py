@@ -1,0 +1,442 @@
+"""GPU-hours and wall-clock time of a workload on a GPU type and count.
+
+Transformers: training FLOPs = 6*N*D (Kaplan et al. 2020, arXiv 2001.08361), and full
+activation recompute adds one forward pass, 8*N*D of hardware work (Narayanan et al.
+2021, arXiv 2104.04473). Time = hardware FLOPs / (GPUs x dense peak x utilization).
+
+Utilization defaults come from ``data/mfu.csv`` (sourced MFU/HFU anchors): the median,
+per GPU architecture and scale (up to 64 GPUs: one node or a few; more: a cluster), of
+the hardware FLOP utilization each run reached: HFU where the source gives it (runs
+with recompute count the recompute), else MFU, else reported TFLOP/s over the dense
+peak. The anchors ran on NVLink machines; on PCIe the time grows by the ratio of the
+measured scaling efficiencies (``planner.scaling``).
+
+Goodput overhead (restarts, evaluation, checkpointing, stragglers) is derived from the
+one run that reports both its MFU and its GPU-hours: Llama 3.1 405B, 41% MFU on 16K
+H100s, 30.84M GPU-hours for 15.6T tokens (see :func:`goodput_overhead`).
+
+Image models: measured images/sec per GPU from the shipped Lambda benchmarks (median
+over suites), else scaled from a measured GPU by :func:`planner.perf.relative_speed`.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from decimal import Decimal
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.catalog import GpuSpec, Interconnect, default_catalog
+from pricing.errors import InputError
+from planner.workload import ImageWorkload, Precision, Recompute, Sharding, TrainingWorkload
+
+NODE_SCALE_MAX_GPUS = 64
+FP8_ARCHS = frozenset({"Hopper", "Ada Lovelace", "Blackwell"})
+TF32_ARCHS = frozenset({"Ampere", "Ada Lovelace", "Hopper", "Blackwell"})
+
+
+class MfuAnchor(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run: str
+    gpu_key: str
+    gpu_count: int | None
+    mfu: float | None
+    hfu: float | None
+    tflops_per_gpu: float | None
+    precision: str
+    recompute: str
+    source: str
+
+    @property
+    def fp8(self) -> bool:
+        return self.precision == "fp8"
+
+    def utilization(self) -> float | None:
+        """Hardware FLOP utilization: HFU, else MFU, else TFLOP/s over the dense peak."""
+        if self.hfu is not None:
+            return self.hfu
+        if self.mfu is not None:
+            return self.mfu
+        if self.tflops_per_gpu is not None:
+            peak, _ = peak_tflops(default_catalog().gpus[self.gpu_key], Precision.FP8 if self.fp8 else Precision.BF16)
+            return self.tflops_per_gpu / peak
+        return None
+
+
+def _opt(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+def _data_rows(name: str) -> list[dict[str, str]]:
+    text = resources.files("planner.data").joinpath(name).read_text(encoding="utf-8")
+    return list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
+
+
+@lru_cache(maxsize=1)
+def mfu_anchors() -> tuple[MfuAnchor, ...]:
+    return tuple(
+        MfuAnchor(
+            run=r["run"], gpu_key=r["gpu_key"], gpu_count=int(r["gpu_count"]) if r["gpu_count"] else None,
+            mfu=_opt(r["mfu"]), hfu=_opt(r["hfu"]), tflops_per_gpu=_opt(r["tflops_per_gpu"]),
+            precision=r["precision"], recompute=r["recompute"], source=r["source"],
+        )
+        for r in _data_rows("mfu.csv")
+    )
+
+
+def peak_tflops(spec: GpuSpec, precision: Precision) -> tuple[float, str]:
+    """Dense peak TFLOP/s for the precision, and which spec figure it is."""
+    tensor = spec.tensor_fp16_tflops
+    if precision is Precision.FP8:
+        if spec.arch not in FP8_ARCHS or tensor is None:
+            raise InputError(f"{spec.key} ({spec.arch}) has no FP8 tensor cores", "use --precision bf16")
+        return 2 * tensor, "FP8 dense = 2x FP16 dense tensor"
+    if precision is Precision.FP32:
+        if spec.arch in TF32_ARCHS and tensor is not None:
+            return tensor / 2, "TF32 dense = 1/2 FP16 dense tensor"
+        if spec.fp32_tflops is None:
+            raise InputError(f"no FP32 TFLOPS for {spec.key} in the catalog")
+        return spec.fp32_tflops, "FP32"
+    if tensor is not None:
+        return tensor, "FP16/BF16 dense tensor"
+    if spec.fp32_tflops is None:
+        raise InputError(f"no TFLOPS figure for {spec.key} in the catalog")
+    return spec.fp32_tflops, "FP32 (no tensor-core figure in the catalog)"
+
+
+def default_mfu(spec: GpuSpec, gpus: float, precision: Precision) -> tuple[float, str]:
+    """Median utilization of the anchors closest to this GPU architecture, scale and precision."""
+    cat = default_catalog()
+    fp8 = precision is Precision.FP8
+    cluster = gpus > NODE_SCALE_MAX_GPUS
+
+    def scale_ok(a: MfuAnchor) -> bool:
+        # a run with no count is a whole pretraining run: cluster scale
+        is_cluster = a.gpu_count is None or a.gpu_count > NODE_SCALE_MAX_GPUS
+        return is_cluster == cluster
+
+    usable = [a for a in mfu_anchors() if a.gpu_key and a.fp8 == fp8 and a.utilization() is not None]
+    scale = "cluster (>64 GPUs)" if cluster else "node (<=64 GPUs)"
+    tiers = [
+        (lambda a: cat.gpus[a.gpu_key].arch == spec.arch and scale_ok(a), f"{spec.arch} anchors at {scale} scale"),
+        (lambda a: cat.gpus[a.gpu_key].arch == spec.arch, f"{spec.arch} anchors at any scale"),
+        (scale_ok, f"all anchors at {scale} scale (none for {spec.arch})"),
+        (lambda a: True, f"all anchors (none for {spec.arch})"),
+    ]
+    for keep, basis in tiers:
+        vals = [u for a in usable if keep(a) and (u := a.utilization()) is not None]
+        if vals:
+            return statistics.median(vals), f"median of {len(vals)} {basis} in data/mfu.csv"
+    raise InputError("no MFU anchors for this precision", "give --mfu")
+
+
+@lru_cache(maxsize=1)
+def published_runs() -> tuple[dict[str, str], ...]:
+    return tuple(_data_rows("published_runs.csv"))
+
+
+@lru_cache(maxsize=1)
+def goodput_overhead() -> tuple[float, str]:
+    """Extra run time beyond pure training steps, derived from Llama 3.1 405B.
+
+    reported MFU / (6*N*D / (GPU-hours x 3600 x dense peak)) - 1: the share of paid GPU
+    time that did not turn into training steps at the reported rate.
+    """
+    run = next(r for r in published_runs() if r["run"] == "llama-3.1-405b")
+    gpus = int(run["gpu_count"])
+    anchor = next(a for a in mfu_anchors() if "405B pretraining" in a.run and a.gpu_count == gpus)
+    assert anchor.mfu is not None
+    peak, _ = peak_tflops(default_catalog().gpus[run["gpu_key"]], Precision.BF16)
+    effective = 6 * float(run["params"]) * float(run["tokens"]) / (float(run["gpu_hours"]) * 3600 * peak * 1e12)
+    overhead = anchor.mfu / effective - 1
+    return overhead, (
+        f"{overhead:.1%}: Llama 3.1 405B reported {anchor.mfu:.0%} MFU on {gpus:,} H100s but its "
+        f"{float(run['gpu_hours']):,.0f} GPU-hours imply {effective:.1%}"
+    )
+
+
+def interconnect_factor(gpus: float, interconnect: Interconnect) -> tuple[float, str | None]:
+    """Slow-down against the NVLink machines the MFU anchors ran on."""
+    from planner.scaling import efficiency
+
+    if gpus <= 1 or interconnect is Interconnect.NVLINK:
+        return 1.0, None
+    f = efficiency(gpus, interconnect) / efficiency(gpus, Interconnect.NVLINK)
+    if f >= 1:
+        return 1.0, None
+    return f, f"{interconnect} instead of NVLink: {f:.0%} of NVLink multi-GPU throughput (measured scaling)"
+
+
+class Estimate(BaseModel):
+    """GPU-hours and wall-clock of one workload on ``gpus`` x ``gpu``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    gpus: float
+    wall_hours: float
+    gpu_hours: float
+    flops: float | None
+    assumptions: dict[str, Any]
+    notes: tuple[str, ...] = ()
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "gpu": self.gpu,
+            "gpus": self.gpus,
+            "gpu_hours": round(self.gpu_hours, 2),
+            "wall_hours": round(self.wall_hours, 3),
+            "wall_days": round(self.wall_hours / 24, 3),
+            "flops": self.flops,
+            "assumptions": self.assumptions,
+            "notes": list(self.notes),
+        }
+
+
+def _overhead(user: float | None) -> tuple[float, str]:
+    if user is not None:
+        return user, "given (--overhead)"
+    return goodput_overhead()
+
+
+def estimate_training(
+    w: TrainingWorkload,
+    spec: GpuSpec,
+    gpus: float,
+    interconnect: Interconnect = Interconnect.NVLINK,
+    recompute: Recompute | None = None,
+) -> Estimate:
+    """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` is the layout's choice when known."""
+    if w.tokens is None:
+        raise InputError("no training tokens given", "give --tokens, e.g. --tokens 2e10")
+    rc = recompute or (Recompute.NONE if w.recompute is Recompute.AUTO else w.recompute)
+    model_flops = 6.0 * w.arch.params * w.tokens
+    hw_flops = model_flops * (8.0 / 6.0 if rc is Recompute.FULL else 1.0)
+    peak, peak_basis = peak_tflops(spec, w.precision)
+    if w.mfu is not None:
+        util, util_basis = w.mfu, "given (--mfu)"
+    else:
+        util, util_basis = default_mfu(spec, gpus, w.precision)
+    ic, ic_note = interconnect_factor(gpus, interconnect)
+    overhead, overhead_basis = _overhead(w.overhead)
+    step_hours = hw_flops / (gpus * peak * 1e12 * util * ic) / 3600
+    wall = step_hours * (1 + overhead)
+    notes = [n for n in (ic_note,) if n]
+    if rc is Recompute.FULL:
+        notes.append("full activation recompute: 8*N*D of hardware work instead of 6*N*D")
+    return Estimate(
+        gpu=spec.key,
+        gpus=gpus,
+        wall_hours=wall,
+        gpu_hours=wall * gpus,
+        flops=model_flops,
+        assumptions={
+            "flops_formula": "8*N*D (full recompute)" if rc is Recompute.FULL else "6*N*D",
+            "params": w.arch.params,
+            "tokens": w.tokens,
+            "peak_tflops": peak,
+            "peak_basis": peak_basis,
+            "mfu": round(util * 6 / 8 if rc is Recompute.FULL else util, 4),
+            "hardware_utilization": round(util, 4),
+            "mfu_basis": util_basis,
+            "goodput_overhead": round(overhead, 4),
+            "overhead_basis": overhead_basis,
+            "interconnect_factor": round(ic, 4),
+            "recompute": rc.value,
+        },
+        notes=tuple(notes),
+    )
+
+
+def image_throughput(w: ImageWorkload, spec: GpuSpec) -> tuple[float, str, bool]:
+    """Images/sec on one ``spec`` GPU: measured median, or scaled from a measured GPU."""
+    from planner.perf import SAME_SPEED, Precision as PerfPrecision, WorkloadClass, benchmark_rows, relative_speed
+
+    p = w.preset
+    if not p.benchmark_model:
+        raise InputError(f"no measured throughput for {p.name}", "use a model with Lambda benchmarks, e.g. resnet50")
+    label = "fp32" if w.precision is Precision.FP32 else "fp16"
+    rows = [r for r in benchmark_rows() if r.model == p.benchmark_model and r.precision == label
+            and r.throughput and r.gpu_key and r.suite != "lambda-blog-2020"]
+    # the GPU's own rows first; boards of the same silicon (perf.SAME_SPEED) only when it has none
+    used = [r for r in rows if r.gpu_key == spec.key] or [
+        r for r in rows if SAME_SPEED.get(r.gpu_key, r.gpu_key) == SAME_SPEED.get(spec.key, spec.key)]
+    own = [r.throughput for r in used if r.throughput]
+    if own:
+        suites = ", ".join(sorted({r.suite for r in used}))
+        return statistics.median(own), f"measured: median of {len(own)} Lambda row(s) ({suites})", True
+    if not rows:
+        raise InputError(f"no {label} throughput measured for {p.name}")
+    by_gpu: dict[str, list[float]] = {}
+    for r in rows:
+        if r.throughput:
+            by_gpu.setdefault(r.gpu_key, []).append(r.throughput)
+    anchor = max(by_gpu, key=lambda k: (len(by_gpu[k]), k))
+    prec = PerfPrecision.FP32 if w.precision is Precision.FP32 else PerfPrecision.MIXED
+    speed = relative_speed(spec.key, anchor, WorkloadClass.CNN, prec)
+    value = statistics.median(by_gpu[anchor]) * speed.relative
+    return value, f"{anchor} measured x {speed.relative:.2f} relative CNN speed ({speed.basis})", False
+
+
+def estimate_images(
+    w: ImageWorkload, spec: GpuSpec, gpus: float, interconnect: Interconnect = Interconnect.NVLINK
+) -> Estimate:
+    from planner.scaling import efficiency
+
+    if w.images is None:
+        raise InputError("no dataset size given", "give --images, e.g. --images 1281167 for ImageNet-1k")
+    per_gpu, basis, measured = image_throughput(w, spec)
+    eff = efficiency(gpus, interconnect) if gpus > 1 else 1.0
+    overhead, overhead_basis = _overhead(w.overhead)
+    samples = w.images * w.epochs
+    step_hours = samples / (per_gpu * gpus * eff) / 3600
+    wall = step_hours * (1 + overhead)
+    p = w.preset
+    # training ~ 3x forward (backward ~ 2x forward, as 2N/4N per token for transformers);
+    # torchvision's GFLOPS figure counts multiply-accumulates, so forward = 2 x GMACs
+    flops = 3 * 2 * p.gmacs * 1e9 * samples if p.gmacs else None
+    notes = [] if measured else [f"throughput is a {basis}"]
+    if gpus > 1:
+        notes.append(f"{eff:.0%} scaling efficiency on {gpus:g} GPUs over {interconnect}")
+    return Estimate(
+        gpu=spec.key, gpus=gpus, wall_hours=wall, gpu_hours=wall * gpus, flops=flops,
+        assumptions={
+            "images_per_sec_per_gpu": round(per_gpu, 1),
+            "throughput_source": basis,
+            "scaling_efficiency": round(eff, 4),
+            "goodput_overhead": round(overhead, 4),
+            "overhead_basis": overhead_basis,
+            "samples": samples,
+        },
+        notes=tuple(notes),
+    )
+
+
+def to_decimal(x: float) -> Decimal:
+    return Decimal(repr(x))
+
+
+class AccuracyRow(BaseModel):
+    """One published run next to what gpuplan predicts for it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run: str
+    gpu: str
+    gpus: int | None
+    predicted_gpu_hours: float | None
+    published_gpu_hours: float
+    error: float | None  # predicted / published - 1
+    included: bool
+    reason: str
+    source: str
+
+
+# Published runs that do not report a GPU count: any count above the node scale gives
+# the same GPU-hours (wall time x count cancels), so one cluster-sized count stands in.
+UNREPORTED_COUNT = 2048
+
+
+def accuracy_rows() -> list[AccuracyRow]:
+    """Every shipped published run with gpuplan's prediction, recomputed from the shipped data."""
+    from planner.workload import TransformerArch
+
+    cat = default_catalog()
+    out = []
+    for r in published_runs():
+        spec = cat.gpus[r["gpu_key"]]
+        gpus = int(r["gpu_count"]) if r["gpu_count"] else None
+        n = gpus or UNREPORTED_COUNT
+        precision = Precision.parse(r["precision"] or "bf16")
+        predicted: float | None = None
+        if r["model"] and r["images"]:
+            w = ImageWorkload(model=r["model"], images=float(r["images"]), epochs=float(r["epochs"]), precision=precision)
+            predicted = estimate_images(w, spec, n, spec.interconnect).gpu_hours
+        elif r["tokens"]:
+            t = TrainingWorkload(arch=TransformerArch(name=r["run"], params=float(r["params"])),
+                                 tokens=float(r["tokens"]), precision=precision, recompute=Recompute.NONE)
+            predicted = estimate_training(t, spec, n, spec.interconnect).gpu_hours
+        published = float(r["gpu_hours"])
+        out.append(AccuracyRow(
+            run=r["run"], gpu=spec.key, gpus=gpus, predicted_gpu_hours=predicted, published_gpu_hours=published,
+            error=None if predicted is None else predicted / published - 1,
+            included=r["include"] == "yes" and predicted is not None, reason=r["reason"], source=r["source"],
+        ))
+    return out
+
+
+def accuracy_summary(rows: list[AccuracyRow] | None = None) -> dict[str, float]:
+    """Median absolute error and worst ratio (max of predicted/published and its inverse) over included runs."""
+    rows = accuracy_rows() if rows is None else rows
+    errs = [r.error for r in rows if r.included and r.error is not None]
+    return {
+        "runs": len(errs),
+        "median_abs_error": statistics.median(abs(e) for e in errs),
+        "worst_ratio": max(max(1 + e, 1 / (1 + e)) for e in errs),
+    }
+
+
+class WorkloadDemand(BaseModel):
+    """A model-based workload as the planner's Demand: fit on each offer, then time it on that GPU."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workload: TrainingWorkload | ImageWorkload
+
+    def run(self, offer: Any, spec: GpuSpec) -> Any:
+        from planner.memory import image_max_batch, layout
+        from planner.plan import Run
+
+        vram = spec.vram_gb * min(offer.gpu_count, 1)
+        gpus = max(1, int(offer.gpu_count))
+        w = self.workload
+        notes: list[str] = []
+        try:
+            if isinstance(w, TrainingWorkload):
+                lay = layout(w, vram, gpus)
+                if lay is None:
+                    return _no_fit_reason(w, vram, gpus, offer.gpu_count, spec)
+                est = estimate_training(w, spec, offer.gpu_count, offer.interconnect, lay.recompute)
+                notes.append(f"fits with {lay.describe()}" + (f", max micro-batch {lay.max_batch}" if lay.max_batch else ""))
+            else:
+                mb, basis = image_max_batch(w, spec, vram)
+                if mb is not None and mb < (w.batch or 1):
+                    return f"{w.model} fits a batch of {mb} in {vram:g} GB ({basis}), below the {w.batch or 1} asked for"
+                est = estimate_images(w, spec, offer.gpu_count, offer.interconnect)
+        except InputError as exc:
+            return exc.message
+        notes.append(f"MFU {est.assumptions['mfu']:.0%}" if "mfu" in est.assumptions
+                     else f"{est.assumptions['images_per_sec_per_gpu']:g} images/s per GPU")
+        notes.extend(est.notes)
+        wall = to_decimal(est.wall_hours)
+        return Run(wall_hours=wall, gpu_hours=wall * to_decimal(offer.gpu_count), notes=tuple(notes))
+
+    def assumptions(self) -> dict[str, Any]:
+        w = self.workload
+        overhead = w.overhead if w.overhead is not None else goodput_overhead()[0]
+        out: dict[str, Any] = {"workload": w.model_dump(mode="json"), "goodput_overhead": round(overhead, 4)}
+        if isinstance(w, TrainingWorkload):
+            out["time_model"] = "6*N*D (8*N*D with full recompute) / (GPUs x dense peak x MFU), MFU per GPU generation and scale"
+            out["memory_model"] = "16 B/param mixed-precision Adam (ZeRO); activations s*h*(34+5as/h) per layer (Korthikanti)"
+        else:
+            out["time_model"] = "images x epochs / measured images/s per GPU (Lambda) x scaling efficiency"
+        return out
+
+
+def _no_fit_reason(w: TrainingWorkload, vram: float, gpus: int, count: float, spec: GpuSpec) -> str:
+    from planner.memory import training_memory
+
+    m = training_memory(w, 1, Sharding.NONE, Recompute.NONE)
+    states = m.weights + m.gradients + m.optimizer
+    lenient = training_memory(w, 1, Sharding.NONE, Recompute.FULL if w.recompute is Recompute.AUTO else w.recompute)
+    act = f" and {lenient.activations_per_sample:.1f} GB of activations per sample" if lenient.activations_per_sample else ""
+    how = "even with ZeRO-3" if w.sharding in (Sharding.AUTO, Sharding.ZERO3, Sharding.FSDP) else f"with {w.sharding.value}"
+    if w.recompute is Recompute.AUTO:
+        how += " and full recompute"
+    return (f"needs {states:,.0f} GB for weights+gradients+optimizer{act}; {count:g}x {spec.key} has "
+            f"{vram:g} GB per GPU {how}")

@@ -1,0 +1,106 @@
+"""Time model: FLOPs, MFU defaults, goodput overhead, image throughput, and the accuracy table."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.estimate import (
+    accuracy_rows,
+    accuracy_summary,
+    default_mfu,
+    estimate_images,
+    estimate_training,
+    goodput_overhead,
+    peak_tflops,
+)
+from planner.workload import ImageWorkload, Precision, Recompute, TrainingWorkload, TransformerArch
+from pricing.catalog import default_catalog
+from pricing.errors import InputError
+
+CAT = default_catalog()
+
+
+def tw(params: float = 7e9, tokens: float = 2e12, **kw: object) -> TrainingWorkload:
+    return TrainingWorkload(arch=TransformerArch(params=params), tokens=tokens, **kw)  # type: ignore[arg-type]
+
+
+def test_six_nd_over_peak_times_mfu() -> None:
+    e = estimate_training(tw(mfu=0.5, overhead=0.0), CAT.gpu("a100-80gb"), 1024)
+    assert e.flops == pytest.approx(6 * 7e9 * 2e12)
+    assert e.gpu_hours == pytest.approx(6 * 7e9 * 2e12 / (312e12 * 0.5 * 3600))
+    assert e.wall_hours == pytest.approx(e.gpu_hours / 1024)
+
+
+def test_full_recompute_costs_a_third_more() -> None:
+    spec = CAT.gpu("h100")
+    base = estimate_training(tw(mfu=0.4, overhead=0.0), spec, 8, recompute=Recompute.NONE)
+    full = estimate_training(tw(mfu=0.4, overhead=0.0), spec, 8, recompute=Recompute.FULL)
+    assert full.gpu_hours == pytest.approx(base.gpu_hours * 8 / 6)
+
+
+def test_a100_is_not_a_v100() -> None:
+    a = estimate_training(tw(), CAT.gpu("a100-80gb"), 8)
+    v = estimate_training(tw(), CAT.gpu("v100"), 8)
+    assert v.gpu_hours > 2 * a.gpu_hours
+
+
+def test_fp8_needs_hopper_or_ada_and_tf32_is_half() -> None:
+    with pytest.raises(InputError):
+        peak_tflops(CAT.gpu("a100"), Precision.FP8)
+    assert peak_tflops(CAT.gpu("h100"), Precision.FP8)[0] == pytest.approx(2 * 989)
+    assert peak_tflops(CAT.gpu("a100"), Precision.FP32)[0] == pytest.approx(156)
+
+
+def test_mfu_defaults_are_sourced_medians() -> None:
+    node, basis = default_mfu(CAT.gpu("a100-80gb"), 8, Precision.BF16)
+    cluster, _ = default_mfu(CAT.gpu("a100-80gb"), 2048, Precision.BF16)
+    assert 0.3 < cluster < node < 0.8 and "Ampere" in basis
+    _, fallback = default_mfu(CAT.gpu("rtx 4090"), 1, Precision.BF16)
+    assert "none for Ada Lovelace" in fallback
+
+
+def test_goodput_overhead_derived_from_llama31() -> None:
+    overhead, basis = goodput_overhead()
+    assert 0.1 < overhead < 0.3 and "Llama 3.1 405B" in basis
+
+
+def test_resnet50_uses_measured_throughput() -> None:
+    w = ImageWorkload(model="resnet50", images=1281167, epochs=90, precision=Precision.BF16, overhead=0.0)
+    e = estimate_images(w, CAT.gpu("V100-16GB"), 1)
+    assert e.assumptions["images_per_sec_per_gpu"] == 833  # Lambda PyTorch v1/v2, V100 16GB, fp16
+    assert e.assumptions["throughput_source"].startswith("measured")
+    assert e.gpu_hours == pytest.approx(1281167 * 90 / 833 / 3600)
+    assert e.flops == pytest.approx(3 * 2 * 4.09e9 * 1281167 * 90)
+
+
+def test_image_estimate_for_unmeasured_gpu_says_so() -> None:
+    w = ImageWorkload(model="resnet152", images=1e6, precision=Precision.BF16)
+    e = estimate_images(w, CAT.gpu("h100"), 1)
+    assert "relative CNN speed" in e.assumptions["throughput_source"] and e.notes
+
+
+@settings(max_examples=40, deadline=None)
+@given(tokens=st.floats(1e6, 1e13), more=st.floats(0, 1e13), gpus=st.integers(1, 4096))
+def test_more_tokens_never_lower_gpu_hours(tokens: float, more: float, gpus: int) -> None:
+    spec = CAT.gpu("a100-80gb")
+    assert estimate_training(tw(tokens=tokens + more), spec, gpus).gpu_hours >= estimate_training(
+        tw(tokens=tokens), spec, gpus).gpu_hours
+
+
+def test_accuracy_table_meets_worst_case_target() -> None:
+    """Recomputed from the shipped data: no included run is off by more than 2x."""
+    s = accuracy_summary()
+    assert s["runs"] >= 25
+    assert s["worst_ratio"] <= 2.0
+
+
+@pytest.mark.xfail(strict=True, reason="median error is 20.1%, just above the issue's 20% target (docs/accuracy.md)")
+def test_accuracy_table_meets_median_target() -> None:
+    assert accuracy_summary()["median_abs_error"] <= 0.20
+
+
+def test_every_exclusion_is_explained() -> None:
+    for r in accuracy_rows():
+        assert r.included or r.reason, r.run
