@@ -1,0 +1,122 @@
+"""The TCO defaults file and the host that carries the cards.
+
+``data/tco_defaults.toml`` holds one figure per key, each with ``source``, ``as_of``
+and an ``assumption`` flag (true where no source was found). A host is either given
+(price and watts) or sized by three rules: host RAM >= total VRAM (rounded up to
+32 GB DIMMs), ``cpu_cores_per_gpu`` cores per GPU for data loading, and NVMe of
+``nvme_per_dataset`` x the dataset, in whole TB. Sized parts are priced in USD (the
+defaults' currency); the caller converts them, so this module never touches FX.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from datetime import date
+from decimal import Decimal
+from functools import lru_cache
+from importlib import resources
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.errors import InputError
+from pricing.money import Currency, Money
+
+
+class Default(BaseModel):
+    """One figure of the TCO model, with where it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    value: Decimal
+    unit: str
+    source: str
+    as_of: date
+    assumption: bool
+    note: str = ""
+
+
+@lru_cache(maxsize=1)
+def tco_defaults() -> dict[str, Default]:
+    """Every figure in ``planner/data/tco_defaults.toml``, by key."""
+    text = resources.files("planner.data").joinpath("tco_defaults.toml").read_text(encoding="utf-8")
+    return {key: Default(key=key, **body) for key, body in tomllib.loads(text).items()}
+
+
+def default(key: str) -> Decimal:
+    return tco_defaults()[key].value
+
+
+def usd(key: str) -> Money:
+    """A default that is a USD price, as Money."""
+    return Money(amount=default(key), currency=Currency.USD)
+
+
+class HostPart(BaseModel):
+    """quantity x unit price = cost, for one part of a host."""
+
+    model_config = ConfigDict(frozen=True)
+
+    description: str
+    quantity: Decimal
+    unit: str
+    unit_price: Money
+
+    @property
+    def cost(self) -> Money:
+        return self.unit_price * self.quantity
+
+
+class Host(BaseModel):
+    """The machine around the cards: its parts (or one given price) and its draw."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ram_gb: int | None = None
+    cpu_cores: int | None = None
+    nvme_tb: int | None = None
+    watts: Decimal
+    parts: tuple[HostPart, ...]
+    sized: bool
+
+
+
+def size_host(
+    gpu_count: int,
+    vram_gb: float,
+    *,
+    dataset_gb: Decimal | None = None,
+    cores_per_gpu: Decimal | None = None,
+) -> Host:
+    """A host sized for ``gpu_count`` cards of ``vram_gb`` each, priced from the defaults."""
+    if gpu_count < 1:
+        raise InputError("a host needs at least one GPU")
+    dataset = default("dataset_gb") if dataset_gb is None else dataset_gb
+    per_gpu = default("cpu_cores_per_gpu") if cores_per_gpu is None else cores_per_gpu
+    if dataset < 0 or per_gpu <= 0:
+        raise InputError("--dataset-gb must be zero or more and --cores-per-gpu positive")
+    vram_total = Decimal(repr(vram_gb)) * gpu_count * default("ram_per_vram")
+    ram_gb = max(32, 32 * math.ceil(vram_total / 32))
+    cores = math.ceil(per_gpu * gpu_count)
+    nvme_tb = max(1, math.ceil(dataset * default("nvme_per_dataset") / 1000))
+    parts = (
+        HostPart(description="board, chassis, PSU, cooling", quantity=Decimal(1), unit="host",
+                 unit_price=usd("host_base_usd")),
+        HostPart(description=f"CPU ({per_gpu:g} cores per GPU)", quantity=Decimal(cores), unit="cores",
+                 unit_price=usd("cpu_usd_per_core")),
+        HostPart(description="RAM (>= total VRAM)", quantity=Decimal(ram_gb), unit="GB",
+                 unit_price=usd("ram_usd_per_gb")),
+        HostPart(description=f"NVMe ({default('nvme_per_dataset'):g} x {dataset:g} GB dataset)",
+                 quantity=Decimal(nvme_tb), unit="TB", unit_price=usd("nvme_usd_per_tb")),
+    )
+    watts = default("host_base_watts") + cores * default("cpu_watts_per_core")
+    return Host(ram_gb=ram_gb, cpu_cores=cores, nvme_tb=nvme_tb, watts=watts, parts=parts, sized=True)
+
+
+def given_host(price: Money, watts: Decimal) -> Host:
+    """A host whose price and draw the user states."""
+    if price.amount < 0 or watts < 0:
+        raise InputError("--host-price and --host-watts must be zero or more")
+    part = HostPart(description="host (given)", quantity=Decimal(1), unit="host", unit_price=price)
+    return Host(watts=watts, parts=(part,), sized=False)
