@@ -178,7 +178,8 @@ def render_plan(p: Plan, fmt_name: str | None, as_json: bool, limit: int, explai
     caption = f"{more} more option(s): --limit 0 shows all. " if more else ""
     caption += "* estimated price."
     render_rows(shown, cols, fmt, title=f"{title} (costs in {p.currency})", caption=caption)
-    best = [row(i, o) for i, o in enumerate(p.options, 1) if o in p.cheapest_by_billing().values()]
+    winners = {id(o) for o in p.cheapest_by_billing().values()}
+    best = [row(i, o) for i, o in enumerate(p.options, 1) if id(o) in winners]
     render_rows(best, cols, fmt, title="Cheapest per billing mode")
     out = stdout()
     out.print(f"[bold]Why:[/bold] {p.explanation}", highlight=False)
