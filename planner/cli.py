@@ -6,7 +6,8 @@ line and an exit code (see :mod:`pricing.errors`); ``--debug`` shows tracebacks.
 Heavy modules are imported inside the commands so ``--help`` and ``plan`` stay quick.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typer would have to eval every option
+# annotation of every command at start-up, which costs a cold `gpuplan plan` ~0.1 s.
 
 import importlib
 import sys
@@ -65,7 +66,7 @@ def settings_from(
     fx: list[str] | None = None,
     hours_per_month: float | None = None,
     **more: Any,
-) -> Settings:
+) -> "Settings":
     from planner.settings import load_settings
 
     return load_settings(
@@ -89,7 +90,7 @@ def _gpus(count: float, gpu: str) -> str:
     return f"{count:g}x {gpu}"
 
 
-def plan_payload(p: Plan) -> dict[str, Any]:
+def plan_payload(p: "Plan") -> dict[str, Any]:
     """The stable JSON contract of ``gpuplan plan``."""
 
     def opt(o: Any) -> dict[str, Any]:
@@ -143,7 +144,7 @@ PLAN_COLUMNS = [
 ]
 
 
-def render_plan(p: Plan, fmt_name: str | None, as_json: bool, limit: int, explain: bool, title: str) -> None:
+def render_plan(p: "Plan", fmt_name: str | None, as_json: bool, limit: int, explain: bool, title: str) -> None:
     from planner.console import stdout
     from planner.report import Column, OutputFormat, dump_json, pick_format, render_rows
 
@@ -215,7 +216,7 @@ def build_constraints(
     region: list[str] | None,
     gpu: list[str] | None,
     max_gpus: float | None,
-    settings: Settings,
+    settings: "Settings",
 ) -> Any:
     from pricing.billing import BillingMode
     from pricing.catalog import default_catalog

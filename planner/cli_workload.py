@@ -5,7 +5,8 @@ Both take the workload as flags (``--model llama-2-7b --tokens 2e10``) or as a T
 shared with ``gpuplan plan``. Heavy modules are imported inside the commands.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typer would have to eval every option
+# annotation of every command at start-up, which costs a cold `gpuplan plan` ~0.1 s.
 
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -70,7 +71,7 @@ def workload_from_options(
     infer: bool = False,
     weight_bits: int | None = None,
     context: int | None = None,
-) -> TrainingWorkload | InferenceWorkload | ImageWorkload:
+) -> "TrainingWorkload | InferenceWorkload | ImageWorkload":
     """One workload from a TOML file or from flags (not both)."""
     from planner.workload import (
         ImageWorkload,
