@@ -18,12 +18,12 @@ def set_no_color(value: bool) -> None:
     stderr.cache_clear()
 
 
-def _width() -> int | None:
+def _width(stream: str = "stdout") -> int | None:
     """Terminals report their width; pipes and files get a wide page, not rich's 80 columns."""
     import os
     import sys
 
-    if os.environ.get("COLUMNS") or sys.stdout.isatty():
+    if os.environ.get("COLUMNS") or getattr(sys, stream).isatty():
         return None
     return 200
 
@@ -39,4 +39,4 @@ def stdout() -> Console:
 def stderr() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, no_color=_no_color or None)
+    return Console(stderr=True, no_color=_no_color or None, width=_width("stderr"))

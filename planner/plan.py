@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -112,6 +113,26 @@ class Option(BaseModel):
     estimate: bool = False
 
 
+class Rule(StrEnum):
+    """Which constraint or fact excluded an option: the key that summaries group by."""
+
+    GPU = "gpu"
+    MIN_VRAM = "min_vram"
+    MAX_GPUS = "max_gpus"
+    REGION = "region"
+    NO_PRICE = "no_price"
+    WORKLOAD = "workload"
+    DEADLINE = "deadline"
+    BUDGET = "budget"
+
+
+RULE_TEXT = {
+    Rule.GPU: "not a selected GPU", Rule.MIN_VRAM: "below --min-vram", Rule.MAX_GPUS: "above --max-gpus",
+    Rule.REGION: "outside --region", Rule.NO_PRICE: "without a public price", Rule.WORKLOAD: "where the workload does not fit",
+    Rule.DEADLINE: "past the deadline", Rule.BUDGET: "over the budget",
+}
+
+
 class Exclusion(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -119,6 +140,7 @@ class Exclusion(BaseModel):
     offer: str
     region: str
     billing: BillingMode | None = None
+    rule: Rule
     reason: str
 
 
@@ -145,18 +167,21 @@ def _region_matches(offer: Offer, regions: tuple[str, ...]) -> bool:
     return any(n.startswith(r.lower()) for r in regions for n in names)
 
 
-def _offer_filter(offer: Offer, spec: GpuSpec, c: Constraints) -> str | None:
+def _offer_filter(offer: Offer, spec: GpuSpec, c: Constraints) -> tuple[Rule, str] | None:
     vram = spec.vram_gb * min(offer.gpu_count, 1)
     if c.gpus is not None and offer.gpu not in c.gpus:
-        return "GPU not selected (--gpu)"
+        return Rule.GPU, "GPU not selected (--gpu)"
     if c.min_vram_gb is not None and vram < c.min_vram_gb:
-        return f"{vram:g} GB VRAM per GPU is below --min-vram {c.min_vram_gb:g}"
+        return Rule.MIN_VRAM, f"{vram:g} GB VRAM per GPU is below --min-vram {c.min_vram_gb:g}"
     if c.max_gpus is not None and offer.gpu_count > c.max_gpus:
-        return f"{offer.gpu_count:g} GPUs is above --max-gpus {c.max_gpus:g}"
+        return Rule.MAX_GPUS, f"{offer.gpu_count:g} GPUs is above --max-gpus {c.max_gpus:g}"
     if c.regions and offer.region != "local" and not _region_matches(offer, c.regions):
-        return "not in the selected regions (--region)"
+        return Rule.REGION, "not in the selected regions (--region)"
     if not offer.rates:
-        return "no public price in the catalog"
+        return Rule.NO_PRICE, "no public price in the catalog"
+    if c.billing is not None and not c.billing & offer.rates.keys():
+        wanted = ", ".join(sorted(c.billing))
+        return Rule.NO_PRICE, f"no {wanted} price in the catalog"
     return None
 
 
@@ -221,17 +246,18 @@ def make_plan(
         for offer in provider.list_offers(cat):
             spec = cat.gpus[offer.gpu]
 
-            def drop(reason: str, mode: BillingMode | None = None, _o: Offer = offer) -> None:
+            def drop(rule: Rule, reason: str, mode: BillingMode | None = None, _o: Offer = offer) -> None:
                 excluded.append(
-                    Exclusion(provider=_o.provider, offer=_o.name, region=_o.region, billing=mode, reason=reason)
+                    Exclusion(provider=_o.provider, offer=_o.name, region=_o.region, billing=mode, rule=rule,
+                              reason=reason)
                 )
 
-            if (reason := _offer_filter(offer, spec, c)) is not None:
-                drop(reason)
+            if (why := _offer_filter(offer, spec, c)) is not None:
+                drop(*why)
                 continue
             run = demand.run(offer, spec)
             if isinstance(run, str):
-                drop(run)
+                drop(Rule.WORKLOAD, run)
                 continue
             host = _host_note(offer, spec)
             for mode in offer.rates:
@@ -253,10 +279,10 @@ def make_plan(
                 if host:
                     notes.append(host)
                 if c.deadline_hours is not None and wall > c.deadline_hours:
-                    drop(f"takes {wall:.1f} h, past the {c.deadline_hours:g} h deadline", mode)
+                    drop(Rule.DEADLINE, f"takes {wall:.1f} h, past the {c.deadline_hours:g} h deadline", mode)
                     continue
                 if c.budget is not None and cost.amount > fx.convert(c.budget, s.currency).amount:
-                    drop(f"costs {cost}, over the budget {c.budget}", mode)
+                    drop(Rule.BUDGET, f"costs {cost}, over the budget {c.budget}", mode)
                     continue
                 options.append(
                     Option(
@@ -276,8 +302,12 @@ def make_plan(
                     )
                 )
     if not options:
-        reasons = Counter(e.reason.split(",")[0].split(" (")[0] for e in excluded)
-        common = "; ".join(f"{n}x {r}" for r, n in reasons.most_common(3))
+        if c.billing is not None and all(e.rule is Rule.NO_PRICE for e in excluded):
+            wanted = ", ".join(sorted(c.billing))
+            raise NoOptionError(f"no offer in the catalog has a {wanted} price",
+                                "`gpuplan offers` shows which prices each offer has")
+        rules = Counter(e.rule for e in excluded)
+        common = "; ".join(f"{n} {RULE_TEXT[r]}" for r, n in rules.most_common(3))
         raise NoOptionError(
             "no option satisfies the constraints" + (f" ({common})" if common else ""),
             "relax --deadline, --budget, --min-vram, --max-gpus or the filters",

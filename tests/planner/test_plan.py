@@ -86,6 +86,22 @@ def test_impossible_constraints_say_what_to_relax() -> None:
     assert "deadline" in str(err.value)
 
 
+def test_the_no_option_summary_counts_each_constraint() -> None:
+    budget = Money(amount=Decimal(10), currency=Currency.CNY)
+    with pytest.raises(NoOptionError) as err:
+        make_plan(demand(), Constraints(budget=budget))
+    text = str(err.value)
+    assert "over the budget" in text and "without a public price" in text
+    n_over = int(text.split(" over the budget")[0].split("(")[-1])
+    p = make_plan(demand())
+    assert n_over == len(p.options)  # every costed option is over a 10 CNY budget
+
+
+def test_a_billing_mode_nobody_prices_is_named() -> None:
+    with pytest.raises(NoOptionError, match="no offer in the catalog has a reserved_1y price"):
+        make_plan(demand(), Constraints(billing=frozenset({BillingMode.RESERVED_1Y})))
+
+
 def test_spot_carries_the_restart_overhead_as_an_assumption() -> None:
     s = load_settings(spot_overhead=Decimal("0.25"))
     p = make_plan(demand(), Constraints(billing=frozenset({BillingMode.SPOT, BillingMode.HOURLY}),
