@@ -64,7 +64,8 @@ class LocalProvider(Provider):
                         rates={BillingMode.BUY: card.price},
                         source=card.source,
                         as_of=card.as_of,
-                        notes=card.notes,
+                        notes=("SXM module: needs an SXM baseboard (an HGX/DGX-class server), not priced here; "
+                               if "SXM" in gpu else "") + card.notes,
                     )
                 )
         return offers
@@ -77,6 +78,8 @@ class LocalProvider(Provider):
         items = [LineItem(description=f"{offer.gpu} card ({offer.name.split('(')[-1].rstrip(')')})",
                           quantity=n, unit="cards", unit_price=unit, cost=unit * n)]
         notes = ["cards only: host, resale and years of use are in `gpuplan tco`"]
+        if "SXM" in offer.gpu:
+            notes.append("SXM modules need an SXM baseboard (HGX/DGX-class server), not included")
         tdp = self._tdp.get(offer.gpu)
         power = self.electricity
         if power is None and self._catalog is not None:
