@@ -389,6 +389,7 @@ def offers(
     from pricing.catalog import default_catalog
     from pricing.money import Money
     from providers import all_providers
+    from planner.plan import offer_filter
     from planner.report import Column, OutputFormat, dump_json, pick_format, render_rows
 
     fmt = pick_format(output, as_json)
@@ -404,13 +405,7 @@ def offers(
         for o in prov.list_offers(cat):
             spec = cat.gpus[o.gpu]
             vram = spec.vram_gb * o.gpu_count
-            if c.gpus is not None and o.gpu not in c.gpus:
-                continue
-            if c.min_vram_gb is not None and spec.vram_gb * min(o.gpu_count, 1) < c.min_vram_gb:
-                continue
-            if c.regions and o.region != "local" and not any(
-                n.lower().startswith(r.lower()) for r in c.regions for n in (o.region, *o.zones)
-            ):
+            if offer_filter(o, spec, c, priced=False) is not None:
                 continue
 
             def shown(mode: BillingMode, per: float = 1.0, _o: Any = o) -> Decimal | None:

@@ -167,7 +167,8 @@ def _region_matches(offer: Offer, regions: tuple[str, ...]) -> bool:
     return any(n.startswith(r.lower()) for r in regions for n in names)
 
 
-def _offer_filter(offer: Offer, spec: GpuSpec, c: Constraints) -> tuple[Rule, str] | None:
+def offer_filter(offer: Offer, spec: GpuSpec, c: Constraints, *, priced: bool = True) -> tuple[Rule, str] | None:
+    """Why ``c`` excludes ``offer`` before any costing, or None; ``priced=False`` keeps unpriced offers."""
     vram = spec.vram_gb * min(offer.gpu_count, 1)
     if c.gpus is not None and offer.gpu not in c.gpus:
         return Rule.GPU, "GPU not selected (--gpu)"
@@ -177,6 +178,8 @@ def _offer_filter(offer: Offer, spec: GpuSpec, c: Constraints) -> tuple[Rule, st
         return Rule.MAX_GPUS, f"{offer.gpu_count:g} GPUs is above --max-gpus {c.max_gpus:g}"
     if c.regions and offer.region != "local" and not _region_matches(offer, c.regions):
         return Rule.REGION, "not in the selected regions (--region)"
+    if not priced:
+        return None
     if not offer.rates:
         return Rule.NO_PRICE, "no public price in the catalog"
     if c.billing is not None and not c.billing & offer.rates.keys():
@@ -252,7 +255,7 @@ def make_plan(
                               reason=reason)
                 )
 
-            if (why := _offer_filter(offer, spec, c)) is not None:
+            if (why := offer_filter(offer, spec, c)) is not None:
                 drop(*why)
                 continue
             run = demand.run(offer, spec)
