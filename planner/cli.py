@@ -398,7 +398,7 @@ def offers(
                           region=region, gpu=gpu, max_gpus=None, settings=s)
     cat = default_catalog()
     fxt = s.fx_table()
-    items = []
+    items: list[dict[str, Any]] = []
     for prov in all_providers():
         if c.providers is not None and prov.name not in c.providers:
             continue

@@ -44,7 +44,7 @@ def efficiency(gpus: float, interconnect: Interconnect) -> float:
     if len(points) == 1:
         raise ValueError(f"no scaling measurements for {interconnect}")
     x = math.log2(gpus)
-    for (n0, e0), (n1, e1) in zip(points, points[1:]):
+    for (n0, e0), (n1, e1) in zip(points, points[1:], strict=False):
         if gpus <= n1:
             x0, x1 = math.log2(n0), math.log2(n1)
             return min(1.0, e0 + (e1 - e0) * (x - x0) / (x1 - x0))

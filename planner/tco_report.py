@@ -243,8 +243,8 @@ def svg_chart(r: TcoResult, width: int = 860, height: int = 420) -> str:
     """Cumulative cost per option, break-even points marked, as inline SVG (no URLs)."""
     left, right, top, bottom = 80, 250, 20, 50
     pw, ph = width - left - right, height - top - bottom
-    ymax = max((o.cumulative_cost[-1] for o in r.options), default=Decimal(1)) or Decimal(1)
-    ymax = float(ymax) * 1.05
+    top_cost = max((o.cumulative_cost[-1] for o in r.options), default=Decimal(1)) or Decimal(1)
+    ymax = float(top_cost) * 1.05
     n = r.months
 
     def x(m: float) -> float:
@@ -257,9 +257,9 @@ def svg_chart(r: TcoResult, width: int = 860, height: int = 420) -> str:
     out = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
            f'role="img" aria-label="Cumulative cost per option"><rect width="100%" height="100%" fill="white"/>']
     for k in range(6):
-        v = ymax * k / 5
-        out.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{left + pw}" y2="{y(v):.1f}" stroke="#ddd"/>'
-                   f'<text x="{left - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:,.0f}</text>')
+        grid = ymax * k / 5
+        out.append(f'<line x1="{left}" y1="{y(grid):.1f}" x2="{left + pw}" y2="{y(grid):.1f}" stroke="#ddd"/>'
+                   f'<text x="{left - 6}" y="{y(grid) + 4:.1f}" font-size="11" text-anchor="end">{grid:,.0f}</text>')
     tick = max(1, round(n / 12))
     for m in range(0, n + 1, tick):
         out.append(f'<text x="{x(m):.1f}" y="{top + ph + 16}" font-size="11" text-anchor="middle">{m}</text>')
@@ -283,10 +283,10 @@ def svg_chart(r: TcoResult, width: int = 860, height: int = 420) -> str:
     for b in r.breakeven:
         if b.month is None:
             continue
-        v = float(by_name[b.buy].cumulative_cost[b.month - 1])
-        out.append(f'<circle cx="{x(b.month):.1f}" cy="{y(v):.1f}" r="5" fill="none" stroke="black" stroke-width="2">'
+        at = float(by_name[b.buy].cumulative_cost[b.month - 1])
+        out.append(f'<circle cx="{x(b.month):.1f}" cy="{y(at):.1f}" r="5" fill="none" stroke="black" stroke-width="2">'
                    f'<title>{html.escape(b.buy)} overtakes {html.escape(b.vs)} in month {b.month}</title></circle>'
-                   f'<text x="{x(b.month) + 7:.1f}" y="{y(v) - 7:.1f}" font-size="10">m{b.month}</text>')
+                   f'<text x="{x(b.month) + 7:.1f}" y="{y(at) - 7:.1f}" font-size="10">m{b.month}</text>')
     out.append("</svg>")
     return "".join(out)
 

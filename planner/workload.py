@@ -308,7 +308,7 @@ def load_workload(path: str | Path) -> TrainingWorkload | InferenceWorkload | Im
     if kind in (WorkloadKind.TRAIN, WorkloadKind.INFER):
         data["arch"] = _toml_arch(data)
     try:
-        return WorkloadSpec(workload=data).workload
+        return WorkloadSpec.model_validate({"workload": data}).workload
     except ValidationError as exc:
         raise InputError(f"bad workload in {str(p)!r}: {_first_error(exc)}",
                          "see examples/*.toml for the fields each kind takes") from None
