@@ -14,6 +14,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI shares 2 cores with nothing guaranteed: judge properties, not per-example timing.
+settings.register_profile("gpuplan", deadline=None)
+settings.load_profile("gpuplan")
 
 _LOOPBACK = ("127.", "localhost", "::1")
 
