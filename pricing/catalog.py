@@ -160,7 +160,7 @@ def _instances(file: str, provider: ProviderName) -> list[InstanceType]:
                 gpu_count=float(r["gpu_count"]),
                 vcpu=int(r["vcpu"]),
                 mem_gb=float(r["mem_gb"]),
-                region=r["region"] or "unpriced",
+                region=r["region"] or "unknown",  # the source names no region
                 zones=tuple(z for z in r["zones"].split(";") if z),
                 currency=Currency(r["currency"]),
                 hourly=_dec(r["hourly"]),
