@@ -321,8 +321,8 @@ def plan(
         else:
             title = f"Ways to train {w.model} on {w.images:,.0f} images x {w.epochs:g} epochs ({w.precision})"
     else:
-        cls = _enum(WorkloadClass, workload_class, "--class")
-        prec = _enum(Precision, precision, "--precision")
+        cls = parse_enum(WorkloadClass, workload_class, "--class")
+        prec = parse_enum(Precision, precision, "--precision")
         demand = RefGpuHours(gpu_hours=positive(gpu_hours, "--gpu-hours"), ref_gpu=cat.gpu(s.ref_gpu).key,
                              workload_class=cls, precision=prec)
         title = f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
@@ -332,9 +332,12 @@ def plan(
     render_plan(p, output, as_json, limit, explain, title)
 
 
-def _enum(enum: Any, value: str, flag: str) -> Any:
+def parse_enum(enum: Any, value: str | None, flag: str) -> Any:
+    """An enum member from a flag value, forgiving case and dashes (zero-3 is zero3); None stays None."""
+    if value is None:
+        return None
     try:
-        return enum(value.lower())
+        return enum(value.strip().lower().replace("-", ""))
     except ValueError:
         known = ", ".join(e.value for e in enum)
         raise InputError(f"unknown {flag} {value!r}", f"use one of {known}") from None

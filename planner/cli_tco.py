@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pricing.errors import InputError
+from pricing.errors import InputError, first_error
 
 
 
@@ -60,9 +60,9 @@ def make_scenario(flags: dict[str, Any], scenario_file: Path | None) -> Any:
     try:
         return Scenario(**merged)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = "--" + ".".join(str(p) for p in first["loc"]).replace("_", "-")
-        raise InputError(f"bad value for {where}: {first['msg']}", "check the flag or the scenario file") from None
+        where, msg = first_error(exc)
+        raise InputError(f"bad value for --{where.replace('_', '-')}: {msg}",
+                         "check the flag or the scenario file") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -110,11 +110,19 @@ def register(app: typer.Typer) -> None:
         from planner.report import OutputFormat, dump_json, pick_format
         from planner.settings import load_settings
         from planner.tco import build_tco
-        from planner.tco_report import cumulative_csv, html_page, markdown, payload, print_tables, write_chart
+        from planner.tco_report import (
+            chart_format,
+            cumulative_csv,
+            html_page,
+            markdown,
+            payload,
+            print_tables,
+            write_chart,
+        )
 
         fmt = pick_format(output, as_json)
-        if chart_file is not None and chart_file.suffix.lower() not in (".png", ".svg"):
-            raise InputError(f"cannot write a chart as {chart_file.name!r}", "end the file name in .png or .svg")
+        if chart_file is not None:
+            chart_format(chart_file)  # fail before any costing
         numbers = {"usage": usage, "hours_per_day": hours_per_day, "days_per_month": days_per_month,
                    "card_price": card_price, "host_price": host_price, "host_watts": host_watts,
                    "dataset_gb": dataset_gb, "cores_per_gpu": cores_per_gpu, "pue": pue, "kwh_price": kwh_price,

@@ -17,8 +17,6 @@ from pricing.errors import InputError
 if TYPE_CHECKING:
     from planner.workload import ImageWorkload, InferenceWorkload, TrainingWorkload
 
-OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="table, json, csv or markdown.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Shortcut for -o json.")]
 WorkloadFileOpt = Annotated[Optional[str], typer.Option("--workload", help="Workload TOML file (see examples/).")]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Preset name, e.g. llama-2-7b, bert-large, resnet50.")]
 ParamsOpt = Annotated[Optional[float], typer.Option("--params", help="Parameters, e.g. 7e9 (overrides the preset).")]
@@ -73,6 +71,7 @@ def workload_from_options(
     context: int | None = None,
 ) -> "TrainingWorkload | InferenceWorkload | ImageWorkload":
     """One workload from a TOML file or from flags (not both)."""
+    from planner.cli import parse_enum
     from planner.workload import (
         ImageWorkload,
         InferenceWorkload,
@@ -109,35 +108,21 @@ def workload_from_options(
         return build(InferenceWorkload, arch=arch, weight_bits=weight_bits, context=context, batch=batch,
                      overhead_gb=overhead_gb)
 
-    def enum(cls: Any, value: str | None, flag: str) -> Any:
-        if value is None:
-            return None
-        try:
-            return cls(value.strip().lower().replace("-", ""))
-        except ValueError:
-            raise InputError(f"unknown {flag} {value!r}", f"use one of {', '.join(e.value for e in cls)}") from None
-
     return build(
         TrainingWorkload, arch=arch, tokens=tokens, seq_len=seq_len, micro_batch=batch, precision=prec,
-        optimizer=enum(Optimizer, optimizer, "--optimizer"), recompute=enum(Recompute, recompute, "--recompute"),
-        flash_attention=flash, sharding=enum(Sharding, sharding, "--sharding"), mfu=mfu, overhead=overhead,
+        optimizer=parse_enum(Optimizer, optimizer, "--optimizer"),
+        recompute=parse_enum(Recompute, recompute, "--recompute"),
+        flash_attention=flash, sharding=parse_enum(Sharding, sharding, "--sharding"), mfu=mfu, overhead=overhead,
         overhead_gb=overhead_gb,
     )
 
 
-def _emit(text: str | None) -> None:
-    import sys
-
-    if text is not None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-
-
 def _gpu_specs(names: list[str] | None) -> list[Any]:
     from pricing.catalog import default_catalog
+    from planner.cli import parse_multi
 
     cat = default_catalog()
-    if names:
-        flat = [v.strip() for n in names for v in n.split(",") if v.strip()]
+    if flat := parse_multi(names):
         return list({s.key: s for s in (cat.gpu(n) for n in flat)}.values())
     return sorted(cat.gpus.values(), key=lambda g: (g.vram_gb, g.key))
 
@@ -201,6 +186,8 @@ def fit_entries(w: Any, specs: list[Any], gpus: int) -> list[dict[str, Any]]:
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
+    # Imported here, not at the top: planner.cli imports this module while it loads.
+    from planner.cli import JsonOpt, OutputOpt, emit
 
     @app.command()
     def fit(
@@ -246,7 +233,7 @@ def register(app: typer.Typer) -> None:
         )
         entries = fit_entries(w, _gpu_specs(gpu), gpus)
         if fmt is OutputFormat.JSON:
-            _emit(dump_json({"workload": w.model_dump(mode="json"), "gpus": entries,
+            emit(dump_json({"workload": w.model_dump(mode="json"), "gpus": entries,
                              "assumptions": {"gb": "GiB (2**30 bytes)", "sources": "see planner/memory.py and docs/accuracy.md"}}))
             return
         rows = []
@@ -269,7 +256,7 @@ def register(app: typer.Typer) -> None:
                 Column(key="total", header="total", justify="right"), Column(key="layout", header="layout"),
                 Column(key="fewest", header="fewest GPUs sharded", justify="right")]
         name = getattr(getattr(w, "arch", None), "name", None) or getattr(w, "model", "workload")
-        _emit(render_rows(rows, cols, fmt, title=f"Memory fit of {name} per GPU ({gpus} GPU{'s' if gpus > 1 else ''}), GB",
+        emit(render_rows(rows, cols, fmt, title=f"Memory fit of {name} per GPU ({gpus} GPU{'s' if gpus > 1 else ''}), GB",
                           caption="GB = GiB. total is at the max batch (or batch 1 if it does not fit)."))
 
     @app.command()
@@ -332,7 +319,7 @@ def register(app: typer.Typer) -> None:
             est = estimate_images(w, spec, gpus, spec.interconnect)
         payload = {**est.payload(), "notes": [*est.notes, *notes], "workload": w.model_dump(mode="json")}
         if fmt is OutputFormat.JSON:
-            _emit(dump_json(payload))
+            emit(dump_json(payload))
             return
         rows = [{"what": "GPU-hours", "value": f"{est.gpu_hours:,.1f}"},
                 {"what": "wall-clock", "value": f"{est.wall_hours:,.1f} h ({est.wall_hours / 24:,.1f} days) on {gpus:g}x {spec.key}"}]
@@ -340,7 +327,7 @@ def register(app: typer.Typer) -> None:
             rows.append({"what": "training FLOPs", "value": f"{est.flops:.3e}"})
         rows += [{"what": k, "value": str(v)} for k, v in est.assumptions.items()]
         rows += [{"what": "note", "value": n} for n in payload["notes"]]
-        _emit(render_rows(rows, [Column(key="what", header="what"), Column(key="value", header="value")], fmt,
+        emit(render_rows(rows, [Column(key="what", header="what"), Column(key="value", header="value")], fmt,
                           title="Estimate"))
 
 
@@ -349,14 +336,15 @@ def _gb(v: float | None) -> str | None:
 
 
 def _list_models(fmt: Any) -> None:
+    from planner.cli import emit
     from planner.report import Column, OutputFormat, dump_json, render_rows
     from planner.workload import presets
 
     ps = list(presets().values())
     if fmt is OutputFormat.JSON:
-        _emit(dump_json({"models": [p.model_dump(mode="json") for p in ps]}))
+        emit(dump_json({"models": [p.model_dump(mode="json") for p in ps]}))
         return
     rows = [{"name": p.name, "kind": p.kind.value, "params": f"{p.params / 1e9:.2f}B", "layers": p.layers,
              "hidden": p.hidden, "heads": p.heads, "kv_heads": p.kv_heads, "source": p.source[:60]} for p in ps]
     cols = [Column(key=k, header=k) for k in ("name", "kind", "params", "layers", "hidden", "heads", "kv_heads", "source")]
-    _emit(render_rows(rows, cols, fmt, title="Model presets"))
+    emit(render_rows(rows, cols, fmt, title="Model presets"))

@@ -21,17 +21,15 @@ over suites), else scaled from a measured GPU by :func:`planner.perf.relative_sp
 
 from __future__ import annotations
 
-import csv
 import statistics
-from decimal import Decimal
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from pricing.catalog import GpuSpec, Interconnect, default_catalog
+from pricing.catalog import GpuSpec, Interconnect, data_rows, default_catalog
 from pricing.errors import InputError
+from pricing.money import to_decimal
 from planner.workload import ImageWorkload, Precision, Recompute, Sharding, TrainingWorkload
 
 NODE_SCALE_MAX_GPUS = 64
@@ -72,11 +70,6 @@ def _opt(text: str) -> float | None:
     return float(text) if text.strip() else None
 
 
-def _data_rows(name: str) -> list[dict[str, str]]:
-    text = resources.files("planner.data").joinpath(name).read_text(encoding="utf-8")
-    return list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
-
-
 @lru_cache(maxsize=1)
 def mfu_anchors() -> tuple[MfuAnchor, ...]:
     return tuple(
@@ -85,7 +78,7 @@ def mfu_anchors() -> tuple[MfuAnchor, ...]:
             mfu=_opt(r["mfu"]), hfu=_opt(r["hfu"]), tflops_per_gpu=_opt(r["tflops_per_gpu"]),
             precision=r["precision"], recompute=r["recompute"], source=r["source"],
         )
-        for r in _data_rows("mfu.csv")
+        for r in data_rows("mfu.csv", "planner.data")
     )
 
 
@@ -137,7 +130,7 @@ def default_mfu(spec: GpuSpec, gpus: float, precision: Precision) -> tuple[float
 
 @lru_cache(maxsize=1)
 def published_runs() -> tuple[dict[str, str], ...]:
-    return tuple(_data_rows("published_runs.csv"))
+    return tuple(data_rows("published_runs.csv", "planner.data"))
 
 
 @lru_cache(maxsize=1)
@@ -260,7 +253,7 @@ def image_throughput(w: ImageWorkload, spec: GpuSpec) -> tuple[float, str, bool]
     p = w.preset
     if not p.benchmark_model:
         raise InputError(f"no measured throughput for {p.name}", "use a model with Lambda benchmarks, e.g. resnet50")
-    label = "fp32" if w.precision is Precision.FP32 else "fp16"
+    label = w.precision.benchmark_label
     rows = [r for r in benchmark_rows() if r.model == p.benchmark_model and r.precision == label
             and r.throughput and r.gpu_key and r.suite != "lambda-blog-2020"]
     # the GPU's own rows first; boards of the same silicon (perf.SAME_SPEED) only when it has none
@@ -315,10 +308,6 @@ def estimate_images(
         },
         notes=tuple(notes),
     )
-
-
-def to_decimal(x: float) -> Decimal:
-    return Decimal(repr(x))
 
 
 class AccuracyRow(BaseModel):

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.errors import InputError
 from pricing.money import Currency, Money
+from providers.base import LineItem
 
 
 class Default(BaseModel):
@@ -53,21 +54,6 @@ def usd(key: str) -> Money:
     return Money(amount=default(key), currency=Currency.USD)
 
 
-class HostPart(BaseModel):
-    """quantity x unit price = cost, for one part of a host."""
-
-    model_config = ConfigDict(frozen=True)
-
-    description: str
-    quantity: Decimal
-    unit: str
-    unit_price: Money
-
-    @property
-    def cost(self) -> Money:
-        return self.unit_price * self.quantity
-
-
 class Host(BaseModel):
     """The machine around the cards: its parts (or one given price) and its draw."""
 
@@ -77,7 +63,7 @@ class Host(BaseModel):
     cpu_cores: int | None = None
     nvme_tb: int | None = None
     watts: Decimal
-    parts: tuple[HostPart, ...]
+    parts: tuple[LineItem, ...]
     sized: bool
 
 
@@ -101,14 +87,11 @@ def size_host(
     cores = math.ceil(per_gpu * gpu_count)
     nvme_tb = max(1, math.ceil(dataset * default("nvme_per_dataset") / 1000))
     parts = (
-        HostPart(description="board, chassis, PSU, cooling", quantity=Decimal(1), unit="host",
-                 unit_price=usd("host_base_usd")),
-        HostPart(description=f"CPU ({per_gpu:g} cores per GPU)", quantity=Decimal(cores), unit="cores",
-                 unit_price=usd("cpu_usd_per_core")),
-        HostPart(description="RAM (>= total VRAM)", quantity=Decimal(ram_gb), unit="GB",
-                 unit_price=usd("ram_usd_per_gb")),
-        HostPart(description=f"NVMe ({default('nvme_per_dataset'):g} x {dataset:g} GB dataset)",
-                 quantity=Decimal(nvme_tb), unit="TB", unit_price=usd("nvme_usd_per_tb")),
+        LineItem.priced("board, chassis, PSU, cooling", Decimal(1), "host", usd("host_base_usd")),
+        LineItem.priced(f"CPU ({per_gpu:g} cores per GPU)", Decimal(cores), "cores", usd("cpu_usd_per_core")),
+        LineItem.priced("RAM (>= total VRAM)", Decimal(ram_gb), "GB", usd("ram_usd_per_gb")),
+        LineItem.priced(f"NVMe ({default('nvme_per_dataset'):g} x {dataset:g} GB dataset)", Decimal(nvme_tb), "TB",
+                        usd("nvme_usd_per_tb")),
     )
     watts = default("host_base_watts") + cores * default("cpu_watts_per_core")
     return Host(ram_gb=ram_gb, cpu_cores=cores, nvme_tb=nvme_tb, watts=watts, parts=parts, sized=True)
@@ -118,5 +101,5 @@ def given_host(price: Money, watts: Decimal) -> Host:
     """A host whose price and draw the user states."""
     if price.amount < 0 or watts < 0:
         raise InputError("--host-price and --host-watts must be zero or more")
-    part = HostPart(description="host (given)", quantity=Decimal(1), unit="host", unit_price=price)
+    part = LineItem.priced("host (given)", Decimal(1), "host", price)
     return Host(watts=watts, parts=(part,), sized=False)

@@ -249,8 +249,7 @@ def image_max_batch(w: ImageWorkload, spec: GpuSpec, vram_gb: float) -> tuple[in
     from planner.perf import SAME_SPEED, benchmark_rows
 
     p = w.preset
-    label = "fp32" if w.precision is Precision.FP32 else "fp16"
-    rows = [r for r in benchmark_rows() if r.model == p.benchmark_model and r.precision == label
+    rows = [r for r in benchmark_rows() if r.model == p.benchmark_model and r.precision == w.precision.benchmark_label
             and r.batch_size and r.suite == "lambda-tf" and r.gpu_key]
     if not p.benchmark_model or not rows:
         return None, "no measured batch size for this model"

@@ -13,17 +13,15 @@ says which of the two it is.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections import defaultdict
 from enum import StrEnum
 from functools import lru_cache
 from typing import NamedTuple
-from importlib import resources
 
 from pydantic import BaseModel, ConfigDict
 
-from pricing.catalog import GpuSpec, default_catalog
+from pricing.catalog import GpuSpec, data_rows, default_catalog
 
 
 class WorkloadClass(StrEnum):
@@ -84,9 +82,8 @@ class BenchmarkRow(NamedTuple):
 
 @lru_cache(maxsize=1)
 def benchmark_rows() -> tuple[BenchmarkRow, ...]:
-    text = resources.files("planner.data").joinpath("benchmarks.csv").read_text(encoding="utf-8")
     out = []
-    for r in csv.DictReader(text.splitlines()):
+    for r in data_rows("benchmarks.csv", "planner.data"):
         out.append(
             BenchmarkRow(
                 gpu_key=r["gpu_key"],

@@ -22,6 +22,7 @@ from pricing.money import Currency, Fx, Money
 from providers import all_providers
 from providers.base import LineItem, Offer, Provider
 from planner.perf import Precision, WorkloadClass, relative_speed
+from planner.report import quantity_text
 from planner.scaling import efficiency
 from planner.settings import Settings, load_settings
 from planner.units import positive
@@ -162,7 +163,8 @@ class Plan(BaseModel):
         return out
 
 
-def _region_matches(offer: Offer, regions: tuple[str, ...]) -> bool:
+def region_matches(offer: Offer, regions: tuple[str, ...]) -> bool:
+    """True when the offer's region or one of its zones starts with one of ``regions``."""
     names = [offer.region.lower(), *(z.lower() for z in offer.zones)]
     return any(n.startswith(r.lower()) for r in regions for n in names)
 
@@ -176,7 +178,7 @@ def offer_filter(offer: Offer, spec: GpuSpec, c: Constraints, *, priced: bool = 
         return Rule.MIN_VRAM, f"{vram:g} GB VRAM per GPU is below --min-vram {c.min_vram_gb:g}"
     if c.max_gpus is not None and offer.gpu_count > c.max_gpus:
         return Rule.MAX_GPUS, f"{offer.gpu_count:g} GPUs is above --max-gpus {c.max_gpus:g}"
-    if c.regions and offer.region != "local" and not _region_matches(offer, c.regions):
+    if c.regions and offer.region != "local" and not region_matches(offer, c.regions):
         return Rule.REGION, "not in the selected regions (--region)"
     if not priced:
         return None
@@ -197,13 +199,8 @@ def _host_note(offer: Offer, spec: GpuSpec) -> str | None:
     return None
 
 
-def _qty(q: Decimal) -> str:
-    """Billing quantities to at most 2 decimals, whole numbers without a fraction."""
-    return f"{q:,.0f}" if q == q.to_integral_value() else f"{q:,.2f}"
-
-
 def _cost_story(o: Option) -> str:
-    parts = [f"{_qty(i.quantity)} {i.unit} x {i.unit_price.amount} {i.unit_price.currency}" for i in o.line_items]
+    parts = [f"{quantity_text(i.quantity)} {i.unit} x {i.unit_price.amount} {i.unit_price.currency}" for i in o.line_items]
     return " + ".join(parts)
 
 

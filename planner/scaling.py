@@ -9,21 +9,18 @@ definition.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections import defaultdict
 from functools import lru_cache
-from importlib import resources
 
-from pricing.catalog import Interconnect
+from pricing.catalog import Interconnect, data_rows
 
 
 @lru_cache(maxsize=1)
 def scaling_table() -> dict[Interconnect, list[tuple[float, float, str]]]:
     """Per interconnect: sorted (gpus, median efficiency, sources) points."""
-    text = resources.files("planner.data").joinpath("scaling.csv").read_text(encoding="utf-8")
     points: dict[tuple[Interconnect, float], list[tuple[float, str]]] = defaultdict(list)
-    for r in csv.DictReader(line for line in text.splitlines() if not line.startswith("#")):
+    for r in data_rows("scaling.csv", "planner.data"):
         points[(Interconnect(r["interconnect"]), float(r["gpus"]))].append((float(r["efficiency"]), r["source"]))
     table: dict[Interconnect, list[tuple[float, float, str]]] = defaultdict(list)
     for (ic, n), vals in sorted(points.items()):

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pricing.billing import HOURS_PER_MONTH
-from pricing.errors import InputError
+from pricing.errors import InputError, first_error
 from pricing.money import Currency, Fx, FxRate, parse_fx, shipped_fx_rates
 
 APP = "gpuplan"
@@ -122,6 +122,6 @@ def load_settings(**flags: Any) -> Settings:
     try:
         return Settings(**merged)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise InputError(f"bad setting {where}: {first['msg']}", "check flags, GPUPLAN_* variables and the config file") from None
+        where, msg = first_error(exc)
+        raise InputError(f"bad setting {where or 'settings'}: {msg}",
+                         "check flags, GPUPLAN_* variables and the config file") from None

@@ -35,20 +35,21 @@ from __future__ import annotations
 import math
 import re
 from datetime import date
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from pricing.billing import BillingMode, rule_for
-from pricing.catalog import Catalog, GpuSpec, InstanceType, default_catalog
+from pricing.billing import HOURS_PER_MONTH, BillingMode, rule_for
+from pricing.catalog import Catalog, GpuSpec, default_catalog
 from pricing.errors import InputError, PriceMissingError
-from pricing.money import Currency, Fx, Money
+from pricing.money import Currency, Fx, Money, round_cents
 from providers import get_provider
 from providers.base import LineItem, Offer
 from providers.local import newest_prices
 from planner.host import Host, default, given_host, size_host, tco_defaults
+from planner.plan import region_matches
 
 ZERO = Decimal(0)
 RENT_MODES = (BillingMode.HOURLY, BillingMode.MONTHLY, BillingMode.SPOT, BillingMode.RESERVED_1Y,
@@ -79,8 +80,7 @@ class TcoLine(LineItem):
 
 
 def line(description: str, quantity: Decimal, unit: str, unit_price: Money, when: When) -> TcoLine:
-    return TcoLine(description=description, quantity=quantity, unit=unit, unit_price=unit_price,
-                   cost=unit_price * quantity, when=when)
+    return TcoLine.priced(description, quantity, unit, unit_price, when=when)
 
 
 # ---------------------------------------------------------------- owned hardware
@@ -297,25 +297,20 @@ def _option(name: str, kind: OptionKind, monthly: list[Decimal], usage: Decimal,
 
 def pick_offer(catalog: Catalog, name: str, region: str | None) -> tuple[Offer, list[str]]:
     """The offer for instance ``name``: in ``region`` if given, else the first priced region."""
-    rows: list[InstanceType] = catalog.instance(name)  # unknown names raise with suggestions
+    first = catalog.instance(name)[0]  # unknown names raise with suggestions
+    offers = [o for o in get_provider(first.provider).list_offers(catalog) if o.name == first.instance_type]
     if region:
-        chosen = [r for r in rows if r.region.lower() == region.lower()
-                  or any(z.lower().startswith(region.lower()) for z in r.zones)]
+        chosen = [o for o in offers if region_matches(o, (region,))]
         if not chosen:
-            regions = ", ".join(sorted({r.region for r in rows}))
-            raise InputError(f"{rows[0].instance_type} has no row for region {region!r}", f"its regions: {regions}")
+            regions = ", ".join(sorted({o.region for o in offers}))
+            raise InputError(f"{first.instance_type} has no row for region {region!r}", f"its regions: {regions}")
     else:
-        chosen = [r for r in rows if any(r.rate(m) is not None for m in RENT_MODES)] or rows
-    inst = chosen[0]
-    provider = get_provider(inst.provider)
-    offer = next((o for o in provider.list_offers(catalog)
-                  if o.name == inst.instance_type and o.region == inst.region), None)
-    if offer is None:  # pragma: no cover - every catalog row becomes an offer
-        raise PriceMissingError(f"{inst.instance_type} in {inst.region} has no offer")
+        chosen = [o for o in offers if any(m in o.rates for m in RENT_MODES)] or offers
+    offer = chosen[0]
     notes = []
-    if len(rows) > 1:
+    if len(offers) > 1:
         why = "as asked" if region else "the first region with a price; --region picks another"
-        notes.append(f"region {inst.region} ({why})")
+        notes.append(f"region {offer.region} ({why})")
     return offer, notes
 
 
@@ -326,7 +321,7 @@ def monthly_vs_hourly_hours(offer: Offer) -> Decimal | None:
 
 
 def term_months(mode: BillingMode, term_hours: Decimal) -> int:
-    return max(1, round(term_hours / Decimal(730)))
+    return max(1, round(term_hours / HOURS_PER_MONTH))
 
 
 def rent_option(
@@ -631,7 +626,7 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
 
 
 def money_text(amount: Decimal, currency: Currency) -> str:
-    return f"{amount.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP):,} {currency}"
+    return f"{round_cents(amount):,} {currency}"
 
 
 def verdict(options: list[TcoOption], breakevens: list[Breakeven], usage: Decimal, months: int,

@@ -16,26 +16,20 @@ from typing import Any
 from pydantic import BaseModel
 
 from pricing.errors import InputError
+from pricing.money import round_cents
+from planner.report import Column, quantity_text
 from planner.tco import OptionKind, TcoLine, TcoOption, TcoResult
 
-CENT = Decimal("0.01")
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 
 
 def cents(d: Decimal) -> str:
-    return str(d.quantize(CENT, rounding=ROUND_HALF_UP))
+    return str(round_cents(d))
 
 
 def shown(d: Decimal | None, places: int = 2) -> str | None:
     return None if d is None else f"{d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):,}"
-
-
-def _qty(q: Decimal) -> str:
-    """Whole quantities as they are, fractional ones to 2 places (4 below 1)."""
-    if q == q.to_integral_value():
-        return f"{q:,.0f}"
-    return f"{q:,.2f}" if abs(q) >= 1 else f"{q:.4f}"
 
 
 def _line_json(i: TcoLine) -> dict[str, Any]:
@@ -84,6 +78,9 @@ class Section(BaseModel):
     columns: list[tuple[str, str, bool]]
     rows: list[dict[str, Any]]
     caption: str = ""
+
+    def cols(self) -> list[Column]:
+        return [Column(key=k, header=h, justify="right" if right else "left") for k, h, right in self.columns]
 
 
 def _option_label(o: TcoOption) -> str:
@@ -144,7 +141,7 @@ def sections(r: TcoResult) -> list[Section]:
         columns=[("option", "option", False), ("item", "item", False), ("qty", "quantity", True),
                  ("unit", "unit", False), ("price", "unit price", True), ("cost", "cost", True),
                  ("when", "paid", False)],
-        rows=[{"option": o.name, "item": i.description, "qty": _qty(i.quantity),
+        rows=[{"option": o.name, "item": i.description, "qty": quantity_text(i.quantity),
                "unit": i.unit, "price": f"{i.unit_price.amount:,.6g}" if i.unit_price.amount < 1
                else f"{i.unit_price.amount:,.4f}".rstrip("0").rstrip("."),
                "cost": shown(i.cost.amount), "when": i.when.value}
@@ -174,11 +171,10 @@ def assumption_lines(r: TcoResult) -> list[str]:
 
 def print_tables(r: TcoResult) -> None:
     from planner.console import stdout
-    from planner.report import Column, OutputFormat, render_rows
+    from planner.report import OutputFormat, render_rows
 
     for s in sections(r):
-        cols = [Column(key=k, header=h, justify="right" if right else "left") for k, h, right in s.columns]
-        render_rows(s.rows, cols, OutputFormat.TABLE, title=s.title, caption=s.caption)
+        render_rows(s.rows, s.cols(), OutputFormat.TABLE, title=s.title, caption=s.caption)
     out = stdout()
     out.print(f"[bold]Verdict:[/bold] {r.verdict}", highlight=False)
     out.print("[dim]Estimate. " + " ".join(assumption_lines(r)[:4]) + " `--json` lists every default and its source.[/dim]",
@@ -201,12 +197,11 @@ def cumulative_csv(r: TcoResult) -> str:
 
 
 def markdown(r: TcoResult) -> str:
-    from planner.report import Column, OutputFormat, render_rows
+    from planner.report import OutputFormat, render_rows
 
     parts = [f"# GPU cost of ownership: buy vs rent ({r.months} months)", "", f"**Verdict:** {r.verdict}", ""]
     for s in sections(r):
-        cols = [Column(key=k, header=h, justify="right" if right else "left") for k, h, right in s.columns]
-        parts.append(render_rows(s.rows, cols, OutputFormat.MARKDOWN, title=s.title, caption=s.caption) or "")
+        parts.append(render_rows(s.rows, s.cols(), OutputFormat.MARKDOWN, title=s.title, caption=s.caption) or "")
     parts += ["## Assumptions", "", *(f"- {x}" for x in assumption_lines(r)), "",
               "All figures are estimates; discounts, credits and taxes apply on the bill.", ""]
     return "\n".join(parts)
@@ -309,11 +304,17 @@ def html_page(r: TcoResult) -> str:
 # ---------------------------------------------------------------- matplotlib chart
 
 
-def write_chart(r: TcoResult, path: Path) -> None:
-    """Cumulative cost over months per option with break-evens marked, as PNG or SVG."""
+def chart_format(path: Path) -> str:
+    """png or svg, from the file name; anything else is an input error."""
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in ("png", "svg"):
         raise InputError(f"cannot write a chart as {path.name!r}", "end the file name in .png or .svg")
+    return fmt
+
+
+def write_chart(r: TcoResult, path: Path) -> None:
+    """Cumulative cost over months per option with break-evens marked, as PNG or SVG."""
+    fmt = chart_format(path)
     try:
         import matplotlib
 
@@ -321,7 +322,6 @@ def write_chart(r: TcoResult, path: Path) -> None:
         import matplotlib.pyplot as plt
         import matplotlib.ticker
     except ImportError:
-        # planner.cli prints hints as rich markup, where "[chart]" would vanish as a tag.
         raise InputError("--chart needs matplotlib, which is not installed",
                          "pip install 'gpuplan[chart]' (the HTML report has its own chart)") from None
     fig, ax = plt.subplots(figsize=(10, 5.5), dpi=100)

@@ -13,20 +13,19 @@ Named presets (``data/models.csv``) carry each model's architecture with its sou
 
 from __future__ import annotations
 
-import csv
 import difflib
-import math
 import tomllib
 from datetime import date
 from enum import StrEnum
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pricing.errors import InputError, UnknownNameError
+from pricing.catalog import data_rows
+from pricing.errors import InputError, UnknownNameError, first_error
+from planner.units import positive
 
 
 class Precision(StrEnum):
@@ -40,6 +39,11 @@ class Precision(StrEnum):
     @property
     def mixed(self) -> bool:
         return self is not Precision.FP32
+
+    @property
+    def benchmark_label(self) -> str:
+        """The precision column of data/benchmarks.csv: fp16 is Lambda's mixed-precision (AMP) run."""
+        return "fp16" if self.mixed else "fp32"
 
     @classmethod
     def parse(cls, text: str) -> Precision:
@@ -120,9 +124,8 @@ def _opt_int(text: str) -> int | None:
 
 @lru_cache(maxsize=1)
 def presets() -> dict[str, ModelPreset]:
-    text = resources.files("planner.data").joinpath("models.csv").read_text(encoding="utf-8")
     out: dict[str, ModelPreset] = {}
-    for r in csv.DictReader(line for line in text.splitlines() if not line.startswith("#")):
+    for r in data_rows("models.csv", "planner.data"):
         out[r["name"]] = ModelPreset(
             name=r["name"],
             kind=ModelKind(r["kind"]),
@@ -272,9 +275,8 @@ def arch_for(model: str | None, params: float | None, **shape: int | None) -> Tr
 
 
 def _first_error(exc: ValidationError) -> str:
-    e = exc.errors()[0]
-    where = ".".join(str(p) for p in e["loc"])
-    return f"{where}: {e['msg']}" if where else e["msg"]
+    where, msg = first_error(exc)
+    return f"{where}: {msg}" if where else msg
 
 
 def build(cls: type[BaseModel], **fields: Any) -> Any:
@@ -316,8 +318,4 @@ def load_workload(path: str | Path) -> TrainingWorkload | InferenceWorkload | Im
 
 def count(value: float | None, what: str) -> float | None:
     """Large counts as users type them ('2e12'), rejecting NaN, infinities and non-positive values."""
-    if value is None:
-        return None
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"{what} must be a positive number, got {value}")
-    return value
+    return None if value is None else float(positive(value, what))

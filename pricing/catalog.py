@@ -139,8 +139,9 @@ def _dec(text: str) -> Decimal | None:
     return Decimal(text) if text.strip() else None
 
 
-def _rows(name: str) -> list[dict[str, str]]:
-    text = resources.files("pricing.data").joinpath(name).read_text(encoding="utf-8")
+def data_rows(name: str, package: str = "pricing.data") -> list[dict[str, str]]:
+    """The rows of a shipped CSV data file; lines starting with '#' are comments."""
+    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
     return list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
 
 
@@ -150,7 +151,7 @@ def _sourced(r: dict[str, str]) -> dict[str, object]:
 
 def _instances(file: str, provider: ProviderName) -> list[InstanceType]:
     out = []
-    for r in _rows(file):
+    for r in data_rows(file):
         out.append(
             InstanceType(
                 provider=provider,
@@ -187,7 +188,7 @@ class Catalog:
     @cached_property
     def gpus(self) -> dict[str, GpuSpec]:
         specs = {}
-        for r in _rows("gpus.csv"):
+        for r in data_rows("gpus.csv"):
             spec = GpuSpec(
                 key=r["key"],
                 name=r["name"],
@@ -246,7 +247,7 @@ class Catalog:
                 currency=Currency(r["currency"]),
                 **_sourced(r),  # type: ignore[arg-type]
             )
-            for r in _rows("cards.csv")
+            for r in data_rows("cards.csv")
         ]
 
     @cached_property
@@ -260,7 +261,7 @@ class Catalog:
                 default=r.get("default", "") == "yes",
                 **_sourced(r),  # type: ignore[arg-type]
             )
-            for r in _rows("electricity.csv")
+            for r in data_rows("electricity.csv")
         ]
 
     def default_electricity(self, currency: Currency) -> ElectricityPrice | None:

@@ -13,6 +13,7 @@ message that says what to do next, and an exit code the CLI returns unchanged:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class GpuplanError(Exception):
@@ -27,6 +28,12 @@ class GpuplanError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+def first_error(exc: Any) -> tuple[str, str]:
+    """(field path, message) of a pydantic ValidationError's first error, for one-line reports."""
+    e = exc.errors()[0]
+    return ".".join(str(p) for p in e["loc"]), e["msg"]
 
 
 class InputError(GpuplanError):

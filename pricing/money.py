@@ -36,6 +36,11 @@ class Currency(StrEnum):
             raise InputError(f"unknown currency {text!r}", f"use one of {known}") from None
 
 
+def round_cents(amount: Decimal) -> Decimal:
+    """To the cent, half-up, as bills round."""
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
 def to_decimal(value: object, what: str = "amount") -> Decimal:
     """A finite Decimal from user or data input, or an InputError naming ``what``."""
     try:
@@ -86,7 +91,7 @@ class Money(BaseModel):
 
     def rounded(self) -> Decimal:
         """The amount to the cent, half-up, as bills round it."""
-        return self.amount.quantize(CENT, rounding=ROUND_HALF_UP)
+        return round_cents(self.amount)
 
     def __str__(self) -> str:
         return f"{self.rounded():,} {self.currency}"

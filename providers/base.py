@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from datetime import date
 from decimal import Decimal
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -57,6 +58,12 @@ class LineItem(BaseModel):
     unit: str
     unit_price: Money
     cost: Money
+
+    @classmethod
+    def priced(cls, description: str, quantity: Decimal, unit: str, unit_price: Money, **extra: Any) -> Self:
+        """An item whose cost is exactly quantity x unit price."""
+        return cls(description=description, quantity=quantity, unit=unit, unit_price=unit_price,
+                   cost=unit_price * quantity, **extra)
 
 
 class Quote(BaseModel):

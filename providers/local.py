@@ -75,8 +75,7 @@ class LocalProvider(Provider):
             raise PriceMissingError(f"{offer.label} can only be bought")
         n = Decimal(int(offer.gpu_count))
         unit = Money(amount=offer.rates[BillingMode.BUY], currency=offer.currency)
-        items = [LineItem(description=f"{offer.gpu} card ({offer.name.split('(')[-1].rstrip(')')})",
-                          quantity=n, unit="cards", unit_price=unit, cost=unit * n)]
+        items = [LineItem.priced(f"{offer.gpu} card ({offer.name.split('(')[-1].rstrip(')')})", n, "cards", unit)]
         notes = ["cards only: host, resale and years of use are in `gpuplan tco`"]
         if "SXM" in offer.gpu:
             notes.append("SXM modules need an SXM baseboard (HGX/DGX-class server), not included")
@@ -87,8 +86,7 @@ class LocalProvider(Provider):
         if tdp is not None and power is not None and power.currency == offer.currency:
             kwh = n * Decimal(str(tdp)) / 1000 * wall_hours
             price = Money(amount=power.price_per_kwh, currency=power.currency)
-            items.append(LineItem(description=f"energy at TDP ({power.region} {power.customer_class})",
-                                  quantity=kwh, unit="kWh", unit_price=price, cost=price * kwh))
+            items.append(LineItem.priced(f"energy at TDP ({power.region} {power.customer_class})", kwh, "kWh", price))
         else:
             notes.append("energy not included: no electricity price in the card's currency")
         total = Money.zero(offer.currency)
