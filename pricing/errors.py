@@ -8,6 +8,8 @@ message that says what to do next, and an exit code the CLI returns unchanged:
 - 3 ``CredentialsError``        no cloud credentials found
 - 4 ``CapacityError``           capacity or quota unavailable at the provider
 - 5 ``PriceMissingError``       a price the request needs is not in the catalog
+- 6 ``ProviderError``           the provider's API refused or failed the request
+- 7 ``BudgetError``             a launch would cost more than ``--max-cost``
 """
 
 from __future__ import annotations
@@ -73,3 +75,21 @@ class CapacityError(GpuplanError):
     """The provider has no capacity or quota for the request."""
 
     exit_code = 4
+
+
+class ProviderError(GpuplanError):
+    """A cloud API refused or failed a request (after any bounded retries)."""
+
+    exit_code = 6
+
+
+class NotSupportedError(GpuplanError):
+    """The provider has no such capability (no live prices, no launching)."""
+
+    exit_code = 2
+
+
+class BudgetError(GpuplanError):
+    """A launch's projected cost exceeds the cap the user set."""
+
+    exit_code = 7

@@ -1,0 +1,128 @@
+"""Optional capabilities a provider may have, beyond listing and quoting offers.
+
+Modelled on dstack's backend ``Compute`` classes with capability mixins: a provider
+that can read live prices has a :class:`PriceFetcher`; one that can start machines has
+a :class:`ComputeClient`. Each lives in ``providers/<cloud>/`` and is the only code that
+imports the cloud's SDK; :mod:`providers.registry` imports it lazily, so planning never
+loads an SDK. The types here are plain pydantic values so the launch ledger can store
+them and tests can build them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pricing.billing import BillingMode
+from pricing.catalog import Catalog, InstanceType
+
+TAG_ID = "gpuplan:id"  # the launch record an instance belongs to
+TAG_EXPIRES = "gpuplan:expires"  # ISO-8601 UTC time after which `gpuplan down --expired` ends it
+TAG_MANAGED = "gpuplan:managed"  # "true" on everything gpuplan starts, for --reconcile
+
+
+class InstanceState(StrEnum):
+    """Provider states folded onto one vocabulary (Tencent PENDING/RUNNING/..., EC2 pending/running/...)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    TERMINATING = "terminating"
+    TERMINATED = "terminated"
+    FAILED = "failed"  # Tencent LAUNCH_FAILED: never ran, nothing to pay
+    UNKNOWN = "unknown"
+
+    @property
+    def is_final(self) -> bool:
+        return self in (InstanceState.TERMINATED, InstanceState.FAILED)
+
+
+class LaunchRequest(BaseModel):
+    """Everything a compute client needs to start ``count`` identical machines."""
+
+    model_config = ConfigDict(frozen=True)
+
+    region: str
+    zone: str | None = None  # None: the client picks a zone that sells the type, and fails over
+    zones: tuple[str, ...] = ()  # candidate zones in preference order when ``zone`` is None
+    instance_type: str
+    billing: BillingMode = BillingMode.HOURLY  # hourly, monthly or spot
+    months: int = Field(default=1, ge=1)  # monthly (prepaid) period
+    count: int = Field(default=1, ge=1)
+    image: str | None = None  # None: the provider's default GPU image (the result says which)
+    client_token: str  # idempotency: a retried call with the same token starts nothing new
+    name: str = "gpuplan"
+    tags: dict[str, str] = {}
+    user_data: str | None = None  # plain text; clients encode it as the API wants
+    disk_gb: int | None = None
+    cluster: bool = False  # several nodes: one placement group / HPC cluster, EFA/RDMA where the type has it
+    dry_run: bool = False
+
+
+class InstanceInfo(BaseModel):
+    """One machine as the provider describes it now."""
+
+    model_config = ConfigDict(frozen=True)
+
+    instance_id: str
+    state: InstanceState
+    instance_type: str = ""
+    region: str = ""
+    zone: str = ""
+    public_ip: str | None = None
+    private_ip: str | None = None
+    tags: dict[str, str] = {}
+    launched_at: datetime | None = None
+
+
+class LaunchResult(BaseModel):
+    """What a run call did: ids of the machines it started (none on a dry run)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    instance_ids: tuple[str, ...] = ()
+    zone: str | None = None
+    image: str | None = None
+    dry_run: bool = False
+    notes: tuple[str, ...] = ()  # e.g. "image: the newest public Ubuntu 22.04 with the GPU driver ..."
+
+
+class PriceFetcher(ABC):
+    """Reads live prices (and stock where the API gives it) as catalog rows."""
+
+    provider: str
+
+    @abstractmethod
+    def fetch(self, region: str, catalog: Catalog) -> list[InstanceType]:
+        """Every GPU offer of ``region`` in the catalog's row schema, stamped with source and as-of.
+
+        ``catalog`` supplies facts the API lacks (GPU model keys, interconnect); rows for GPU
+        models the catalog does not know are left out rather than guessed.
+        """
+
+
+class ComputeClient(ABC):
+    """Starts, describes and ends machines. Every method raises a :class:`pricing.errors.GpuplanError`."""
+
+    provider: str
+    region: str
+
+    @abstractmethod
+    def run(self, request: LaunchRequest) -> LaunchResult:
+        """Start the machines, or with ``dry_run`` only validate (both 'success' and DryRunOperation mean yes)."""
+
+    @abstractmethod
+    def describe(self, instance_ids: list[str]) -> list[InstanceInfo]:
+        """Current state of each id; an id the provider no longer knows comes back TERMINATED."""
+
+    @abstractmethod
+    def terminate(self, instance_ids: list[str]) -> None:
+        """Ask the provider to end the machines (idempotent: ending an ended one is no error)."""
+
+    @abstractmethod
+    def list_by_tag(self, key: str, value: str | None = None) -> list[InstanceInfo]:
+        """Machines carrying tag ``key`` (with ``value`` when given), in any live state."""
