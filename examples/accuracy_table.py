@@ -5,12 +5,14 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
+from pricing.catalog import Catalog
 from planner.estimate import accuracy_rows, accuracy_summary
 from planner.memory import lambda_batch_checks
 
 
 def main() -> None:
-    rows = accuracy_rows()
+    catalog = Catalog.shipped()
+    rows = accuracy_rows(catalog)
     s = accuracy_summary(rows)
     print(f"Included runs: {s['runs']}; median |error| {s['median_abs_error']:.1%}; worst {s['worst_ratio']:.2f}x\n")
     print("| run | GPU | GPUs | predicted GPU-h | published GPU-h | error | in headline | source |")
@@ -23,7 +25,7 @@ def main() -> None:
     print("\n| Lambda suite | rows | median predicted/measured | min | max |")
     print("|---|---:|---:|---:|---:|")
     by: dict[str, list[float]] = defaultdict(list)
-    for c in lambda_batch_checks():
+    for c in lambda_batch_checks(catalog):
         by[c.suite].append(c.ratio)
     for suite, rs in sorted(by.items()):
         print(f"| {suite} | {len(rs)} | {statistics.median(rs):.2f} | {min(rs):.2f} | {max(rs):.2f} |")

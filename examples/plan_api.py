@@ -9,7 +9,6 @@ from decimal import Decimal
 
 import planner
 from pricing.billing import BillingMode
-from pricing.catalog import ProviderName
 
 
 def main() -> None:
@@ -17,7 +16,7 @@ def main() -> None:
         gpu_hours=200,
         ref_gpu="v100",
         deadline_hours=Decimal(72),
-        providers=frozenset({ProviderName.TENCENT, ProviderName.AWS}),
+        providers=frozenset({"tencent", "aws"}),
         billing=frozenset({BillingMode.HOURLY, BillingMode.MONTHLY}),
     )
     best = plan.cheapest

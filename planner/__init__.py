@@ -1,7 +1,8 @@
 """Workloads, the performance model, plans, TCO and reports; the ``gpuplan`` CLI.
 
 The planner never imports a cloud SDK: it sees providers only through
-:mod:`providers` offers and quotes.
+:mod:`providers` offers and quotes, over one :class:`pricing.catalog.Catalog` value that
+the caller loads (shipped snapshot < refreshed cache < user files) and passes down.
 """
 
 from __future__ import annotations
@@ -15,5 +16,8 @@ if TYPE_CHECKING:
 def plan(**kwargs: Any) -> Plan:
     """Plan a job from Python exactly as ``gpuplan plan`` does; see :func:`planner.plan.make_plan`."""
     from planner.plan import plan_from_options
+    from planner.settings import load_catalog, load_settings
 
-    return plan_from_options(**kwargs)
+    settings = kwargs.pop("settings", None) or load_settings()
+    catalog = kwargs.pop("catalog", None) or load_catalog(settings)
+    return plan_from_options(settings=settings, catalog=catalog, **kwargs)

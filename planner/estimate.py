@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from pricing.catalog import GpuSpec, Interconnect, data_rows, default_catalog
+from pricing.catalog import Catalog, GpuSpec, Interconnect, data_rows
 from pricing.errors import InputError
 from pricing.money import to_decimal
 from planner.workload import ImageWorkload, Precision, Recompute, Sharding, TrainingWorkload
@@ -54,14 +54,14 @@ class MfuAnchor(BaseModel):
     def fp8(self) -> bool:
         return self.precision == "fp8"
 
-    def utilization(self) -> float | None:
+    def utilization(self, catalog: Catalog) -> float | None:
         """Hardware FLOP utilization: HFU, else MFU, else TFLOP/s over the dense peak."""
         if self.hfu is not None:
             return self.hfu
         if self.mfu is not None:
             return self.mfu
         if self.tflops_per_gpu is not None:
-            peak, _ = peak_tflops(default_catalog().gpus[self.gpu_key], Precision.FP8 if self.fp8 else Precision.BF16)
+            peak, _ = peak_tflops(catalog.gpus[self.gpu_key], Precision.FP8 if self.fp8 else Precision.BF16)
             return self.tflops_per_gpu / peak
         return None
 
@@ -102,9 +102,9 @@ def peak_tflops(spec: GpuSpec, precision: Precision) -> tuple[float, str]:
     return spec.fp32_tflops, "FP32 (no tensor-core figure in the catalog)"
 
 
-def default_mfu(spec: GpuSpec, gpus: float, precision: Precision) -> tuple[float, str]:
+def default_mfu(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, str]:
     """Median utilization of the anchors closest to this GPU architecture, scale and precision."""
-    cat = default_catalog()
+    cat = catalog
     fp8 = precision is Precision.FP8
     cluster = gpus > NODE_SCALE_MAX_GPUS
 
@@ -113,7 +113,7 @@ def default_mfu(spec: GpuSpec, gpus: float, precision: Precision) -> tuple[float
         is_cluster = a.gpu_count is None or a.gpu_count > NODE_SCALE_MAX_GPUS
         return is_cluster == cluster
 
-    usable = [a for a in mfu_anchors() if a.gpu_key and a.fp8 == fp8 and a.utilization() is not None]
+    usable = [a for a in mfu_anchors() if a.gpu_key and a.fp8 == fp8 and a.utilization(cat) is not None]
     scale = "cluster (>64 GPUs)" if cluster else "node (<=64 GPUs)"
     tiers = [
         (lambda a: cat.gpus[a.gpu_key].arch == spec.arch and scale_ok(a), f"{spec.arch} anchors at {scale} scale"),
@@ -122,7 +122,7 @@ def default_mfu(spec: GpuSpec, gpus: float, precision: Precision) -> tuple[float
         (lambda a: True, f"all anchors (none for {spec.arch})"),
     ]
     for keep, basis in tiers:
-        vals = [u for a in usable if keep(a) and (u := a.utilization()) is not None]
+        vals = [u for a in usable if keep(a) and (u := a.utilization(cat)) is not None]
         if vals:
             return statistics.median(vals), f"median of {len(vals)} {basis} in data/mfu.csv"
     raise InputError("no MFU anchors for this precision", "give --mfu")
@@ -133,8 +133,8 @@ def published_runs() -> tuple[dict[str, str], ...]:
     return tuple(data_rows("published_runs.csv", "planner.data"))
 
 
-@lru_cache(maxsize=1)
-def goodput_overhead() -> tuple[float, str]:
+@lru_cache(maxsize=8)
+def goodput_overhead(catalog: Catalog) -> tuple[float, str]:
     """Extra run time beyond pure training steps, derived from Llama 3.1 405B.
 
     reported MFU / (6*N*D / (GPU-hours x 3600 x dense peak)) - 1: the share of paid GPU
@@ -144,7 +144,7 @@ def goodput_overhead() -> tuple[float, str]:
     gpus = int(run["gpu_count"])
     anchor = next(a for a in mfu_anchors() if "405B pretraining" in a.run and a.gpu_count == gpus)
     assert anchor.mfu is not None
-    peak, _ = peak_tflops(default_catalog().gpus[run["gpu_key"]], Precision.BF16)
+    peak, _ = peak_tflops(catalog.gpus[run["gpu_key"]], Precision.BF16)
     effective = 6 * float(run["params"]) * float(run["tokens"]) / (float(run["gpu_hours"]) * 3600 * peak * 1e12)
     overhead = anchor.mfu / effective - 1
     return overhead, (
@@ -191,10 +191,10 @@ class Estimate(BaseModel):
         }
 
 
-def _overhead(user: float | None) -> tuple[float, str]:
+def _overhead(user: float | None, catalog: Catalog) -> tuple[float, str]:
     if user is not None:
         return user, "given (--overhead)"
-    return goodput_overhead()
+    return goodput_overhead(catalog)
 
 
 def estimate_training(
@@ -203,6 +203,8 @@ def estimate_training(
     gpus: float,
     interconnect: Interconnect = Interconnect.NVLINK,
     recompute: Recompute | None = None,
+    *,
+    catalog: Catalog,
 ) -> Estimate:
     """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` is the layout's choice when known."""
     if w.tokens is None:
@@ -214,9 +216,9 @@ def estimate_training(
     if w.mfu is not None:
         util, util_basis = w.mfu, "given (--mfu)"
     else:
-        util, util_basis = default_mfu(spec, gpus, w.precision)
+        util, util_basis = default_mfu(spec, gpus, w.precision, catalog)
     ic, ic_note = interconnect_factor(gpus, interconnect)
-    overhead, overhead_basis = _overhead(w.overhead)
+    overhead, overhead_basis = _overhead(w.overhead, catalog)
     step_hours = hw_flops / (gpus * peak * 1e12 * util * ic) / 3600
     wall = step_hours * (1 + overhead)
     notes = [n for n in (ic_note,) if n]
@@ -246,9 +248,9 @@ def estimate_training(
     )
 
 
-def image_throughput(w: ImageWorkload, spec: GpuSpec) -> tuple[float, str, bool]:
+def image_throughput(w: ImageWorkload, spec: GpuSpec, catalog: Catalog) -> tuple[float, str, bool]:
     """Images/sec on one ``spec`` GPU: measured median, or scaled from a measured GPU."""
-    from planner.perf import SAME_SPEED, Precision as PerfPrecision, WorkloadClass, benchmark_rows, relative_speed
+    from planner.perf import SAME_SPEED, SpeedPrecision, WorkloadClass, benchmark_rows, relative_speed
 
     p = w.preset
     if not p.benchmark_model:
@@ -270,22 +272,23 @@ def image_throughput(w: ImageWorkload, spec: GpuSpec) -> tuple[float, str, bool]
         if r.throughput:
             by_gpu.setdefault(r.gpu_key, []).append(r.throughput)
     anchor = max(by_gpu, key=lambda k: (len(by_gpu[k]), k))
-    prec = PerfPrecision.FP32 if w.precision is Precision.FP32 else PerfPrecision.MIXED
-    speed = relative_speed(spec.key, anchor, WorkloadClass.CNN, prec)
+    prec = SpeedPrecision.FP32 if w.precision is Precision.FP32 else SpeedPrecision.MIXED
+    speed = relative_speed(catalog, spec.key, anchor, WorkloadClass.CNN, prec)
     value = statistics.median(by_gpu[anchor]) * speed.relative
     return value, f"{anchor} measured x {speed.relative:.2f} relative CNN speed ({speed.basis})", False
 
 
 def estimate_images(
-    w: ImageWorkload, spec: GpuSpec, gpus: float, interconnect: Interconnect = Interconnect.NVLINK
+    w: ImageWorkload, spec: GpuSpec, gpus: float, interconnect: Interconnect = Interconnect.NVLINK, *,
+    catalog: Catalog,
 ) -> Estimate:
     from planner.scaling import efficiency
 
     if w.images is None:
         raise InputError("no dataset size given", "give --images, e.g. --images 1281167 for ImageNet-1k")
-    per_gpu, basis, measured = image_throughput(w, spec)
+    per_gpu, basis, measured = image_throughput(w, spec, catalog)
     eff = efficiency(gpus, interconnect) if gpus > 1 else 1.0
-    overhead, overhead_basis = _overhead(w.overhead)
+    overhead, overhead_basis = _overhead(w.overhead, catalog)
     samples = w.images * w.epochs
     step_hours = samples / (per_gpu * gpus * eff) / 3600
     wall = step_hours * (1 + overhead)
@@ -331,11 +334,11 @@ class AccuracyRow(BaseModel):
 UNREPORTED_COUNT = 2048
 
 
-def accuracy_rows() -> list[AccuracyRow]:
+def accuracy_rows(catalog: Catalog) -> list[AccuracyRow]:
     """Every shipped published run with gpuplan's prediction, recomputed from the shipped data."""
     from planner.workload import TransformerArch
 
-    cat = default_catalog()
+    cat = catalog
     out = []
     for r in published_runs():
         spec = cat.gpus[r["gpu_key"]]
@@ -345,11 +348,11 @@ def accuracy_rows() -> list[AccuracyRow]:
         predicted: float | None = None
         if r["model"] and r["images"]:
             w = ImageWorkload(model=r["model"], images=float(r["images"]), epochs=float(r["epochs"]), precision=precision)
-            predicted = estimate_images(w, spec, n, spec.interconnect).gpu_hours
+            predicted = estimate_images(w, spec, n, spec.interconnect, catalog=cat).gpu_hours
         elif r["tokens"]:
             t = TrainingWorkload(arch=TransformerArch(name=r["run"], params=float(r["params"])),
                                  tokens=float(r["tokens"]), precision=precision, recompute=Recompute.NONE)
-            predicted = estimate_training(t, spec, n, spec.interconnect).gpu_hours
+            predicted = estimate_training(t, spec, n, spec.interconnect, catalog=cat).gpu_hours
         published = float(r["gpu_hours"])
         out.append(AccuracyRow(
             run=r["run"], gpu=spec.key, gpus=gpus, predicted_gpu_hours=predicted, published_gpu_hours=published,
@@ -359,9 +362,8 @@ def accuracy_rows() -> list[AccuracyRow]:
     return out
 
 
-def accuracy_summary(rows: list[AccuracyRow] | None = None) -> dict[str, float]:
+def accuracy_summary(rows: list[AccuracyRow]) -> dict[str, float]:
     """Median absolute error and worst ratio (max of predicted/published and its inverse) over included runs."""
-    rows = accuracy_rows() if rows is None else rows
     errs = [r.error for r in rows if r.included and r.error is not None]
     return {
         "runs": len(errs),
@@ -370,16 +372,16 @@ def accuracy_summary(rows: list[AccuracyRow] | None = None) -> dict[str, float]:
     }
 
 
-class WorkloadDemand(BaseModel):
+class WorkloadDemand:
     """A model-based workload as the planner's Demand: fit on each offer, then time it on that GPU."""
 
-    model_config = ConfigDict(frozen=True)
-
-    workload: TrainingWorkload | ImageWorkload
+    def __init__(self, workload: TrainingWorkload | ImageWorkload, catalog: Catalog) -> None:
+        self.workload = workload
+        self.catalog = catalog
 
     def run(self, offer: Any, spec: GpuSpec) -> Any:
+        from planner.demand import Run
         from planner.memory import image_max_batch, layout
-        from planner.plan import Run
 
         vram = spec.vram_gb * min(offer.gpu_count, 1)
         gpus = max(1, int(offer.gpu_count))
@@ -390,13 +392,13 @@ class WorkloadDemand(BaseModel):
                 lay = layout(w, vram, gpus)
                 if lay is None:
                     return _no_fit_reason(w, vram, gpus, offer.gpu_count, spec)
-                est = estimate_training(w, spec, offer.gpu_count, offer.interconnect, lay.recompute)
+                est = estimate_training(w, spec, offer.gpu_count, offer.interconnect, lay.recompute, catalog=self.catalog)
                 notes.append(f"fits with {lay.describe()}" + (f", max micro-batch {lay.max_batch}" if lay.max_batch else ""))
             else:
-                mb, basis = image_max_batch(w, spec, vram)
+                mb, basis = image_max_batch(w, spec, vram, self.catalog)
                 if mb is not None and mb < (w.batch or 1):
                     return f"{w.model} fits a batch of {mb} in {vram:g} GB ({basis}), below the {w.batch or 1} asked for"
-                est = estimate_images(w, spec, offer.gpu_count, offer.interconnect)
+                est = estimate_images(w, spec, offer.gpu_count, offer.interconnect, catalog=self.catalog)
         except InputError as exc:
             return exc.message
         notes.append(f"MFU {est.assumptions['mfu']:.0%}" if "mfu" in est.assumptions
@@ -407,7 +409,7 @@ class WorkloadDemand(BaseModel):
 
     def assumptions(self) -> dict[str, Any]:
         w = self.workload
-        overhead = w.overhead if w.overhead is not None else goodput_overhead()[0]
+        overhead = w.overhead if w.overhead is not None else goodput_overhead(self.catalog)[0]
         out: dict[str, Any] = {"workload": w.model_dump(mode="json"), "goodput_overhead": round(overhead, 4)}
         if isinstance(w, TrainingWorkload):
             out["time_model"] = "6*N*D (8*N*D with full recompute) / (GPUs x dense peak x MFU), MFU per GPU generation and scale"

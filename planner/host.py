@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.errors import InputError
 from pricing.money import Currency, Money
-from providers.base import LineItem
+from pricing.line_items import LineItem
 
 
 class Default(BaseModel):

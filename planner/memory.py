@@ -27,7 +27,7 @@ import statistics
 
 from pydantic import BaseModel, ConfigDict
 
-from pricing.catalog import GpuSpec
+from pricing.catalog import Catalog, GpuSpec
 from planner.workload import (
     ImageWorkload,
     InferenceWorkload,
@@ -244,7 +244,7 @@ def fewest_gpus(w: TrainingWorkload, vram_gb: float, limit: int = 1 << 20) -> La
     return best
 
 
-def image_max_batch(w: ImageWorkload, spec: GpuSpec, vram_gb: float) -> tuple[int | None, str]:
+def image_max_batch(w: ImageWorkload, spec: GpuSpec, vram_gb: float, catalog: Catalog) -> tuple[int | None, str]:
     """Measured Lambda batch size on this GPU, or scaled by VRAM from measured GPUs; with its basis."""
     from planner.perf import SAME_SPEED, benchmark_rows
 
@@ -257,10 +257,7 @@ def image_max_batch(w: ImageWorkload, spec: GpuSpec, vram_gb: float) -> tuple[in
     own = [r.batch_size for r in rows if SAME_SPEED.get(r.gpu_key, r.gpu_key) == key and r.batch_size]
     if own and vram_gb >= spec.vram_gb:
         return int(statistics.median(own)), "measured (Lambda TF: a large batch that fits, not an OOM threshold)"
-    from pricing.catalog import default_catalog
-
-    cat = default_catalog()
-    per_gb = statistics.median(r.batch_size / cat.gpus[r.gpu_key].vram_gb for r in rows if r.batch_size)
+    per_gb = statistics.median(r.batch_size / catalog.gpus[r.gpu_key].vram_gb for r in rows if r.batch_size)
     return int(per_gb * vram_gb), "scaled linearly with VRAM from Lambda TF batch sizes"
 
 
@@ -286,13 +283,12 @@ class BatchCheck(BaseModel):
         return self.predicted_max_batch / self.measured_batch
 
 
-def lambda_batch_checks() -> list[BatchCheck]:
+def lambda_batch_checks(catalog: Catalog) -> list[BatchCheck]:
     """Predicted max batch vs Lambda's BERT SQuAD batch sizes (large batches that fit, not OOM thresholds)."""
-    from pricing.catalog import default_catalog
     from planner.perf import benchmark_rows
     from planner.workload import TransformerArch, preset
 
-    cat = default_catalog()
+    cat = catalog
     names = {"BERT-base SQuAD fine-tune": "bert-base", "BERT-large SQuAD fine-tune": "bert-large"}
     out = []
     for r in benchmark_rows():

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from pricing.catalog import GpuSpec, data_rows, default_catalog
+from pricing.catalog import Catalog, GpuSpec, data_rows
 
 
 class WorkloadClass(StrEnum):
@@ -29,13 +29,13 @@ class WorkloadClass(StrEnum):
     TRANSFORMER = "transformer"
 
 
-class Precision(StrEnum):
+class SpeedPrecision(StrEnum):
     FP32 = "fp32"
     MIXED = "mixed"  # fp16/bf16 automatic mixed precision
 
     @property
     def benchmark_label(self) -> str:
-        return "fp16" if self is Precision.MIXED else "fp32"
+        return "fp16" if self is SpeedPrecision.MIXED else "fp32"
 
 
 CLASS_MODELS: dict[WorkloadClass, frozenset[str]] = {
@@ -128,7 +128,7 @@ def fit_speeds(rows: list[tuple[str, str, float]], iterations: int = 200) -> dic
 
 
 @lru_cache(maxsize=8)
-def measured_log_speeds(cls: WorkloadClass, precision: Precision) -> dict[str, float]:
+def measured_log_speeds(catalog: Catalog, cls: WorkloadClass, precision: SpeedPrecision) -> dict[str, float]:
     """Fitted log speed per catalog GPU key for one class and precision."""
     rows = [
         (SAME_SPEED.get(r.gpu_key, r.gpu_key) or r.gpu, f"{r.suite}|{r.model}", r.throughput)
@@ -139,13 +139,13 @@ def measured_log_speeds(cls: WorkloadClass, precision: Precision) -> dict[str, f
         and r.suite not in EXCLUDED_SUITES
     ]
     fitted = fit_speeds(rows)
-    keys = set(default_catalog().gpus)
+    keys = set(catalog.gpus)
     return {g: s for g, s in fitted.items() if g in keys}
 
 
-def spec_metric(spec: GpuSpec, cls: WorkloadClass, precision: Precision) -> float | None:
+def spec_metric(spec: GpuSpec, cls: WorkloadClass, precision: SpeedPrecision) -> float | None:
     """The spec figure that bounds this class's throughput, or None if the catalog lacks it."""
-    compute = spec.tensor_fp16_tflops if precision is Precision.MIXED else spec.fp32_tflops
+    compute = spec.tensor_fp16_tflops if precision is SpeedPrecision.MIXED else spec.fp32_tflops
     if compute is None:
         compute = spec.fp32_tflops  # no tensor cores: mixed precision runs on the FP32 units
     if cls is WorkloadClass.CNN or compute is None:
@@ -156,10 +156,9 @@ def spec_metric(spec: GpuSpec, cls: WorkloadClass, precision: Precision) -> floa
 
 
 @lru_cache(maxsize=1024)
-def log_speed(gpu: str, cls: WorkloadClass, precision: Precision) -> tuple[float, bool, str]:
+def log_speed(catalog: Catalog, gpu: str, cls: WorkloadClass, precision: SpeedPrecision) -> tuple[float, bool, str]:
     """(log speed, measured?, basis) for one GPU, falling back to the spec estimate."""
-    measured = measured_log_speeds(cls, precision)
-    catalog = default_catalog()
+    measured = measured_log_speeds(catalog, cls, precision)
     gpu = SAME_SPEED.get(gpu, gpu)
     if gpu in measured:
         return measured[gpu], True, "measured (Lambda benchmark fit)"
@@ -181,10 +180,10 @@ def log_speed(gpu: str, cls: WorkloadClass, precision: Precision) -> tuple[float
 
 
 @lru_cache(maxsize=4096)
-def relative_speed(gpu: str, ref_gpu: str, cls: WorkloadClass, precision: Precision) -> Speed:
+def relative_speed(catalog: Catalog, gpu: str, ref_gpu: str, cls: WorkloadClass, precision: SpeedPrecision) -> Speed:
     """Throughput of ``gpu`` as a multiple of ``ref_gpu`` for this class and precision."""
-    s, measured, basis = log_speed(gpu, cls, precision)
-    r, ref_measured, _ = log_speed(ref_gpu, cls, precision)
+    s, measured, basis = log_speed(catalog, gpu, cls, precision)
+    r, ref_measured, _ = log_speed(catalog, ref_gpu, cls, precision)
     return Speed(
         gpu=gpu,
         ref_gpu=ref_gpu,

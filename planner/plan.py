@@ -11,74 +11,21 @@ from __future__ import annotations
 from collections import Counter
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from pricing.billing import BillingMode
-from pricing.catalog import Catalog, GpuSpec, ProviderName, default_catalog
+from pricing.catalog import Catalog, GpuSpec, Stock
 from pricing.errors import InputError, NoOptionError
+from pricing.line_items import LineItem
 from pricing.money import Currency, Fx, Money
-from providers import all_providers
-from providers.base import LineItem, Offer, Provider
-from planner.perf import Precision, WorkloadClass, relative_speed
-from planner.report import quantity_text
-from planner.scaling import efficiency
+from providers.base import Offer, Provider
+from providers.registry import all_providers
+from planner.demand import Demand, RefGpuHours
+from planner.perf import SpeedPrecision, WorkloadClass
 from planner.settings import Settings, load_settings
 from planner.units import positive
-
-
-class Run(BaseModel):
-    """How long a job takes on one offer's GPUs."""
-
-    model_config = ConfigDict(frozen=True)
-
-    wall_hours: Decimal
-    gpu_hours: Decimal
-    notes: tuple[str, ...] = ()
-
-
-class Demand(Protocol):
-    """A workload as the planner sees it: a run time per offer, or why it cannot run."""
-
-    def run(self, offer: Offer, spec: GpuSpec) -> Run | str: ...
-
-    def assumptions(self) -> dict[str, Any]: ...
-
-
-def scaled_run(ref_hours: Decimal, offer: Offer, speed: float, basis: str, measured: bool) -> Run:
-    """``ref_hours`` of single-reference-GPU work spread over the offer's GPUs."""
-    eff = efficiency(offer.gpu_count, offer.interconnect)
-    wall = ref_hours / Decimal(repr(speed * offer.gpu_count * eff))
-    notes = []
-    if not measured:
-        notes.append(f"speed is a {basis}")
-    if offer.gpu_count > 1:
-        notes.append(f"{eff:.0%} scaling efficiency on {offer.gpu_count:g} GPUs over {offer.interconnect}")
-    return Run(wall_hours=wall, gpu_hours=wall * Decimal(repr(offer.gpu_count)), notes=tuple(notes))
-
-
-class RefGpuHours(BaseModel):
-    """GPU-hours measured on a reference GPU, scaled to each GPU by relative throughput."""
-
-    model_config = ConfigDict(frozen=True)
-
-    gpu_hours: Decimal
-    ref_gpu: str
-    workload_class: WorkloadClass = WorkloadClass.TRANSFORMER
-    precision: Precision = Precision.MIXED
-
-    def run(self, offer: Offer, spec: GpuSpec) -> Run | str:
-        speed = relative_speed(spec.key, self.ref_gpu, self.workload_class, self.precision)
-        return scaled_run(self.gpu_hours, offer, speed.relative, speed.basis, speed.measured)
-
-    def assumptions(self) -> dict[str, Any]:
-        return {
-            "gpu_hours_on_ref": str(self.gpu_hours),
-            "ref_gpu": self.ref_gpu,
-            "workload_class": self.workload_class.value,
-            "precision": self.precision.value,
-        }
 
 
 class Constraints(BaseModel):
@@ -87,7 +34,7 @@ class Constraints(BaseModel):
     deadline_hours: Decimal | None = None
     budget: Money | None = None
     min_vram_gb: float | None = None
-    providers: frozenset[ProviderName] | None = None
+    providers: frozenset[str] | None = None
     billing: frozenset[BillingMode] | None = None
     regions: tuple[str, ...] | None = None
     gpus: frozenset[str] | None = None
@@ -99,7 +46,7 @@ class Option(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    provider: ProviderName
+    provider: str
     offer: str
     region: str
     gpu: str
@@ -112,9 +59,11 @@ class Option(BaseModel):
     line_items: tuple[LineItem, ...]
     notes: tuple[str, ...]
     estimate: bool = False
+    zone: str | None = None  # the zone whose price this is (live data), for launch --from-plan
+    live: bool = False  # priced from refreshed (live) data rather than the shipped snapshot
 
 
-class Rule(StrEnum):
+class ExclusionRule(StrEnum):
     """Which constraint or fact excluded an option: the key that summaries group by."""
 
     GPU = "gpu"
@@ -125,23 +74,24 @@ class Rule(StrEnum):
     WORKLOAD = "workload"
     DEADLINE = "deadline"
     BUDGET = "budget"
+    SOLD_OUT = "sold_out"
 
 
 RULE_TEXT = {
-    Rule.GPU: "not a selected GPU", Rule.MIN_VRAM: "below --min-vram", Rule.MAX_GPUS: "above --max-gpus",
-    Rule.REGION: "outside --region", Rule.NO_PRICE: "without a public price", Rule.WORKLOAD: "where the workload does not fit",
-    Rule.DEADLINE: "past the deadline", Rule.BUDGET: "over the budget",
+    ExclusionRule.GPU: "not a selected GPU", ExclusionRule.MIN_VRAM: "below --min-vram", ExclusionRule.MAX_GPUS: "above --max-gpus",
+    ExclusionRule.REGION: "outside --region", ExclusionRule.NO_PRICE: "without a public price", ExclusionRule.WORKLOAD: "where the workload does not fit",
+    ExclusionRule.DEADLINE: "past the deadline", ExclusionRule.BUDGET: "over the budget", ExclusionRule.SOLD_OUT: "sold out in every zone",
 }
 
 
 class Exclusion(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    provider: ProviderName
+    provider: str
     offer: str
     region: str
     billing: BillingMode | None = None
-    rule: Rule
+    rule: ExclusionRule
     reason: str
 
 
@@ -169,24 +119,27 @@ def region_matches(offer: Offer, regions: tuple[str, ...]) -> bool:
     return any(n.startswith(r.lower()) for r in regions for n in names)
 
 
-def offer_filter(offer: Offer, spec: GpuSpec, c: Constraints, *, priced: bool = True) -> tuple[Rule, str] | None:
+def offer_filter(offer: Offer, spec: GpuSpec, c: Constraints, *, priced: bool = True) -> tuple[ExclusionRule, str] | None:
     """Why ``c`` excludes ``offer`` before any costing, or None; ``priced=False`` keeps unpriced offers."""
     vram = spec.vram_gb * min(offer.gpu_count, 1)
     if c.gpus is not None and offer.gpu not in c.gpus:
-        return Rule.GPU, "GPU not selected (--gpu)"
+        return ExclusionRule.GPU, "GPU not selected (--gpu)"
     if c.min_vram_gb is not None and vram < c.min_vram_gb:
-        return Rule.MIN_VRAM, f"{vram:g} GB VRAM per GPU is below --min-vram {c.min_vram_gb:g}"
+        return ExclusionRule.MIN_VRAM, f"{vram:g} GB VRAM per GPU is below --min-vram {c.min_vram_gb:g}"
     if c.max_gpus is not None and offer.gpu_count > c.max_gpus:
-        return Rule.MAX_GPUS, f"{offer.gpu_count:g} GPUs is above --max-gpus {c.max_gpus:g}"
+        return ExclusionRule.MAX_GPUS, f"{offer.gpu_count:g} GPUs is above --max-gpus {c.max_gpus:g}"
     if c.regions and offer.region != "local" and not region_matches(offer, c.regions):
-        return Rule.REGION, "not in the selected regions (--region)"
+        return ExclusionRule.REGION, "not in the selected regions (--region)"
     if not priced:
         return None
+    if offer.stock is Stock.SOLD_OUT:
+        zones = ", ".join(offer.sold_out_zones)
+        return ExclusionRule.SOLD_OUT, f"sold out in every zone of {offer.region} ({zones}; live data of {offer.as_of})"
     if not offer.rates:
-        return Rule.NO_PRICE, "no public price in the catalog"
+        return ExclusionRule.NO_PRICE, "no public price in the catalog"
     if c.billing is not None and not c.billing & offer.rates.keys():
         wanted = ", ".join(sorted(c.billing))
-        return Rule.NO_PRICE, f"no {wanted} price in the catalog"
+        return ExclusionRule.NO_PRICE, f"no {wanted} price in the catalog"
     return None
 
 
@@ -200,8 +153,7 @@ def _host_note(offer: Offer, spec: GpuSpec) -> str | None:
 
 
 def _cost_story(o: Option) -> str:
-    parts = [f"{quantity_text(i.quantity)} {i.unit} x {i.unit_price.amount} {i.unit_price.currency}" for i in o.line_items]
-    return " + ".join(parts)
+    return " + ".join(i.story() for i in o.line_items)
 
 
 def explain(options: list[Option]) -> str:
@@ -230,23 +182,23 @@ def make_plan(
     constraints: Constraints | None = None,
     settings: Settings | None = None,
     *,
-    catalog: Catalog | None = None,
+    catalog: Catalog,
     providers: list[Provider] | None = None,
 ) -> Plan:
     """Cost every offer x billing mode for ``demand`` and rank what the constraints allow."""
     c = constraints or Constraints()
     s = settings or load_settings()
-    cat = catalog or default_catalog()
+    cat = catalog
     fx: Fx = s.fx_table()
     options: list[Option] = []
     excluded: list[Exclusion] = []
-    for provider in providers or all_providers():
+    for provider in providers or all_providers(cat, spot_pricing=s.spot_price):
         if c.providers is not None and provider.name not in c.providers:
             continue
-        for offer in provider.list_offers(cat):
+        for offer in provider.list_offers():
             spec = cat.gpus[offer.gpu]
 
-            def drop(rule: Rule, reason: str, mode: BillingMode | None = None, _o: Offer = offer) -> None:
+            def drop(rule: ExclusionRule, reason: str, mode: BillingMode | None = None, _o: Offer = offer) -> None:
                 excluded.append(
                     Exclusion(provider=_o.provider, offer=_o.name, region=_o.region, billing=mode, rule=rule,
                               reason=reason)
@@ -257,7 +209,7 @@ def make_plan(
                 continue
             run = demand.run(offer, spec)
             if isinstance(run, str):
-                drop(Rule.WORKLOAD, run)
+                drop(ExclusionRule.WORKLOAD, run)
                 continue
             host = _host_note(offer, spec)
             for mode in offer.rates:
@@ -279,10 +231,10 @@ def make_plan(
                 if host:
                     notes.append(host)
                 if c.deadline_hours is not None and wall > c.deadline_hours:
-                    drop(Rule.DEADLINE, f"takes {wall:.1f} h, past the {c.deadline_hours:g} h deadline", mode)
+                    drop(ExclusionRule.DEADLINE, f"takes {wall:.1f} h, past the {c.deadline_hours:g} h deadline", mode)
                     continue
                 if c.budget is not None and cost.amount > fx.convert(c.budget, s.currency).amount:
-                    drop(Rule.BUDGET, f"costs {cost}, over the budget {c.budget}", mode)
+                    drop(ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}", mode)
                     continue
                 options.append(
                     Option(
@@ -299,10 +251,12 @@ def make_plan(
                         line_items=quote.line_items,
                         notes=tuple(notes),
                         estimate=quote.estimate,
+                        zone=quote.zone,
+                        live=offer.live,
                     )
                 )
     if not options:
-        if c.billing is not None and all(e.rule is Rule.NO_PRICE for e in excluded):
+        if c.billing is not None and all(e.rule is ExclusionRule.NO_PRICE for e in excluded):
             wanted = ", ".join(sorted(c.billing))
             raise NoOptionError(f"no offer in the catalog has a {wanted} price",
                                 "`gpuplan offers` shows which prices each offer has")
@@ -319,9 +273,26 @@ def make_plan(
         "spot_overhead": str(s.spot_overhead),
         "fx": [r.label() for r in fx.used()],
         "catalog_as_of": cat.as_of.isoformat(),
-        "prices": "list prices from the shipped snapshot; estimates are marked",
+        "prices": prices_statement(cat, c.providers),
+        "catalog_layers": [f"{layer.layer}: {layer.origin} ({layer.rows} rows)" for layer in cat.layers],
     }
     return Plan(currency=s.currency, assumptions=assumptions, options=options, excluded=excluded, explanation=explain(options))
+
+
+def prices_statement(cat: Catalog, providers: frozenset[str] | None) -> str:
+    """Which data the prices came from, and what is not live, in one sentence."""
+    clouds = [p for p in cat.providers if p != "local" and (providers is None or p in providers)]
+    live = [p for p in clouds if p in cat.live_providers]
+    parts = []
+    if live:
+        parts.append(f"live prices and stock for {', '.join(live)} (gpuplan catalog refresh)")
+    stale = [p for p in clouds if p not in live]
+    if stale:
+        parts.append(f"list prices from the shipped snapshot for {', '.join(stale)}: regions, zones and spot are "
+                     "not live (`gpuplan catalog refresh --provider NAME --region REGION` reads them)")
+    if any(layer.layer == "user" for layer in cat.layers):
+        parts.append("user catalog files override both")
+    return "; ".join(parts) + "; estimates are marked" if parts else "estimates are marked"
 
 
 def plan_from_options(
@@ -331,18 +302,20 @@ def plan_from_options(
     workload_class: str = "transformer",
     precision: str = "mixed",
     settings: Settings | None = None,
+    catalog: Catalog,
     **constraints: Any,
 ) -> Plan:
     """The Python API behind ``gpuplan plan --gpu-hours``; constraint names as in :class:`Constraints`."""
     s = settings or load_settings()
-    cat = default_catalog()
+    cat = catalog
     try:
-        cls, prec = WorkloadClass(workload_class), Precision(precision)
+        cls, prec = WorkloadClass(workload_class), SpeedPrecision(precision)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     demand = RefGpuHours(
         gpu_hours=positive(gpu_hours, "GPU-hours"),
         ref_gpu=cat.gpu(ref_gpu or s.ref_gpu).key,
+        catalog=cat,
         workload_class=cls,
         precision=prec,
     )

@@ -37,13 +37,6 @@ def pick_format(output: str | None, as_json: bool) -> OutputFormat:
         raise InputError(f"unknown output format {output!r}", f"use one of {known}") from None
 
 
-def quantity_text(q: Decimal) -> str:
-    """A billing quantity: whole numbers as they are, fractions to 2 places (4 below 1)."""
-    if q == q.to_integral_value():
-        return f"{q:,.0f}"
-    return f"{q:,.2f}" if abs(q) >= 1 else f"{q:.4f}"
-
-
 def jsonable(value: Any) -> Any:
     """Plain JSON types; Decimals become strings so no precision is lost."""
     if isinstance(value, BaseModel):

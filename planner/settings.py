@@ -11,51 +11,36 @@ from __future__ import annotations
 import os
 import tomllib
 from decimal import Decimal
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pricing.billing import HOURS_PER_MONTH
 from pricing.errors import InputError, first_error
 from pricing.money import Currency, Fx, FxRate, parse_fx, shipped_fx_rates
+from pricing.paths import APP, cache_dir, catalog_cache_dir, config_dir, data_dir, home
 
-APP = "gpuplan"
+if TYPE_CHECKING:
+    from pricing.catalog import Catalog
+
 ENV_PREFIX = "GPUPLAN_"
+__all__ = ["APP", "cache_dir", "catalog_cache_dir", "config_dir", "data_dir", "home", "config_file", "Settings",
+           "load_settings", "load_catalog"]
+
 DEFAULT_REF_GPU = "V100-SXM2-32GB"  # the seed's card: Tencent GN10Xp's V100 NVLink 32 GB
-
-
-def home() -> Path | None:
-    value = os.environ.get("GPUPLAN_HOME")
-    return Path(value).expanduser() if value else None
-
-
-def config_dir() -> Path:
-    if (h := home()) is not None:
-        return h / "config"
-    from platformdirs import user_config_path
-
-    return user_config_path(APP)
-
-
-def cache_dir() -> Path:
-    if (h := home()) is not None:
-        return h / "cache"
-    from platformdirs import user_cache_path
-
-    return user_cache_path(APP)
-
-
-def data_dir() -> Path:
-    if (h := home()) is not None:
-        return h / "data"
-    from platformdirs import user_data_path
-
-    return user_data_path(APP)
 
 
 def config_file() -> Path:
     return config_dir() / "config.toml"
+
+
+class SpotChoice(StrEnum):
+    """Which spot price to plan with where zones differ (--spot-price)."""
+
+    TYPICAL = "typical"  # the median over zones that sell the type
+    CHEAPEST = "cheapest"  # the cheapest zone's price now
 
 
 class Settings(BaseModel):
@@ -68,6 +53,8 @@ class Settings(BaseModel):
     hours_per_month: Decimal = Field(default=HOURS_PER_MONTH, gt=0)
     spot_overhead: Decimal = Field(default=Decimal("0.10"), ge=0)
     ref_gpu: str = DEFAULT_REF_GPU
+    catalog: tuple[Path, ...] = ()  # user catalog CSVs, layered over the shipped and refreshed data
+    spot_price: SpotChoice = SpotChoice.TYPICAL
 
     @field_validator("fx", mode="before")
     @classmethod
@@ -82,6 +69,13 @@ class Settings(BaseModel):
     @classmethod
     def _currency(cls, value: Any) -> Any:
         return Currency.parse(value) if isinstance(value, str) else value
+
+    @field_validator("catalog", mode="before")
+    @classmethod
+    def _catalog(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [v for v in value.split(",") if v.strip()]
+        return value
 
     def fx_table(self) -> Fx:
         """User rates first, so they override the shipped ones for the same pair."""
@@ -125,3 +119,10 @@ def load_settings(**flags: Any) -> Settings:
         where, msg = first_error(exc)
         raise InputError(f"bad setting {where or 'settings'}: {msg}",
                          "check flags, GPUPLAN_* variables and the config file") from None
+
+
+def load_catalog(settings: Settings, extra_files: tuple[Path, ...] = ()) -> Catalog:
+    """The catalog every command plans over: shipped < refreshed cache < user files (config, then flags)."""
+    from pricing.catalog import Catalog
+
+    return Catalog.load(cache=catalog_cache_dir(), user_files=(*settings.catalog, *extra_files))

@@ -17,8 +17,10 @@ from pydantic import BaseModel
 
 from pricing.errors import InputError
 from pricing.money import round_cents
-from planner.report import Column, quantity_text
-from planner.tco import OptionKind, TcoLine, TcoOption, TcoResult
+from planner.report import Column
+from pricing.billing import BillingMode
+from pricing.line_items import quantity_text
+from planner.tco import TcoLine, TcoOption, TcoResult
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
@@ -268,8 +270,8 @@ def svg_chart(r: TcoResult, width: int = 860, height: int = 420) -> str:
         color = PALETTE[i % len(PALETTE)]
         colors[o.name] = color
         pts = " ".join(f"{x(m):.1f},{y(float(v)):.1f}" for m, v in [(0, Decimal(0)), *((k + 1, c) for k, c in enumerate(o.cumulative_cost))])
-        dash = ' stroke-dasharray="6 3"' if o.kind is not OptionKind.BUY and o.estimate else ""
-        width_ = 3 if o.kind is OptionKind.BUY else 2
+        dash = ' stroke-dasharray="6 3"' if o.kind is not BillingMode.BUY and o.estimate else ""
+        width_ = 3 if o.kind is BillingMode.BUY else 2
         out.append(f'<polyline fill="none" stroke="{color}" stroke-width="{width_}"{dash} points="{pts}"/>')
         ly = top + 14 + i * 18
         out.append(f'<line x1="{left + pw + 12}" y1="{ly - 4}" x2="{left + pw + 34}" y2="{ly - 4}" stroke="{color}" '
@@ -330,7 +332,7 @@ def write_chart(r: TcoResult, path: Path) -> None:
         for o in r.options:
             style = "--" if o.estimate else "-"
             ax.plot(months, [0.0, *(float(v) for v in o.cumulative_cost)], style,
-                    linewidth=2.5 if o.kind is OptionKind.BUY else 1.6, label=_option_label(o))
+                    linewidth=2.5 if o.kind is BillingMode.BUY else 1.6, label=_option_label(o))
         by_name = {o.name: o for o in r.options}
         for b in r.breakeven:
             if b.month is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from decimal import Decimal
 
@@ -42,3 +44,14 @@ def parse_money(text: str, default: Currency) -> Money:
     if amount is None or len(parts) > 2:
         raise InputError(f"cannot read amount {text!r}", "write it like 5000 or '5000 CNY'")
     return Money(amount=positive(amount, "budget"), currency=currency)
+
+
+def parse_enum(enum: Any, value: str | None, flag: str) -> Any:
+    """An enum member from a flag value, forgiving case and dashes (zero-3 is zero3); None stays None."""
+    if value is None:
+        return None
+    try:
+        return enum(value.strip().lower().replace("-", ""))
+    except ValueError:
+        known = ", ".join(e.value for e in enum)
+        raise InputError(f"unknown {flag} {value!r}", f"use one of {known}") from None

@@ -319,3 +319,62 @@ def load_workload(path: str | Path) -> TrainingWorkload | InferenceWorkload | Im
 def count(value: float | None, what: str) -> float | None:
     """Large counts as users type them ('2e12'), rejecting NaN, infinities and non-positive values."""
     return None if value is None else float(positive(value, what))
+
+
+def workload_from_options(
+    *,
+    workload_file: str | None = None,
+    model: str | None = None,
+    params: float | None = None,
+    layers: int | None = None,
+    hidden: int | None = None,
+    heads: int | None = None,
+    kv_heads: int | None = None,
+    vocab: int | None = None,
+    tokens: float | None = None,
+    seq_len: int | None = None,
+    batch: int | None = None,
+    precision: str | None = None,
+    optimizer: str | None = None,
+    recompute: str | None = None,
+    flash: bool | None = None,
+    sharding: str | None = None,
+    mfu: float | None = None,
+    overhead: float | None = None,
+    overhead_gb: float | None = None,
+    images: float | None = None,
+    epochs: float | None = None,
+    infer: bool = False,
+    weight_bits: int | None = None,
+    context: int | None = None,
+) -> TrainingWorkload | InferenceWorkload | ImageWorkload:
+    """One workload from a TOML file or from flags (not both)."""
+    from planner.units import parse_enum
+
+    if workload_file is not None:
+        if model is not None or params is not None:
+            raise InputError("give either --workload or --model/--params, not both")
+        w = load_workload(workload_file)
+        if w.kind == "gpu-hours":
+            raise InputError("this command needs a model workload, not plain GPU-hours",
+                             "use `gpuplan plan --gpu-hours` for those")
+        return w  # type: ignore[return-value]
+    prec = Precision.parse(precision) if precision else None
+    tokens, images, params = count(tokens, "--tokens"), count(images, "--images"), count(params, "--params")
+    if (model is not None and preset(model).kind is ModelKind.IMAGE) or images is not None:
+        if model is None:
+            raise InputError("--images needs an image model", "e.g. --model resnet50")
+        return build(ImageWorkload, model=preset(model).name, images=images, epochs=epochs, precision=prec,
+                     batch=batch, overhead=overhead, overhead_gb=overhead_gb)
+    arch = arch_for(model, params, layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, vocab=vocab)
+    if infer:
+        return build(InferenceWorkload, arch=arch, weight_bits=weight_bits, context=context, batch=batch,
+                     overhead_gb=overhead_gb)
+
+    return build(
+        TrainingWorkload, arch=arch, tokens=tokens, seq_len=seq_len, micro_batch=batch, precision=prec,
+        optimizer=parse_enum(Optimizer, optimizer, "--optimizer"),
+        recompute=parse_enum(Recompute, recompute, "--recompute"),
+        flash_attention=flash, sharding=parse_enum(Sharding, sharding, "--sharding"), mfu=mfu, overhead=overhead,
+        overhead_gb=overhead_gb,
+    )

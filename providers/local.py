@@ -11,10 +11,11 @@ from __future__ import annotations
 from decimal import Decimal
 
 from pricing.billing import BillingMode
-from pricing.catalog import CardPrice, Catalog, ElectricityPrice, Interconnect, ProviderName
+from pricing.catalog import LOCAL, CardPrice, Catalog, ElectricityPrice, Interconnect
 from pricing.errors import PriceMissingError
+from pricing.line_items import LineItem
 from pricing.money import Money
-from providers.base import LineItem, Offer, Provider, Quote
+from providers.base import Offer, Provider, Quote
 
 BUILD_SIZES = (1, 2, 4, 8)
 
@@ -30,27 +31,28 @@ def newest_prices(catalog: Catalog) -> dict[tuple[str, str], CardPrice]:
     return best
 
 
+def build_interconnect(spec_interconnect: Interconnect, n: int) -> Interconnect:
+    """How n bought cards talk: bridges pair cards; SXM modules sit on an NVLink baseboard."""
+    if spec_interconnect is Interconnect.NVLINK_BRIDGE:
+        return Interconnect.NVLINK if n == 2 else Interconnect.PCIE
+    if spec_interconnect is Interconnect.NVLINK:
+        # SXM boards need an HGX baseboard; bought as cards they talk over PCIe.
+        return Interconnect.PCIE if n > 2 else spec_interconnect
+    return spec_interconnect
+
+
 class LocalProvider(Provider):
-    name = ProviderName.LOCAL
+    name = LOCAL
 
-    def __init__(self, electricity: ElectricityPrice | None = None) -> None:
+    def __init__(self, catalog: Catalog, electricity: ElectricityPrice | None = None) -> None:
+        super().__init__(catalog)
         self.electricity = electricity
-        self._tdp: dict[str, float | None] = {}
-        self._catalog: Catalog | None = None
 
-    def list_offers(self, catalog: Catalog) -> list[Offer]:
-        self._catalog = catalog
+    def list_offers(self) -> list[Offer]:
         offers = []
-        for (gpu, condition), card in sorted(newest_prices(catalog).items()):
-            spec = catalog.gpus[gpu]
-            self._tdp[gpu] = spec.tdp_w
+        for (gpu, condition), card in sorted(newest_prices(self.catalog).items()):
+            spec = self.catalog.gpus[gpu]
             for n in BUILD_SIZES:
-                interconnect = spec.interconnect
-                if interconnect is Interconnect.NVLINK_BRIDGE:
-                    interconnect = Interconnect.NVLINK if n == 2 else Interconnect.PCIE
-                elif interconnect is Interconnect.NVLINK:
-                    # SXM boards need an HGX baseboard; bought as cards they talk over PCIe.
-                    interconnect = Interconnect.PCIE if n > 2 else interconnect
                 offers.append(
                     Offer(
                         provider=self.name,
@@ -59,7 +61,7 @@ class LocalProvider(Provider):
                         region="local",
                         gpu=gpu,
                         gpu_count=n,
-                        interconnect=interconnect,
+                        interconnect=build_interconnect(spec.interconnect, n),
                         currency=card.currency,
                         rates={BillingMode.BUY: card.price},
                         source=card.source,
@@ -79,10 +81,8 @@ class LocalProvider(Provider):
         notes = ["cards only: host, resale and years of use are in `gpuplan tco`"]
         if "SXM" in offer.gpu:
             notes.append("SXM modules need an SXM baseboard (HGX/DGX-class server), not included")
-        tdp = self._tdp.get(offer.gpu)
-        power = self.electricity
-        if power is None and self._catalog is not None:
-            power = self._catalog.default_electricity(offer.currency)
+        tdp = self.catalog.gpus[offer.gpu].tdp_w
+        power = self.electricity or self.catalog.default_electricity(offer.currency)
         if tdp is not None and power is not None and power.currency == offer.currency:
             kwh = n * Decimal(str(tdp)) / 1000 * wall_hours
             price = Money(amount=power.price_per_kwh, currency=power.currency)

@@ -19,7 +19,7 @@ from planner.memory import (
     training_memory,
 )
 from planner.workload import Optimizer, Precision, TrainingWorkload, arch_for
-from pricing.catalog import default_catalog
+from pricing.catalog import Catalog
 
 
 def train(model: str = "llama-2-7b", **kw: object) -> TrainingWorkload:
@@ -54,7 +54,7 @@ def test_korthikanti_activation_formula() -> None:
 
 def test_70b_bf16_adamw_fits_no_single_gpu_but_fits_sharded() -> None:
     w = train("llama-2-70b", seq_len=4096, precision=Precision.BF16, optimizer=Optimizer.ADAMW)
-    for spec in default_catalog().gpus.values():
+    for spec in Catalog.shipped().gpus.values():
         assert layout(w, spec.vram_gb, 1) is None, spec.key
     few = fewest_gpus(w, 80)
     assert few is not None and 8 < few.gpus <= 32
@@ -73,7 +73,7 @@ def test_lambda_bert_batch_sizes() -> None:
 
     The newer v1/v2 suite fills memory; the older v0 suite ran about half of what fits.
     """
-    checks = lambda_batch_checks()
+    checks = lambda_batch_checks(Catalog.shipped())
     v1 = [c.ratio for c in checks if c.suite == "lambda-pytorch-v1v2"]
     v0 = [c.ratio for c in checks if c.suite == "lambda-pytorch-v0"]
     assert len(v1) >= 40 and len(v0) >= 40

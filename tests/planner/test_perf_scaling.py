@@ -7,11 +7,13 @@ from importlib import resources
 
 import pytest
 
-from pricing.catalog import Interconnect, default_catalog
-from planner.perf import Precision, WorkloadClass, fit_speeds, log_speed, measured_log_speeds, relative_speed
+from pricing.catalog import Catalog, Interconnect
+from planner.perf import SpeedPrecision as Precision, WorkloadClass, fit_speeds, log_speed, measured_log_speeds, relative_speed
 from planner.scaling import efficiency
 
 CLASSES = [(c, p) for c in WorkloadClass for p in Precision]
+
+CAT = Catalog.shipped()
 
 
 def test_the_fit_recovers_known_speeds() -> None:
@@ -25,26 +27,26 @@ def test_the_fit_recovers_known_speeds() -> None:
 
 @pytest.mark.parametrize(("cls", "precision"), CLASSES)
 def test_every_catalog_gpu_gets_a_speed(cls: WorkloadClass, precision: Precision) -> None:
-    for key in default_catalog().gpus:
-        s = relative_speed(key, "V100-SXM2-32GB", cls, precision)
+    for key in Catalog.shipped().gpus:
+        s = relative_speed(CAT, key, "V100-SXM2-32GB", cls, precision)
         assert s.relative > 0
-    assert relative_speed("V100-SXM2-32GB", "V100-SXM2-32GB", cls, precision).relative == pytest.approx(1)
+    assert relative_speed(CAT, "V100-SXM2-32GB", "V100-SXM2-32GB", cls, precision).relative == pytest.approx(1)
 
 
 def test_measured_ordering_matches_the_generations() -> None:
-    speed = {g: relative_speed(g, "V100-SXM2-32GB", WorkloadClass.TRANSFORMER, Precision.MIXED).relative
+    speed = {g: relative_speed(CAT, g, "V100-SXM2-32GB", WorkloadClass.TRANSFORMER, Precision.MIXED).relative
              for g in ("V100-SXM2-32GB", "A100-SXM4-80GB", "H100-SXM5-80GB")}
     assert speed["V100-SXM2-32GB"] < speed["A100-SXM4-80GB"] < speed["H100-SXM5-80GB"]
 
 
 def test_same_silicon_runs_at_the_same_speed() -> None:
     for cls, precision in CLASSES:
-        a = relative_speed("V100-SXM2-16GB", "V100-SXM2-32GB", cls, precision)
+        a = relative_speed(CAT, "V100-SXM2-16GB", "V100-SXM2-32GB", cls, precision)
         assert a.relative == pytest.approx(1)
 
 
 def test_spec_fallback_is_labelled() -> None:
-    s = relative_speed("T4", "V100-SXM2-32GB", WorkloadClass.CNN, Precision.MIXED)
+    s = relative_speed(CAT, "T4", "V100-SXM2-32GB", WorkloadClass.CNN, Precision.MIXED)
     assert not s.measured and "estimate" in s.basis
 
 
@@ -54,14 +56,14 @@ def test_spec_fallback_error_on_held_out_measured_gpus() -> None:
 
     errors = []
     for cls, precision in CLASSES:
-        measured = dict(measured_log_speeds(cls, precision))
+        measured = dict(measured_log_speeds(CAT, cls, precision))
         for gpu in list(measured):
             held = {g: s for g, s in measured.items() if g != gpu}
             perf.measured_log_speeds.cache_clear()
             original = perf.measured_log_speeds
-            perf.measured_log_speeds = lambda c, p, _h=held: _h  # type: ignore[assignment]
+            perf.measured_log_speeds = lambda cat, c, p, _h=held: _h  # type: ignore[assignment]
             try:
-                est, was_measured, _ = log_speed.__wrapped__(gpu, cls, precision)
+                est, was_measured, _ = log_speed.__wrapped__(CAT, gpu, cls, precision)
             finally:
                 perf.measured_log_speeds = original
             assert not was_measured

@@ -12,13 +12,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pricing.billing import BillingMode
-from pricing.catalog import Interconnect, ProviderName
+from pricing.catalog import Catalog, Interconnect
 from pricing.errors import InputError, PriceMissingError, UnknownNameError
 from pricing.money import Currency, Fx, Money
 from providers.base import Offer
 from planner.host import given_host, size_host, tco_defaults
 from planner.tco import (
-    OptionKind,
     Owned,
     Scenario,
     breakeven_month,
@@ -52,7 +51,7 @@ def owned(**over: object) -> Owned:
     return Owned(**base)  # type: ignore[arg-type]
 
 
-def offer(hourly: str = "1.50", monthly: str | None = "700", provider: ProviderName = ProviderName.AWS) -> Offer:
+def offer(hourly: str = "1.50", monthly: str | None = "700", provider: str = "aws") -> Offer:
     rates = {BillingMode.HOURLY: Decimal(hourly)}
     if monthly is not None:
         rates[BillingMode.MONTHLY] = Decimal(monthly)
@@ -62,7 +61,7 @@ def offer(hourly: str = "1.50", monthly: str | None = "700", provider: ProviderN
 
 def rent(o: Offer, usage: Decimal, months: int, mode: BillingMode = BillingMode.HOURLY):  # type: ignore[no-untyped-def]
     return rent_option(o, mode, usage, months, currency=USD, fx=FX, hours_per_month=Decimal(730),
-                       spot_overhead=Decimal("0.1"))
+                       spot_overhead=Decimal("0.1"), catalog=Catalog.shipped())
 
 
 def q2(d: Decimal) -> str:
@@ -116,8 +115,8 @@ def test_line_items_multiply_out() -> None:
 
 def test_monthly_rental_buys_whole_subscriptions() -> None:
     # 1,000 instance hours a month need two 730-hour subscriptions.
-    r = rent(offer(provider=ProviderName.TENCENT), Decimal(1000), 3, BillingMode.MONTHLY)
-    assert r.kind is OptionKind.MONTHLY
+    r = rent(offer(provider="tencent"), Decimal(1000), 3, BillingMode.MONTHLY)
+    assert r.kind is BillingMode.MONTHLY
     assert r.monthly_cost == [Decimal(1400)] * 3
 
 
@@ -248,7 +247,7 @@ def example(**over: object):  # type: ignore[no-untyped-def]
     sc = Scenario(usage=Decimal(300), months=36, buy=["4x RTX-4090"], vs=["GN10Xp.20XLARGE320", "p3.16xlarge"])
     sc = sc.model_copy(update=over)
     return build_tco(sc, currency=s.currency, fx=s.fx_table(), hours_per_month=s.hours_per_month,
-                     spot_overhead=s.spot_overhead)
+                     spot_overhead=s.spot_overhead, catalog=Catalog.shipped())
 
 
 def test_the_issue_example() -> None:
@@ -273,7 +272,7 @@ def test_the_issue_example() -> None:
 
 def test_region_is_chosen_and_said() -> None:
     r = example(vs=["p3.16xlarge"], region="eu-west-1", billing=["hourly"])
-    (rental,) = [o for o in r.options if o.kind is OptionKind.HOURLY]
+    (rental,) = [o for o in r.options if o.kind is BillingMode.HOURLY]
     assert rental.region == "eu-west-1" and any("as asked" in n for n in rental.notes)
     with pytest.raises(InputError, match="region"):
         example(vs=["p3.16xlarge"], region="mars-1")
@@ -300,5 +299,5 @@ def test_currency_cny_keeps_tencent_native() -> None:
     s = load_settings(currency="CNY")
     sc = Scenario(usage=Decimal(300), months=12, vs=["GN10Xp.20XLARGE320"], billing=["monthly"])
     r = build_tco(sc, currency=s.currency, fx=s.fx_table(), hours_per_month=s.hours_per_month,
-                  spot_overhead=s.spot_overhead)
+                  spot_overhead=s.spot_overhead, catalog=Catalog.shipped())
     assert r.options[0].monthly_cost[0] == 46000

@@ -8,10 +8,11 @@ from importlib import resources
 import pytest
 
 from pricing.billing import BillingMode
-from pricing.catalog import Catalog, default_catalog
+from pricing.catalog import Catalog
 from pricing.errors import UnknownNameError
 
-DATA_FILES = ["gpus.csv", "tencent_instances.csv", "aws_instances.csv", "cards.csv", "fx.csv", "electricity.csv"]
+INSTANCE_FILES = ["instances/tencent.csv", "instances/aws.csv"]
+DATA_FILES = ["gpus.csv", *INSTANCE_FILES, "cards.csv", "fx.csv", "electricity.csv"]
 
 
 def _rows(package: str, name: str) -> list[dict[str, str]]:
@@ -31,13 +32,13 @@ def test_every_shipped_row_has_a_source_and_a_date(package: str, name: str) -> N
 
 @pytest.mark.parametrize("column", ["hourly", "monthly", "spot", "reserved_1y", "reserved_3y"])
 def test_no_price_is_zero_a_missing_price_stays_missing(column: str) -> None:
-    for name in ("tencent_instances.csv", "aws_instances.csv"):
+    for name in INSTANCE_FILES:
         for r in _rows("pricing.data", name):
             assert r[column] == "" or Decimal(r[column]) > 0, (name, r["instance_type"], column)
 
 
 def test_the_issue_gpus_are_all_in_the_catalog() -> None:
-    cat = default_catalog()
+    cat = Catalog.shipped()
     for name in ["RTX 2060", "RTX 2070", "RTX 2080", "RTX 2080 Ti", "Titan RTX", "Quadro RTX 6000", "Quadro RTX 8000",
                  "V100-16GB", "V100-32GB", "P4", "P40", "T4", "A10", "A10G", "A100-40GB", "A100-80GB", "H100",
                  "H200", "L4", "L40S", "RTX 3090", "RTX 4090", "A6000"]:
@@ -45,13 +46,13 @@ def test_the_issue_gpus_are_all_in_the_catalog() -> None:
 
 
 def test_every_instance_names_a_known_gpu() -> None:
-    cat = Catalog()
+    cat = Catalog.shipped()
     for inst in cat.instances:
         assert inst.gpu in cat.gpus, inst.instance_type
 
 
 def test_gn10xp_20xlarge320_is_8_v100_nvlink_at_its_list_prices() -> None:
-    rows = Catalog().instance("GN10Xp.20XLARGE320")
+    rows = Catalog.shipped().instance("GN10Xp.20XLARGE320")
     assert len(rows) == 1
     gn = rows[0]
     assert (gn.gpu, gn.gpu_count, gn.vcpu, gn.mem_gb) == ("V100-SXM2-32GB", 8, 80, 320)
@@ -61,7 +62,7 @@ def test_gn10xp_20xlarge320_is_8_v100_nvlink_at_its_list_prices() -> None:
 
 
 def test_zone_spreads_keep_both_ends() -> None:
-    gn10x = Catalog().instance("GN10X.18XLARGE320")[0]
+    gn10x = Catalog.shipped().instance("GN10X.18XLARGE320")[0]
     assert (gn10x.hourly, gn10x.hourly_high) == (Decimal("131.17"), Decimal("145.96"))
 
 
@@ -70,23 +71,23 @@ def test_zone_spreads_keep_both_ends() -> None:
     ("rtx 2080 ti", "RTX-2080-TI"), ("RTX_4090", "RTX-4090"), ("V100-16GB", "V100-SXM2-16GB"),
 ])
 def test_gpu_names_are_forgiving(name: str, key: str) -> None:
-    assert default_catalog().gpu(name).key == key
+    assert Catalog.shipped().gpu(name).key == key
 
 
 def test_unknown_gpu_suggests_close_names() -> None:
     with pytest.raises(UnknownNameError) as err:
-        default_catalog().gpu("rtx 4080")
+        Catalog.shipped().gpu("rtx 4080")
     assert "RTX-4090" in err.value.suggestions
     assert "gpuplan gpus" in str(err.value)
 
 
 def test_unknown_instance_suggests_close_names() -> None:
     with pytest.raises(UnknownNameError) as err:
-        default_catalog().instance("GN10X.20XLARGE320")
+        Catalog.shipped().instance("GN10X.20XLARGE320")
     assert err.value.suggestions
 
 
 def test_each_currency_with_cards_has_a_default_electricity_price() -> None:
-    cat = default_catalog()
+    cat = Catalog.shipped()
     for card in cat.cards:
         assert cat.default_electricity(card.currency) is not None

@@ -7,22 +7,23 @@ from decimal import Decimal
 import pytest
 
 from pricing.billing import BillingMode
-from pricing.catalog import Interconnect, ProviderName, default_catalog
+from pricing.catalog import Catalog, Interconnect
 from pricing.errors import PriceMissingError, UnknownNameError
-from providers import all_providers, get_provider, parse_provider
+from providers.registry import all_providers, get_provider, parse_provider
 from providers.local import LocalProvider
 
 HPM = Decimal(730)
+SHIPPED = Catalog.shipped()
 
 
 def _offer(provider: str, name: str, region: str | None = None):  # type: ignore[no-untyped-def]
-    offers = get_provider(provider).list_offers(default_catalog())
+    offers = get_provider(provider, SHIPPED).list_offers()
     return next(o for o in offers if o.name == name and (region is None or o.region == region))
 
 
 def test_every_provider_serves_offers_from_the_catalog() -> None:
-    names = {p.name: len(p.list_offers(default_catalog())) for p in all_providers()}
-    assert set(names) == {ProviderName.TENCENT, ProviderName.AWS, ProviderName.LOCAL}
+    names = {p.name: len(p.list_offers()) for p in all_providers(SHIPPED)}
+    assert set(names) == {"tencent", "aws", "local"}
     assert all(n > 0 for n in names.values())
 
 
@@ -31,13 +32,13 @@ def test_tencent_spot_is_an_estimate_from_the_documented_range() -> None:
     assert gn.rates[BillingMode.SPOT] == Decimal("95.84") * Decimal("0.20")
     assert BillingMode.SPOT in gn.estimated
     assert BillingMode.HOURLY not in gn.estimated
-    q = get_provider("tencent").quote(gn, BillingMode.SPOT, Decimal(10), hours_per_month=HPM)
+    q = get_provider("tencent", SHIPPED).quote(gn, BillingMode.SPOT, Decimal(10), hours_per_month=HPM)
     assert q.estimate
 
 
 def test_tencent_monthly_quote_is_whole_months_in_cny() -> None:
     gn = _offer("tencent", "GN10Xp.20XLARGE320")
-    q = get_provider("tencent").quote(gn, BillingMode.MONTHLY, Decimal(25), hours_per_month=HPM)
+    q = get_provider("tencent", SHIPPED).quote(gn, BillingMode.MONTHLY, Decimal(25), hours_per_month=HPM)
     assert q.cost.amount == Decimal(46000) and q.cost.currency == "CNY"
     item = q.line_items[0]
     assert item.quantity * item.unit_price.amount == item.cost.amount
@@ -45,7 +46,7 @@ def test_tencent_monthly_quote_is_whole_months_in_cny() -> None:
 
 def test_aws_quote_shows_quantity_times_unit_price() -> None:
     p3 = _offer("aws", "p3.16xlarge", "us-east-1")
-    q = get_provider("aws").quote(p3, BillingMode.HOURLY, Decimal(2), hours_per_month=HPM)
+    q = get_provider("aws", SHIPPED).quote(p3, BillingMode.HOURLY, Decimal(2), hours_per_month=HPM)
     assert q.cost.amount == Decimal("48.96")
     assert q.line_items[0].quantity == 2 and q.line_items[0].unit == "hours"
 
@@ -53,7 +54,7 @@ def test_aws_quote_shows_quantity_times_unit_price() -> None:
 def test_a_missing_price_is_an_error_not_zero() -> None:
     p3 = _offer("aws", "p3.16xlarge", "us-east-1")
     with pytest.raises(PriceMissingError):
-        get_provider("aws").quote(p3, BillingMode.MONTHLY, Decimal(2), hours_per_month=HPM)
+        get_provider("aws", SHIPPED).quote(p3, BillingMode.MONTHLY, Decimal(2), hours_per_month=HPM)
 
 
 def test_unpriced_instances_are_listed_without_rates() -> None:
@@ -62,9 +63,9 @@ def test_unpriced_instances_are_listed_without_rates() -> None:
 
 
 def test_local_purchase_is_cards_plus_energy() -> None:
-    cat = default_catalog()
-    local = LocalProvider()
-    offer = next(o for o in local.list_offers(cat) if o.name == "4x RTX-4090 (new)")
+    cat = Catalog.shipped()
+    local = LocalProvider(cat)
+    offer = next(o for o in local.list_offers() if o.name == "4x RTX-4090 (new)")
     q = local.quote(offer, BillingMode.BUY, Decimal(100), hours_per_month=HPM)
     cards, energy = q.line_items
     assert cards.quantity == 4 and cards.unit == "cards"
@@ -76,20 +77,20 @@ def test_local_purchase_is_cards_plus_energy() -> None:
 
 
 def test_bridged_cards_use_nvlink_only_in_pairs() -> None:
-    offers = {o.gpu_count: o for o in LocalProvider().list_offers(default_catalog()) if o.gpu == "RTX-3090"}
+    offers = {o.gpu_count: o for o in LocalProvider(SHIPPED).list_offers() if o.gpu == "RTX-3090"}
     assert offers[2].interconnect is Interconnect.NVLINK
     assert offers[4].interconnect is Interconnect.PCIE
 
 
 def test_unknown_provider_suggests() -> None:
     with pytest.raises(UnknownNameError) as err:
-        parse_provider("tencnet")
+        parse_provider("tencnet", SHIPPED)
     assert "tencent" in err.value.suggestions
 
 
 def test_planning_imports_no_cloud_sdk() -> None:
     code = (
-        "import sys; from planner.plan import plan_from_options; plan_from_options(gpu_hours=200);"
+        "import sys; import planner; planner.plan(gpu_hours=200);"
         "import planner.cli;"
         "bad = [m for m in sys.modules if m.startswith(('boto3', 'botocore', 'tencentcloud'))];"
         "assert not bad, bad"

@@ -1,0 +1,41 @@
+"""The ``gpuplan`` command line: one module per command group, each parsing flags,
+calling one service function and rendering its result.
+
+Every command prints data to stdout and messages to stderr, takes ``-o
+table|json|csv|markdown`` (``--json`` for short), and maps gpuplan's errors to one
+line and an exit code (see :mod:`pricing.errors`); ``--debug`` shows tracebacks.
+Heavy modules are imported inside the commands so ``--help`` and ``plan`` stay quick.
+"""
+
+import sys
+
+from pricing.errors import GpuplanError
+from planner.cli import catalog, config, plan, tco, workload  # noqa: F401  (each registers its commands)
+from planner.cli.app import State, app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Console entry point: run the app, turning gpuplan errors into one line and an exit code."""
+    try:
+        app()
+    except GpuplanError as exc:
+        if State.debug:
+            raise
+        from rich.markup import escape
+
+        from planner.console import stderr
+
+        # Messages quote user input and package names like gpuplan[chart]: never markup.
+        stderr().print(f"[bold red]error:[/bold red] {escape(exc.message)}", highlight=False)
+        if exc.hint:
+            stderr().print(f"hint: {escape(exc.hint)}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # a bug: say so in one line, keep the traceback behind --debug
+        if State.debug:
+            raise
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)\n")
+        sys.exit(1)

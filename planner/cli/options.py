@@ -1,0 +1,141 @@
+"""What every command shares: option types, settings and catalog from flags, output helpers.
+
+A leaf of the CLI package: command modules import it, it imports no command module.
+"""
+
+# No `from __future__ import annotations` here: typer would have to eval every option
+# annotation of every command at start-up, which costs a cold `gpuplan plan` ~0.1 s.
+
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from pricing.errors import InputError
+
+if TYPE_CHECKING:
+    from pricing.catalog import Catalog
+    from planner.settings import Settings
+
+OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="table, json, csv or markdown.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Shortcut for -o json.")]
+CurrencyOpt = Annotated[Optional[str], typer.Option("--currency", help="Display currency: USD or CNY. [default: USD]")]
+FxOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--fx", help="Exchange rate to use, e.g. USD/CNY=7.1 (repeatable); overrides the shipped rate."),
+]
+HoursPerMonthOpt = Annotated[
+    Optional[float], typer.Option("--hours-per-month", help="Hours in a month for subscriptions. [default: 730]")
+]
+CatalogOpt = Annotated[
+    Optional[list[Path]],
+    typer.Option("--catalog", help="Extra catalog CSV (the `offers -o csv` columns) layered over shipped and refreshed prices (repeatable)."),
+]
+SpotPriceOpt = Annotated[
+    Optional[str],
+    typer.Option("--spot-price", help="typical (median over zones) or cheapest (the cheapest zone now). [default: typical]"),
+]
+ProviderOpt = Annotated[Optional[list[str]], typer.Option("--provider", help="tencent, aws or local (repeatable).")]
+GpuFilterOpt = Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; names are forgiving).")]
+RegionOpt = Annotated[Optional[list[str]], typer.Option("--region", help="Region or zone prefix, e.g. us-east-1, ap-guangzhou (repeatable).")]
+MinVramOpt = Annotated[Optional[float], typer.Option("--min-vram", help="Least VRAM per GPU, in GB.")]
+
+WorkloadFileOpt = Annotated[Optional[str], typer.Option("--workload", help="Workload TOML file (see examples/).")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Preset name, e.g. llama-2-7b, bert-large, resnet50.")]
+ParamsOpt = Annotated[Optional[float], typer.Option("--params", help="Parameters, e.g. 7e9 (overrides the preset).")]
+LayersOpt = Annotated[Optional[int], typer.Option("--layers", help="Transformer layers.")]
+HiddenOpt = Annotated[Optional[int], typer.Option("--hidden", help="Hidden size.")]
+HeadsOpt = Annotated[Optional[int], typer.Option("--heads", help="Attention heads.")]
+KvHeadsOpt = Annotated[Optional[int], typer.Option("--kv-heads", help="Key/value heads (GQA).")]
+VocabOpt = Annotated[Optional[int], typer.Option("--vocab", help="Vocabulary size.")]
+TokensOpt = Annotated[Optional[float], typer.Option("--tokens", help="Training tokens, e.g. 2e10.")]
+SeqLenOpt = Annotated[Optional[int], typer.Option("--seq-len", help="Training sequence length. [default: 2048]")]
+BatchOpt = Annotated[Optional[int], typer.Option("--batch", help="Micro-batch per GPU (training) or sequences (inference).")]
+PrecisionOpt = Annotated[Optional[str], typer.Option("--precision", help="fp32, fp16, bf16 or fp8. [default: bf16]")]
+OptimizerOpt = Annotated[Optional[str], typer.Option("--optimizer", help="adamw, sgd, adafactor or adam8bit. [default: adamw]")]
+RecomputeOpt = Annotated[Optional[str], typer.Option("--recompute", help="auto, none, selective or full. [default: auto]")]
+FlashOpt = Annotated[Optional[bool], typer.Option("--flash/--no-flash", help="Flash attention. [default: on]")]
+ShardingOpt = Annotated[Optional[str], typer.Option("--sharding", help="auto, none, zero1, zero2, zero3 or fsdp. [default: auto]")]
+MfuOpt = Annotated[Optional[float], typer.Option("--mfu", help="Model FLOPs utilization, e.g. 0.4 (default: per GPU generation).")]
+OverheadOpt = Annotated[Optional[float], typer.Option("--overhead", help="Goodput overhead, e.g. 0.1 = 10% (default: derived).")]
+OverheadGbOpt = Annotated[Optional[float], typer.Option("--overhead-gb", help="Framework memory per GPU in GB. [default: 1.25]")]
+ImagesOpt = Annotated[Optional[float], typer.Option("--images", help="Dataset images, e.g. 1281167 (image models).")]
+EpochsOpt = Annotated[Optional[float], typer.Option("--epochs", help="Epochs over the images. [default: 1]")]
+InferOpt = Annotated[bool, typer.Option("--infer", help="Inference (weights + KV cache) instead of training.")]
+WeightBitsOpt = Annotated[Optional[int], typer.Option("--weight-bits", help="Inference weight bits: 16, 8 or 4. [default: 16]")]
+ContextOpt = Annotated[Optional[int], typer.Option("--context", help="Inference context length. [default: 4096]")]
+
+
+def settings_from(
+    currency: str | None = None,
+    fx: list[str] | None = None,
+    hours_per_month: float | None = None,
+    **more: Any,
+) -> "Settings":
+    from planner.settings import load_settings
+
+    return load_settings(
+        currency=currency,
+        fx=tuple(fx) if fx else None,
+        hours_per_month=None if hours_per_month is None else Decimal(repr(hours_per_month)),
+        **more,
+    )
+
+
+def catalog_from(settings: "Settings", files: list[Path] | None = None) -> "Catalog":
+    """The catalog for this command: shipped < refreshed cache < config files < --catalog files."""
+    from planner.settings import load_catalog
+
+    return load_catalog(settings, tuple(files or ()))
+
+
+def emit(text: str | None) -> None:
+    if text is not None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def parse_multi(values: list[str] | None) -> list[str] | None:
+    """Repeatable options that also accept comma-separated lists."""
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def build_constraints(
+    *,
+    deadline: str | None,
+    budget: str | None,
+    min_vram: float | None,
+    provider: list[str] | None,
+    billing: list[str] | None,
+    region: list[str] | None,
+    gpu: list[str] | None,
+    max_gpus: float | None,
+    settings: "Settings",
+    catalog: "Catalog",
+) -> Any:
+    cat = catalog
+    from pricing.billing import BillingMode
+    from providers.registry import parse_provider
+    from planner.plan import Constraints
+    from planner.units import parse_duration, parse_money, positive
+
+    modes = None
+    if (names := parse_multi(billing)) is not None:
+        try:
+            modes = frozenset(BillingMode(b.lower()) for b in names)
+        except ValueError:
+            known = ", ".join(m.value for m in BillingMode)
+            raise InputError(f"unknown billing mode in {', '.join(names)}", f"use {known}") from None
+    return Constraints(
+        deadline_hours=parse_duration(deadline) if deadline else None,
+        budget=parse_money(budget, settings.currency) if budget else None,
+        min_vram_gb=float(positive(min_vram, "--min-vram")) if min_vram is not None else None,
+        providers=frozenset(parse_provider(p, cat) for p in names) if (names := parse_multi(provider)) else None,
+        billing=modes,
+        regions=tuple(r) if (r := parse_multi(region)) else None,
+        gpus=frozenset(cat.gpu(g).key for g in names) if (names := parse_multi(gpu)) else None,
+        max_gpus=float(positive(max_gpus, "--max-gpus")) if max_gpus is not None else None,
+    )

@@ -1,0 +1,116 @@
+"""``gpuplan plan``: rank every way to get the work done."""
+
+# No `from __future__ import annotations`: typer evaluates option annotations at run time.
+
+from decimal import Decimal
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pricing.errors import InputError
+from planner.cli.app import app
+from planner.cli.options import (
+    BatchOpt, CatalogOpt, CurrencyOpt, EpochsOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, ImagesOpt, JsonOpt,
+    MfuOpt, MinVramOpt, ModelOpt, OptimizerOpt, OutputOpt, OverheadOpt, ParamsOpt, ProviderOpt, RecomputeOpt,
+    RegionOpt, SeqLenOpt, ShardingOpt, SpotPriceOpt, TokensOpt, WorkloadFileOpt, build_constraints, catalog_from,
+    emit, settings_from,
+)
+
+
+@app.command()
+def plan(
+    gpu_hours: Annotated[Optional[str], typer.Option("--gpu-hours", help="Work to do, in GPU-hours on the reference GPU.")] = None,
+    workload_file: WorkloadFileOpt = None,
+    model: ModelOpt = None,
+    params: ParamsOpt = None,
+    tokens: TokensOpt = None,
+    seq_len: SeqLenOpt = None,
+    batch: BatchOpt = None,
+    optimizer: OptimizerOpt = None,
+    recompute: RecomputeOpt = None,
+    sharding: ShardingOpt = None,
+    mfu: MfuOpt = None,
+    overhead: OverheadOpt = None,
+    images: ImagesOpt = None,
+    epochs: EpochsOpt = None,
+    ref_gpu: Annotated[Optional[str], typer.Option("--ref-gpu", help="GPU the GPU-hours were measured on. [default: V100-SXM2-32GB]")] = None,
+    workload_class: Annotated[str, typer.Option("--class", help="Workload class for relative speed: transformer or cnn.")] = "transformer",
+    precision: Annotated[str, typer.Option("--precision", help="mixed (fp16/bf16 AMP) or fp32; with a workload also bf16, fp16, fp8.")] = "mixed",
+    deadline: Annotated[Optional[str], typer.Option("--deadline", help="Latest finish, e.g. 36h, 3d, 2w.")] = None,
+    budget: Annotated[Optional[str], typer.Option("--budget", help="Most you will spend, e.g. 5000 or '30000 CNY'.")] = None,
+    min_vram: MinVramOpt = None,
+    provider: ProviderOpt = None,
+    billing: Annotated[Optional[list[str]], typer.Option("--billing", help="hourly, monthly, spot, reserved_1y, reserved_3y, buy (repeatable).")] = None,
+    region: RegionOpt = None,
+    gpu: GpuFilterOpt = None,
+    max_gpus: Annotated[Optional[float], typer.Option("--max-gpus", help="Most GPUs in one option.")] = None,
+    spot_overhead: Annotated[Optional[float], typer.Option("--spot-overhead", help="Extra run time on spot for restarts, e.g. 0.1 = 10%.")] = None,
+    spot_price: SpotPriceOpt = None,
+    catalog: CatalogOpt = None,
+    currency: CurrencyOpt = None,
+    fx: FxOpt = None,
+    hours_per_month: HoursPerMonthOpt = None,
+    limit: Annotated[int, typer.Option("--limit", help="Rows in the table; 0 shows all.")] = 25,
+    explain: Annotated[bool, typer.Option("--explain", help="Also list excluded options and why.")] = False,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rank every way to get the work done: each cloud offer and card purchase, under each billing mode."""
+    from planner.plan import make_plan
+    from planner.plan_report import render_plan
+    from planner.report import pick_format
+
+    fmt = pick_format(output, as_json)
+    s = settings_from(
+        currency, fx, hours_per_month,
+        spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
+        ref_gpu=ref_gpu, spot_price=spot_price,
+    )
+    cat = catalog_from(s, catalog)
+    demand, title = _demand(
+        cat, s, gpu_hours=gpu_hours, workload_class=workload_class, precision=precision,
+        workload=dict(workload_file=workload_file, model=model, params=params, tokens=tokens, seq_len=seq_len,
+                      batch=batch, optimizer=optimizer, recompute=recompute, sharding=sharding, mfu=mfu,
+                      overhead=overhead, images=images, epochs=epochs),
+    )
+    c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
+                          region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
+    p = make_plan(demand, c, s, catalog=cat)
+    emit(render_plan(p, fmt, limit, explain, title))
+
+
+def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, precision: str,
+            workload: dict[str, Any]) -> tuple[Any, str]:
+    """The plan's demand and its title, from --gpu-hours or a workload (never both)."""
+    from planner.demand import RefGpuHours
+    from planner.perf import SpeedPrecision, WorkloadClass
+    from planner.units import parse_enum, positive
+
+    model_given = any(workload[k] is not None for k in ("workload_file", "model", "params", "tokens", "images"))
+    if gpu_hours is not None and model_given:
+        raise InputError("give either --gpu-hours or a workload (--model/--params/--workload), not both")
+    if gpu_hours is None and not model_given:
+        raise InputError("nothing to plan: give --gpu-hours or a workload",
+                         "e.g. gpuplan plan --gpu-hours 200, or gpuplan plan --model llama-2-7b --tokens 2e10")
+    if not model_given:
+        cls = parse_enum(WorkloadClass, workload_class, "--class")
+        prec = parse_enum(SpeedPrecision, precision, "--precision")
+        demand = RefGpuHours(gpu_hours=positive(gpu_hours, "--gpu-hours"), ref_gpu=cat.gpu(s.ref_gpu).key,
+                             catalog=cat, workload_class=cls, precision=prec)
+        return demand, f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
+    from planner.estimate import WorkloadDemand
+    from planner.workload import InferenceWorkload, TrainingWorkload, workload_from_options
+
+    w = workload_from_options(precision=precision if precision != "mixed" else None, **workload)
+    if isinstance(w, InferenceWorkload):
+        raise InputError("plan costs training work", "use `gpuplan fit --infer` for inference memory")
+    if isinstance(w, TrainingWorkload) and w.tokens is None:
+        raise InputError("a transformer workload needs --tokens to plan", "e.g. --tokens 2e10")
+    if not isinstance(w, TrainingWorkload) and w.images is None:
+        raise InputError("an image workload needs --images to plan", "e.g. --images 1281167 --epochs 90")
+    if isinstance(w, TrainingWorkload):
+        title = f"Ways to train {w.arch.name} ({w.arch.params:.3g} params) on {w.tokens:.3g} tokens ({w.precision})"
+    else:
+        title = f"Ways to train {w.model} on {w.images:,.0f} images x {w.epochs:g} epochs ({w.precision})"
+    return WorkloadDemand(w, cat), title
+

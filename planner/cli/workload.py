@@ -1,0 +1,190 @@
+"""``gpuplan fit`` and ``gpuplan estimate``: memory fit and run time from a model description.
+
+Both take the workload as flags (``--model llama-2-7b --tokens 2e10``) or as a TOML file
+(``--workload examples/llama2-7b-finetune.toml``), built by
+:func:`planner.workload.workload_from_options`, which ``gpuplan plan`` shares.
+"""
+
+# No `from __future__ import annotations`: typer evaluates option annotations at run time.
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pricing.errors import InputError
+from planner.cli.app import app
+from planner.cli.options import (
+    BatchOpt, ContextOpt, EpochsOpt, FlashOpt, HeadsOpt, HiddenOpt, ImagesOpt, InferOpt, JsonOpt, KvHeadsOpt,
+    LayersOpt, MfuOpt, ModelOpt, OptimizerOpt, OutputOpt, OverheadGbOpt, OverheadOpt, ParamsOpt, PrecisionOpt,
+    RecomputeOpt, SeqLenOpt, ShardingOpt, TokensOpt, VocabOpt, WeightBitsOpt, WorkloadFileOpt, catalog_from, emit,
+    parse_multi, settings_from,
+)
+
+
+def _gpu_specs(cat: Any, names: list[str] | None) -> list[Any]:
+    if flat := parse_multi(names):
+        return list({s.key: s for s in (cat.gpu(n) for n in flat)}.values())
+    return sorted(cat.gpus.values(), key=lambda g: (g.vram_gb, g.key))
+
+
+
+@app.command()
+def fit(
+    workload_file: WorkloadFileOpt = None,
+    model: ModelOpt = None,
+    params: ParamsOpt = None,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    vocab: VocabOpt = None,
+    seq_len: SeqLenOpt = None,
+    batch: BatchOpt = None,
+    precision: PrecisionOpt = None,
+    optimizer: OptimizerOpt = None,
+    recompute: RecomputeOpt = None,
+    flash: FlashOpt = None,
+    sharding: ShardingOpt = None,
+    overhead_gb: OverheadGbOpt = None,
+    infer: InferOpt = False,
+    weight_bits: WeightBitsOpt = None,
+    context: ContextOpt = None,
+    gpu: Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable). [default: all]")] = None,
+    gpus: Annotated[int, typer.Option("--gpus", help="GPUs the job is spread over (sharding needs more than 1).")] = 1,
+    list_models: Annotated[bool, typer.Option("--list-models", help="List the model presets and exit.")] = False,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Memory per GPU (weights, gradients, optimizer, activations), whether it fits, the max batch, and the fewest GPUs when sharded."""
+    from planner.fit import fit_entries, fit_payload
+    from planner.report import Column, OutputFormat, dump_json, pick_format, render_rows
+    from planner.workload import workload_from_options
+
+    fmt = pick_format(output, as_json)
+    if list_models:
+        _list_models(fmt)
+        return
+    if gpus < 1:
+        raise InputError(f"--gpus must be 1 or more, got {gpus}")
+    w = workload_from_options(
+        workload_file=workload_file, model=model, params=params, layers=layers, hidden=hidden, heads=heads,
+        kv_heads=kv_heads, vocab=vocab, seq_len=seq_len, batch=batch, precision=precision, optimizer=optimizer,
+        recompute=recompute, flash=flash, sharding=sharding, overhead_gb=overhead_gb, infer=infer,
+        weight_bits=weight_bits, context=context,
+    )
+    cat = catalog_from(settings_from())
+    entries = fit_entries(w, _gpu_specs(cat, gpu), gpus, cat)
+    if fmt is OutputFormat.JSON:
+        emit(dump_json(fit_payload(w, entries)))
+        return
+    rows = []
+    for e in entries:
+        m = e["memory_gb"]
+        few = e.get("fewest_gpus") or {}
+        rows.append({
+            "gpu": e["gpu"], "vram": f"{e['vram_gb']:g}", "fits": "yes" if e["fits"] else "no",
+            "max_batch": e["max_batch_size"], "weights": _gb(m["weights"]), "grads": _gb(m["gradients"]),
+            "optim": _gb(m["optimizer"]), "act": _gb(m.get("activations_per_sample") or m.get("kv_cache_per_sample")),
+            "total": _gb(m["total"]),
+            "layout": " + ".join(v for v in (e.get("layout") or {}).values() if v not in ("none",)) or "-",
+            "fewest": few.get("gpus"),
+        })
+    cols = [Column(key="gpu", header="GPU"), Column(key="vram", header="VRAM GB", justify="right"),
+            Column(key="fits", header="fits"), Column(key="max_batch", header="max batch", justify="right"),
+            Column(key="weights", header="weights", justify="right"), Column(key="grads", header="grads", justify="right"),
+            Column(key="optim", header="optimizer", justify="right"),
+            Column(key="act", header="act/KV per sample", justify="right"),
+            Column(key="total", header="total", justify="right"), Column(key="layout", header="layout"),
+            Column(key="fewest", header="fewest GPUs sharded", justify="right")]
+    name = getattr(getattr(w, "arch", None), "name", None) or getattr(w, "model", "workload")
+    emit(render_rows(rows, cols, fmt, title=f"Memory fit of {name} per GPU ({gpus} GPU{'s' if gpus > 1 else ''}), GB",
+                      caption="GB = GiB. total is at the max batch (or batch 1 if it does not fit)."))
+
+@app.command()
+def estimate(
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU type, e.g. A100-80GB, v100, 'rtx 2080 ti'.")],
+    gpus: Annotated[float, typer.Option("--gpus", help="Number of GPUs.")] = 1,
+    workload_file: WorkloadFileOpt = None,
+    model: ModelOpt = None,
+    params: ParamsOpt = None,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    vocab: VocabOpt = None,
+    tokens: TokensOpt = None,
+    seq_len: SeqLenOpt = None,
+    batch: BatchOpt = None,
+    precision: PrecisionOpt = None,
+    optimizer: OptimizerOpt = None,
+    recompute: RecomputeOpt = None,
+    flash: FlashOpt = None,
+    sharding: ShardingOpt = None,
+    mfu: MfuOpt = None,
+    overhead: OverheadOpt = None,
+    images: ImagesOpt = None,
+    epochs: EpochsOpt = None,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """GPU-hours and wall-clock time of a training workload on GPUS x GPU."""
+    import math
+
+    from planner.estimate import estimate_images, estimate_training
+    from planner.memory import layout
+    from planner.report import Column, OutputFormat, dump_json, pick_format, render_rows
+    from planner.workload import InferenceWorkload, TrainingWorkload, workload_from_options
+
+    fmt = pick_format(output, as_json)
+    if not math.isfinite(gpus) or gpus <= 0:
+        raise InputError(f"--gpus must be positive, got {gpus:g}")
+    cat = catalog_from(settings_from())
+    spec = cat.gpu(gpu)
+    w = workload_from_options(
+        workload_file=workload_file, model=model, params=params, layers=layers, hidden=hidden, heads=heads,
+        kv_heads=kv_heads, vocab=vocab, tokens=tokens, seq_len=seq_len, batch=batch, precision=precision,
+        optimizer=optimizer, recompute=recompute, flash=flash, sharding=sharding, mfu=mfu, overhead=overhead,
+        images=images, epochs=epochs,
+    )
+    notes: list[str] = []
+    if isinstance(w, InferenceWorkload):
+        raise InputError("estimate covers training", "use `gpuplan fit --infer` for inference memory")
+    if isinstance(w, TrainingWorkload):
+        lay = layout(w, spec.vram_gb, max(1, int(gpus)))
+        if lay is None:
+            notes.append(f"does not fit in {int(gpus)}x {spec.key} memory: `gpuplan fit` says how many GPUs it needs")
+        elif lay.sharding.value != "none" or lay.recompute.value != "none":
+            notes.append(f"fits with {lay.describe()}")
+        est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=cat)
+    else:
+        est = estimate_images(w, spec, gpus, spec.interconnect, catalog=cat)
+    payload = {**est.payload(), "notes": [*est.notes, *notes], "workload": w.model_dump(mode="json")}
+    if fmt is OutputFormat.JSON:
+        emit(dump_json(payload))
+        return
+    rows = [{"what": "GPU-hours", "value": f"{est.gpu_hours:,.1f}"},
+            {"what": "wall-clock", "value": f"{est.wall_hours:,.1f} h ({est.wall_hours / 24:,.1f} days) on {gpus:g}x {spec.key}"}]
+    if est.flops is not None:
+        rows.append({"what": "training FLOPs", "value": f"{est.flops:.3e}"})
+    rows += [{"what": k, "value": str(v)} for k, v in est.assumptions.items()]
+    rows += [{"what": "note", "value": n} for n in payload["notes"]]
+    emit(render_rows(rows, [Column(key="what", header="what"), Column(key="value", header="value")], fmt,
+                      title="Estimate"))
+
+
+def _gb(v: float | None) -> str | None:
+    return None if v is None else f"{v:,.2f}"
+
+
+def _list_models(fmt: Any) -> None:
+    from planner.report import Column, OutputFormat, dump_json, render_rows
+    from planner.workload import presets
+
+    ps = list(presets().values())
+    if fmt is OutputFormat.JSON:
+        emit(dump_json({"models": [p.model_dump(mode="json") for p in ps]}))
+        return
+    rows = [{"name": p.name, "kind": p.kind.value, "params": f"{p.params / 1e9:.2f}B", "layers": p.layers,
+             "hidden": p.hidden, "heads": p.heads, "kv_heads": p.kv_heads, "source": p.source[:60]} for p in ps]
+    cols = [Column(key=k, header=k) for k in ("name", "kind", "params", "layers", "hidden", "heads", "kv_heads", "source")]
+    emit(render_rows(rows, cols, fmt, title="Model presets"))

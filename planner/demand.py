@@ -1,0 +1,78 @@
+"""What a job needs from an offer: how long it runs there, or why it cannot.
+
+The first step of the planner's one-way flow. A :class:`Demand` is either GPU-hours
+measured on a reference GPU (:class:`RefGpuHours`) or a model-based workload
+(:class:`planner.estimate.WorkloadDemand`); both answer :meth:`Demand.run` per offer.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.catalog import Catalog, GpuSpec
+from providers.base import Offer
+from planner.perf import SpeedPrecision, WorkloadClass, relative_speed
+from planner.scaling import efficiency
+
+
+class Run(BaseModel):
+    """How long a job takes on one offer's GPUs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    wall_hours: Decimal
+    gpu_hours: Decimal
+    notes: tuple[str, ...] = ()
+
+
+class Demand(Protocol):
+    """A workload as the planner sees it: a run time per offer, or why it cannot run."""
+
+    def run(self, offer: Offer, spec: GpuSpec) -> Run | str: ...
+
+    def assumptions(self) -> dict[str, Any]: ...
+
+
+def scaled_run(ref_hours: Decimal, offer: Offer, speed: float, basis: str, measured: bool) -> Run:
+    """``ref_hours`` of single-reference-GPU work spread over the offer's GPUs."""
+    eff = efficiency(offer.gpu_count, offer.interconnect)
+    wall = ref_hours / Decimal(repr(speed * offer.gpu_count * eff))
+    notes = []
+    if not measured:
+        notes.append(f"speed is a {basis}")
+    if offer.gpu_count > 1:
+        notes.append(f"{eff:.0%} scaling efficiency on {offer.gpu_count:g} GPUs over {offer.interconnect}")
+    return Run(wall_hours=wall, gpu_hours=wall * Decimal(repr(offer.gpu_count)), notes=tuple(notes))
+
+
+class RefGpuHours:
+    """GPU-hours measured on a reference GPU, scaled to each GPU by relative throughput."""
+
+    def __init__(
+        self,
+        gpu_hours: Decimal,
+        ref_gpu: str,
+        catalog: Catalog,
+        workload_class: WorkloadClass = WorkloadClass.TRANSFORMER,
+        precision: SpeedPrecision = SpeedPrecision.MIXED,
+    ) -> None:
+        self.gpu_hours = gpu_hours
+        self.ref_gpu = ref_gpu
+        self.catalog = catalog
+        self.workload_class = workload_class
+        self.precision = precision
+
+    def run(self, offer: Offer, spec: GpuSpec) -> Run | str:
+        speed = relative_speed(self.catalog, spec.key, self.ref_gpu, self.workload_class, self.precision)
+        return scaled_run(self.gpu_hours, offer, speed.relative, speed.basis, speed.measured)
+
+    def assumptions(self) -> dict[str, Any]:
+        return {
+            "gpu_hours_on_ref": str(self.gpu_hours),
+            "ref_gpu": self.ref_gpu,
+            "workload_class": self.workload_class.value,
+            "precision": self.precision.value,
+        }

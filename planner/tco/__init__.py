@@ -1,0 +1,261 @@
+"""Total cost of ownership: buying cards versus renting, month by month over a horizon.
+
+Pure logic on Decimal money in one display currency, in three sections: owned hardware
+(:mod:`planner.tco.owned`), renting (:mod:`planner.tco.rent`) and the comparison (here);
+rendering lives in :mod:`planner.tco_report`. The formulas
+(worked by hand in ``docs/tco.md``, which the tests reproduce):
+
+Owned hardware, ``n`` cards, utilization ``u`` = usage GPU-hours / (n x hours per month):
+
+- CAPEX          = n x card price + host price
+- CAPEX_net      = CAPEX x (1 - resale fraction)             resale at the end of the life
+- average watts  = (TDP x u + TDP x idle fraction x (1 - u)) x n + host watts
+- energy/month   = average watts / 1000 x PUE x price per kWh x hours per month
+- fixed/month    = maintenance fraction x CAPEX / 12 + colocation per kW x peak kW
+- opex/month     = energy/month + fixed/month
+- cost per delivered GPU-hour = (CAPEX_net / (years x 12) + opex/month) / (n x u x hours per month)
+
+Cash view for the horizon: CAPEX_net is paid in month 1 (and again at the start of every
+new life when the horizon outlasts the depreciation years), opex every month. Counting
+the resale up front is the conventional break-even formula, CAPEX_net / (rent - opex);
+sold before the end of its life the hardware would fetch more, so buying is shown
+conservatively for horizons shorter than the life.
+
+Renting: the usage's GPU-hours become instance hours by the instance's GPU count, and
+each month is quoted by the provider's billing rule (hourly and spot per second, spot
+with the restart overhead, monthly in whole subscriptions, reserved for every hour of
+the term; a term that outlasts the horizon is still owed, in the last month).
+
+The break-even month is the first month whose cumulative buy cost is at or below the
+rental's; ``None`` when that never happens within the horizon. GPU-hours count the same
+on every GPU model here: speed differences are ``gpuplan plan``'s business.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.billing import BillingMode, rule_for
+from pricing.catalog import Catalog
+from pricing.errors import InputError
+from pricing.money import Currency, Fx, round_cents
+from providers.listprice import RENT_MODES
+from planner.host import tco_defaults
+from planner.tco.lines import ZERO, TcoLine, TcoOption, When, cumulative, line
+from planner.tco.owned import CONDITIONS, Owned, buy_option, card_price, make_owned, parse_buy
+from planner.tco.rent import monthly_vs_hourly_hours, pick_offer, rent_option
+from planner.tco.scenario import Scenario
+
+__all__ = ["CONDITIONS", "RENT_MODES", "Breakeven", "Owned", "Scenario", "TcoLine", "TcoOption", "TcoResult", "When",
+           "breakeven_month", "build_tco", "buy_option", "card_price", "cumulative", "line", "make_owned",
+           "monthly_vs_hourly_hours", "parse_buy", "pick_offer", "rent_option"]
+
+
+def breakeven_month(buy_cum: list[Decimal], rent_cum: list[Decimal]) -> int | None:
+    """The first month (1-based) whose cumulative buy cost is at or below the rental's."""
+    for i, (b, r) in enumerate(zip(buy_cum, rent_cum, strict=True)):
+        if b <= r:
+            return i + 1
+    return None
+
+
+class Breakeven(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    buy: str
+    vs: str
+    month: int | None
+    months_formula: Decimal | None  # CAPEX_net / (rent - opex), may lie past the horizon
+    utilization: Decimal | None     # u where owned cost per GPU-hour = the rental's at this usage
+
+
+class TcoResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    currency: Currency
+    months: int
+    usage_gpu_hours: Decimal
+    options: list[TcoOption]
+    breakeven: list[Breakeven]
+    monthly_vs_hourly_hours: dict[str, Decimal | None]
+    owned_curves: dict[str, list[tuple[Decimal, Decimal]]]
+    assumptions: dict[str, Any]
+    verdict: str
+
+
+def parse_modes(names: list[str] | None) -> tuple[BillingMode, ...] | None:
+    if not names:
+        return None
+    out = []
+    for n in (v.strip().lower() for item in names for v in item.split(",") if v.strip()):
+        try:
+            mode = BillingMode(n)
+        except ValueError:
+            mode = None
+        if mode is None or mode is BillingMode.BUY:
+            known = ", ".join(m.value for m in RENT_MODES)
+            raise InputError(f"unknown rental billing mode {n!r}", f"use {known}")
+        out.append(mode)
+    return tuple(dict.fromkeys(out))
+
+
+def usage_of(sc: Scenario, gpus_per_unit: float | None) -> tuple[Decimal, str]:
+    """GPU-hours per month from --usage, or hours/day x days x the reference GPU count."""
+    if sc.usage is not None:
+        if sc.hours_per_day is not None or sc.days_per_month is not None:
+            raise InputError("give either --usage or --hours-per-day/--days-per-month, not both")
+        if sc.usage <= 0:
+            raise InputError(f"--usage must be positive GPU-hours per month, got {sc.usage}")
+        return sc.usage, f"{sc.usage:g} GPU-hours per month"
+    if sc.hours_per_day is None and sc.days_per_month is None:
+        raise InputError("no usage given", "e.g. --usage 300 (GPU-hours per month) or --hours-per-day 8 --days-per-month 22")
+    hpd = sc.hours_per_day if sc.hours_per_day is not None else Decimal(24)
+    days = sc.days_per_month if sc.days_per_month is not None else Decimal(30)
+    if not (0 < hpd <= 24) or not (0 < days <= 31):
+        raise InputError("--hours-per-day must be in (0, 24] and --days-per-month in (0, 31]")
+    if gpus_per_unit is None:
+        raise InputError("--hours-per-day needs a machine to count GPUs on: add --buy or --vs")
+    usage = hpd * days * Decimal(repr(gpus_per_unit))
+    return usage, f"{hpd:g} h/day x {days:g} days x {gpus_per_unit:g} GPUs = {usage:g} GPU-hours per month"
+
+
+def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Decimal, spot_overhead: Decimal,
+              catalog: Catalog) -> TcoResult:
+    """Every option of the scenario over its horizon, the break-evens and a verdict."""
+    cat = catalog
+    if sc.months < 1 or sc.months > 240:
+        raise InputError(f"--months must be 1 to 240, got {sc.months}")
+    if not sc.buy and not sc.vs:
+        raise InputError("nothing to compare", "add --buy '4x RTX-4090' and/or --vs p3.16xlarge")
+    if hours_per_month <= 0:
+        raise InputError("--hours-per-month must be positive")
+    buys = [(cat.gpu(name), count) for count, name in (parse_buy(b) for b in sc.buy)]
+    rentals = [pick_offer(cat, name, sc.region) for name in sc.vs]
+    reference = buys[0][1] if buys else rentals[0][0].gpu_count
+    usage, usage_label = usage_of(sc, reference)
+    modes = parse_modes(sc.billing)
+    months = sc.months
+
+    owned = [make_owned(spec, count, sc, currency=currency, fx=fx, hours_per_month=hours_per_month, catalog=cat)
+             for spec, count in buys]
+    for o in owned:
+        u = o.utilization(usage)
+        if u > 1:
+            raise InputError(f"{usage:g} GPU-hours per month is more than {o.name} can deliver "
+                             f"({o.gpu_count * hours_per_month:g})", "buy more cards or lower --usage")
+    options = [buy_option(o, usage, months) for o in owned]
+    skipped: list[str] = []
+    mvh: dict[str, Decimal | None] = {}
+    for offer, notes in rentals:
+        mvh[offer.name] = monthly_vs_hourly_hours(offer)
+        for mode in modes or RENT_MODES:
+            if mode not in offer.rates or rule_for(offer.provider, mode) is None:
+                if modes:
+                    skipped.append(f"{offer.name} has no {mode} price")
+                continue
+            options.append(rent_option(offer, mode, usage, months, currency=currency, fx=fx,
+                                       hours_per_month=hours_per_month, spot_overhead=spot_overhead, catalog=cat,
+                                       notes=notes))
+
+    breakevens = []
+    for o, b in zip(owned, options[: len(owned)], strict=True):
+        u = o.utilization(usage)
+        for r in options[len(owned):]:
+            steady = r.monthly_cost[0]
+            gap = steady - o.opex_per_month(u)
+            breakevens.append(Breakeven(
+                buy=b.name, vs=r.name, month=breakeven_month(b.cumulative_cost, r.cumulative_cost),
+                months_formula=o.capex_net / gap if gap > 0 else None,
+                utilization=o.breakeven_utilization(steady / usage),
+            ))
+    curves = {f"buy {o.name}": [(u, o.cost_per_gpu_hour(u) or ZERO)
+                                for u in (Decimal(k) / 20 for k in range(1, 21))] for o in owned}
+    result_assumptions = assumptions(sc, owned, usage_label, currency, fx, hours_per_month, spot_overhead, cat)
+    if skipped:
+        result_assumptions["skipped"] = skipped
+    return TcoResult(currency=currency, months=months, usage_gpu_hours=usage, options=options,
+                     breakeven=breakevens, monthly_vs_hourly_hours=mvh, owned_curves=curves,
+                     assumptions=result_assumptions, verdict=verdict(options, breakevens, usage, months, currency))
+
+
+def money_text(amount: Decimal, currency: Currency) -> str:
+    return f"{round_cents(amount):,} {currency}"
+
+
+def verdict(options: list[TcoOption], breakevens: list[Breakeven], usage: Decimal, months: int,
+            currency: Currency) -> str:
+    """One sentence (two at most) a person can act on."""
+    best = min(options, key=lambda o: o.total_cost)
+    head = (f"Over {months} months at {usage:g} GPU-hours a month, the cheapest option is {best.name} at "
+            f"{money_text(best.total_cost, currency)} ({money_text(best.cost_per_gpu_hour or ZERO, currency)} "
+            f"per GPU-hour{', estimated price' if best.estimate else ''}).")
+    buys = [o for o in options if o.kind is BillingMode.BUY]
+    rents = [o for o in options if o.kind is not BillingMode.BUY]
+    if not buys or not rents:
+        return head
+    buy = min(buys, key=lambda o: o.total_cost)
+    mine = [b for b in breakevens if b.buy == buy.name]
+    paid = sorted((b for b in mine if b.month is not None), key=lambda b: b.month or 0)
+    never = [b.vs for b in mine if b.month is None]
+    if best.kind is BillingMode.BUY:
+        tail = f"Buying pays for itself against every rental, soonest in month {paid[0].month} vs {paid[0].vs}."
+        if never:
+            tail = f"Buying beats {len(paid)} of {len(mine)} rentals; it never catches up with {', '.join(never)}."
+    elif paid:
+        tail = (f"{_cap(buy.name)} overtakes {', '.join(f'{b.vs} in month {b.month}' for b in paid[:3])}, "
+                f"but never catches up with {best.name} within {months} months.")
+    else:
+        tail = f"{_cap(buy.name)} never catches up with any rental within {months} months."
+    if best.kind is BillingMode.SPOT:
+        steady = [o for o in options if o.kind is not BillingMode.SPOT]
+        if steady:
+            alt = min(steady, key=lambda o: o.total_cost)
+            tail += (f" Spot can be interrupted; without it the cheapest is {alt.name} at "
+                     f"{money_text(alt.total_cost, currency)}.")
+    return f"{head} {tail}"
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def assumptions(sc: Scenario, owned: list[Owned], usage_label: str, currency: Currency, fx: Fx,
+                hours_per_month: Decimal, spot_overhead: Decimal, catalog: Catalog) -> dict[str, Any]:
+    """Every input the numbers rest on, with its source or 'given'."""
+    given = {"pue": sc.pue, "maintenance_fraction": sc.maintenance, "resale_fraction": sc.resale,
+             "depreciation_years": sc.depreciation_years, "gpu_idle_fraction": sc.idle_fraction,
+             "colocation_usd_per_kw_month": sc.colo_price, "cpu_cores_per_gpu": sc.cores_per_gpu,
+             "dataset_gb": sc.dataset_gb}
+    defaults = []
+    for key, d in tco_defaults().items():
+        entry: dict[str, Any] = {"key": key, "value": str(d.value), "unit": d.unit, "source": d.source,
+                                 "as_of": d.as_of.isoformat(), "assumption": d.assumption}
+        if given.get(key) is not None:
+            entry.update(value=str(given[key]), source="given by the user", assumption=False)
+        defaults.append(entry)
+    out: dict[str, Any] = {
+        "usage": usage_label,
+        "hours_per_month": str(hours_per_month),
+        "spot_overhead": str(spot_overhead),
+        "catalog_as_of": catalog.as_of.isoformat(),
+        "fx": [r.label() for r in fx.used()],
+        "gpu_hours_equal_across_gpus": True,
+        "resale_counted": "up front, at the end-of-life value (conservative for horizons shorter than the life)",
+        "power": "the box is on all month: GPUs at TDP while busy and at the idle fraction otherwise",
+        "defaults": defaults,
+    }
+    for o in owned:
+        out[f"buy {o.name}"] = {
+            "card_price": str(o.card_price.amount), "card_source": o.card_source, "card_as_of": o.card_as_of,
+            "host": "sized" if o.host.sized else "given", "host_ram_gb": o.host.ram_gb, "host_cpu_cores": o.host.cpu_cores,
+            "host_nvme_tb": o.host.nvme_tb, "host_watts": str(o.host.watts), "host_price": str(o.host_price.amount),
+            "tdp_w": str(o.tdp_w), "pue": str(o.pue), "kwh_price": str(o.kwh_price.amount), "kwh_source": o.kwh_label,
+            "depreciation_years": str(o.depreciation_years), "resale_fraction": str(o.resale_fraction),
+            "maintenance_fraction": str(o.maintenance_fraction),
+            "colo_per_kw_month": None if o.colo_per_kw_month is None else str(o.colo_per_kw_month.amount),
+            "capex": str(o.capex), "capex_net": str(o.capex_net),
+        }
+    return out

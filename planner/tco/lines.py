@@ -1,0 +1,72 @@
+"""What every TCO option is made of: line items that say when they are paid, and monthly cost curves."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.billing import BillingMode
+from pricing.line_items import LineItem
+from pricing.money import Currency, Money
+
+ZERO = Decimal(0)
+
+
+class When(StrEnum):
+    ONCE = "once"
+    PER_MONTH = "per month"
+    PER_LIFE = "per life"
+    END = "at the horizon"
+
+
+class TcoLine(LineItem):
+    """A quote's line item (quantity x unit price = cost) that also says when it is paid."""
+
+    when: When
+
+
+def line(description: str, quantity: Decimal, unit: str, unit_price: Money, when: When) -> TcoLine:
+    return TcoLine.priced(description, quantity, unit, unit_price, when=when)
+
+
+
+class TcoOption(BaseModel):
+    """One way to get the usage done over the horizon."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: BillingMode
+    provider: str
+    region: str | None = None
+    gpu: str
+    gpu_count: float
+    native_currency: Currency
+    monthly_cost: list[Decimal]
+    cumulative_cost: list[Decimal]
+    total_cost: Decimal
+    cost_per_gpu_hour: Decimal | None
+    estimate: bool = False
+    lines: list[TcoLine]
+    notes: list[str] = []
+
+
+def cumulative(monthly: list[Decimal]) -> list[Decimal]:
+    out, total = [], ZERO
+    for m in monthly:
+        total += m
+        out.append(total)
+    return out
+
+
+def _option(name: str, kind: BillingMode, monthly: list[Decimal], usage: Decimal, **kw: Any) -> TcoOption:
+    cum = cumulative(monthly)
+    months = len(monthly)
+    per_gpu_h = cum[-1] / (usage * months) if usage > 0 and months else None
+    return TcoOption(name=name, kind=kind, monthly_cost=monthly, cumulative_cost=cum, total_cost=cum[-1],
+                     cost_per_gpu_hour=per_gpu_h, **kw)
+
+

@@ -1,0 +1,269 @@
+"""Owned hardware: cards in a host, and what they cost month by month (see planner.tco)."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.billing import BillingMode
+from pricing.catalog import Catalog, GpuSpec
+from pricing.errors import InputError, PriceMissingError
+from pricing.money import Currency, Fx, Money
+from providers.local import newest_prices
+from planner.host import Host, default, given_host, size_host
+from planner.tco.lines import ZERO, TcoLine, TcoOption, When, _option, line
+from planner.tco.scenario import Scenario
+
+CONDITIONS = ("new", "market", "used")  # preference order when --condition is not given
+
+
+class Owned(BaseModel):
+    """N cards of one kind in a host, with every input of the owned-cost formulas.
+
+    Money is in the display currency; the catalog price it came from is in ``card_native``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    gpu: str
+    gpu_count: int
+    vram_gb: float
+    card_price: Money
+    card_native: Money
+    card_source: str
+    card_as_of: date
+    host: Host
+    host_price: Money
+    tdp_w: Decimal
+    idle_fraction: Decimal
+    pue: Decimal
+    kwh_price: Money
+    kwh_label: str
+    depreciation_years: Decimal
+    resale_fraction: Decimal
+    maintenance_fraction: Decimal
+    colo_per_kw_month: Money | None = None
+    hours_per_month: Decimal
+
+    @property
+    def currency(self) -> Currency:
+        return self.card_price.currency
+
+    @property
+    def n(self) -> Decimal:
+        return Decimal(self.gpu_count)
+
+    @property
+    def capex(self) -> Decimal:
+        return self.card_price.amount * self.n + self.host_price.amount
+
+    @property
+    def resale_value(self) -> Decimal:
+        return self.capex * self.resale_fraction
+
+    @property
+    def capex_net(self) -> Decimal:
+        return self.capex - self.resale_value
+
+    @property
+    def life_months(self) -> int:
+        return max(1, math.ceil(self.depreciation_years * 12))
+
+    def utilization(self, usage_gpu_hours: Decimal) -> Decimal:
+        return usage_gpu_hours / (self.n * self.hours_per_month)
+
+    def average_watts(self, u: Decimal) -> Decimal:
+        per_gpu = self.tdp_w * u + self.tdp_w * self.idle_fraction * (1 - u)
+        return per_gpu * self.n + self.host.watts
+
+    @property
+    def peak_kw(self) -> Decimal:
+        return (self.tdp_w * self.n + self.host.watts) / 1000
+
+    def energy_kwh_per_month(self, u: Decimal) -> Decimal:
+        """Metered energy including the facility overhead (PUE)."""
+        return self.average_watts(u) / 1000 * self.pue * self.hours_per_month
+
+    def energy_per_month(self, u: Decimal) -> Decimal:
+        return self.energy_kwh_per_month(u) * self.kwh_price.amount
+
+    @property
+    def maintenance_per_month(self) -> Decimal:
+        return self.maintenance_fraction * self.capex / 12
+
+    @property
+    def colo_per_month(self) -> Decimal:
+        return ZERO if self.colo_per_kw_month is None else self.colo_per_kw_month.amount * self.peak_kw
+
+    def opex_per_month(self, u: Decimal) -> Decimal:
+        return self.energy_per_month(u) + self.maintenance_per_month + self.colo_per_month
+
+    @property
+    def depreciation_per_month(self) -> Decimal:
+        return self.capex_net / (self.depreciation_years * 12)
+
+    def cost_per_gpu_hour(self, u: Decimal) -> Decimal | None:
+        """Owned cost per delivered GPU-hour at utilization ``u`` (None at zero use)."""
+        if u <= 0:
+            return None
+        return (self.depreciation_per_month + self.opex_per_month(u)) / (self.n * u * self.hours_per_month)
+
+    def monthly_costs(self, u: Decimal, months: int) -> list[Decimal]:
+        """Cash per month: CAPEX_net at the start of each life, opex every month."""
+        opex = self.opex_per_month(u)
+        return [opex + (self.capex_net if i % self.life_months == 0 else ZERO) for i in range(months)]
+
+    def breakeven_utilization(self, rate_per_gpu_hour: Decimal) -> Decimal | None:
+        """The u at which the owned cost per GPU-hour equals ``rate_per_gpu_hour``.
+
+        Solves (dep + fixed + e0 + e1 u) = r n u H for u, where e0 is the energy at
+        u = 0 and e1 its slope; None when renting stays cheaper even at u = 1.
+        """
+        e0 = self.energy_per_month(ZERO)
+        e1 = self.energy_per_month(Decimal(1)) - e0
+        fixed = self.depreciation_per_month + self.maintenance_per_month + self.colo_per_month
+        denominator = rate_per_gpu_hour * self.n * self.hours_per_month - e1
+        if denominator <= 0:
+            return None
+        u = (fixed + e0) / denominator
+        return u if u <= 1 else None
+
+    def lines(self, u: Decimal) -> list[TcoLine]:
+        c = self.currency
+        out = [line(f"{self.gpu} card", self.n, "cards", self.card_price, When.ONCE)]
+        out += self._host_lines()
+        out.append(line(f"resale at the end of {self.depreciation_years:g} years ({self.resale_fraction:.0%})",
+                        Decimal(-1), "credit", Money(amount=self.resale_value, currency=c), When.PER_LIFE))
+        out.append(line(f"energy ({self.average_watts(u):.0f} W average x PUE {self.pue:g}, {self.kwh_label})",
+                        self.energy_kwh_per_month(u), "kWh", self.kwh_price, When.PER_MONTH))
+        if self.maintenance_fraction:
+            out.append(line(f"maintenance ({self.maintenance_fraction:.0%} of CAPEX per year)",
+                            Decimal(1), "month", Money(amount=self.maintenance_per_month, currency=c),
+                            When.PER_MONTH))
+        if self.colo_per_kw_month is not None:
+            out.append(line("colocation (peak IT load)", self.peak_kw, "kW-months", self.colo_per_kw_month,
+                            When.PER_MONTH))
+        return out
+
+    def host_parts_native(self) -> Decimal:
+        return sum((p.cost.amount for p in self.host.parts), ZERO)
+
+    def _host_lines(self) -> list[TcoLine]:
+        # Parts are priced in their own currency (USD defaults); show them converted at the
+        # same rate the host total was, so the lines add up to the CAPEX.
+        native = self.host_parts_native()
+        factor = self.host_price.amount / native if native else Decimal(1)
+        return [line(p.description, p.quantity, p.unit,
+                     Money(amount=p.unit_price.amount * factor, currency=self.currency), When.ONCE)
+                for p in self.host.parts]
+
+
+_BUY = re.compile(r"\s*(?:(\d+)\s*[x×*]\s*)?([A-Za-z].*?)\s*")
+
+
+def parse_buy(text: str) -> tuple[int, str]:
+    """``"4x RTX-4090"`` -> (4, "RTX-4090"); a bare name means one card."""
+    m = _BUY.fullmatch(text)
+    if not m:
+        raise InputError(f"cannot read --buy {text!r}", "write it like '4x RTX-4090' (count x GPU name)")
+    count = int(m.group(1) or 1)
+    if count < 1 or count > 64:
+        raise InputError(f"--buy {text!r}: the card count must be 1 to 64")
+    return count, m.group(2)
+
+
+def card_price(catalog: Catalog, gpu: str, condition: str | None) -> tuple[Money, str, date, str]:
+    """The newest catalog price of ``gpu`` (preferring new cards), with its source."""
+    prices = newest_prices(catalog)
+    wanted = (condition,) if condition else CONDITIONS
+    for cond in wanted:
+        card = prices.get((gpu, cond))
+        if card is not None:
+            return card.money(), card.source, card.as_of, cond
+    have = sorted(c for g, c in prices if g == gpu)
+    hint = (f"conditions with a price: {', '.join(have)}" if have else "give one with --card-price, e.g. --card-price 1600")
+    raise PriceMissingError(f"no {condition + ' ' if condition else ''}card price for {gpu} in the catalog", hint)
+
+
+def _check_fraction(value: Decimal, flag: str, *, upper: Decimal | None = Decimal(1)) -> Decimal:
+    if value < 0 or (upper is not None and value > upper):
+        top = f" and at most {upper}" if upper is not None else ""
+        raise InputError(f"{flag} must be zero or more{top}, got {value}")
+    return value
+
+
+def _pick(given: Decimal | None, key: str) -> Decimal:
+    return default(key) if given is None else given
+
+
+def make_owned(
+    spec: GpuSpec,
+    count: int,
+    sc: Scenario,
+    *,
+    currency: Currency,
+    fx: Fx,
+    hours_per_month: Decimal,
+    catalog: Catalog,
+) -> Owned:
+    if spec.tdp_w is None:
+        raise PriceMissingError(f"{spec.key} has no TDP in the catalog", "its power draw cannot be estimated")
+    if sc.card_price is not None:
+        native = Money(amount=_check_fraction(sc.card_price, "--card-price", upper=None), currency=currency)
+        source, as_of = "given with --card-price", date.today()
+    else:
+        native, source, as_of, _ = card_price(catalog, spec.key, sc.condition)
+    if sc.host_price is not None or sc.host_watts is not None:
+        host = given_host(Money(amount=sc.host_price or ZERO, currency=currency), sc.host_watts or ZERO)
+    else:
+        host = size_host(count, spec.vram_gb, dataset_gb=sc.dataset_gb, cores_per_gpu=sc.cores_per_gpu)
+    host_total = sum((fx.convert(p.cost, currency).amount for p in host.parts), ZERO)
+    if sc.kwh_price is not None:
+        kwh = Money(amount=_check_fraction(sc.kwh_price, "--kwh-price", upper=None), currency=currency)
+        kwh_label = f"{sc.kwh_price} {currency}/kWh given"
+    else:
+        power = catalog.default_electricity(currency) or catalog.default_electricity(Currency.USD)
+        if power is None:
+            raise PriceMissingError("no default electricity price in the catalog", "give one with --kwh-price")
+        kwh = fx.convert(Money(amount=power.price_per_kwh, currency=power.currency), currency)
+        kwh_label = f"{power.region} {power.customer_class} {power.price_per_kwh} {power.currency}/kWh, {power.as_of}"
+    years = _pick(sc.depreciation_years, "depreciation_years")
+    if years <= 0:
+        raise InputError(f"--depreciation-years must be positive, got {years}")
+    pue = _pick(sc.pue, "pue")
+    if pue < 1:
+        raise InputError(f"--pue must be at least 1 (facility power includes the IT load), got {pue}")
+    colo = None
+    if sc.colo or sc.colo_price is not None:
+        rate = sc.colo_price if sc.colo_price is not None else None
+        colo = (Money(amount=_check_fraction(rate, "--colo-price", upper=None), currency=currency) if rate is not None
+                else fx.convert(Money(amount=default("colocation_usd_per_kw_month"), currency=Currency.USD), currency))
+    return Owned(
+        name=f"{count}x {spec.key}", gpu=spec.key, gpu_count=count, vram_gb=spec.vram_gb,
+        card_price=fx.convert(native, currency), card_native=native, card_source=source, card_as_of=as_of,
+        host=host, host_price=Money(amount=host_total, currency=currency), tdp_w=Decimal(repr(spec.tdp_w)),
+        idle_fraction=_check_fraction(_pick(sc.idle_fraction, "gpu_idle_fraction"), "--idle-fraction"),
+        pue=pue, kwh_price=kwh, kwh_label=kwh_label, depreciation_years=years,
+        resale_fraction=_check_fraction(_pick(sc.resale, "resale_fraction"), "--resale"),
+        maintenance_fraction=_check_fraction(_pick(sc.maintenance, "maintenance_fraction"), "--maintenance"),
+        colo_per_kw_month=colo, hours_per_month=hours_per_month,
+    )
+
+
+def buy_option(owned: Owned, usage: Decimal, months: int) -> TcoOption:
+    u = owned.utilization(usage)
+    notes = [f"utilization {u:.1%} of {owned.gpu_count} GPUs x {owned.hours_per_month:g} h",
+             f"card price {owned.card_native} ({owned.card_source}, {owned.card_as_of})"]
+    if months > owned.life_months:
+        notes.append(f"the horizon outlasts the {owned.depreciation_years:g}-year life: the hardware is bought "
+                     f"again every {owned.life_months} months")
+    if not owned.host.sized:
+        notes.append("host price and watts as given")
+    return _option(f"buy {owned.name}", BillingMode.BUY, owned.monthly_costs(u, months), usage, provider="local",
+                   region=None, gpu=owned.gpu, gpu_count=owned.gpu_count, native_currency=owned.card_native.currency,
+                   lines=owned.lines(u), notes=notes)

@@ -1,0 +1,105 @@
+"""Renting in the TCO: a cloud offer under each billing mode, month by month, quoted by its provider."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+from pricing.billing import BillingMode, rule_for
+from pricing.catalog import Catalog
+from pricing.errors import InputError, PriceMissingError
+from pricing.money import Currency, Fx, Money
+from providers.base import Offer
+from providers.listprice import RENT_MODES
+from providers.registry import get_provider
+from planner.plan import region_matches
+from planner.tco.lines import TcoLine, TcoOption, When, _option, line
+
+
+def pick_offer(catalog: Catalog, name: str, region: str | None) -> tuple[Offer, list[str]]:
+    """The offer for instance ``name``: in ``region`` if given, else the first priced region."""
+    first = catalog.instance(name)[0]  # unknown names raise with suggestions
+    offers = [o for o in get_provider(first.provider, catalog).list_offers() if o.name == first.instance_type]
+    if region:
+        chosen = [o for o in offers if region_matches(o, (region,))]
+        if not chosen:
+            regions = ", ".join(sorted({o.region for o in offers}))
+            raise InputError(f"{first.instance_type} has no row for region {region!r}", f"its regions: {regions}")
+    else:
+        chosen = [o for o in offers if any(m in o.rates for m in RENT_MODES)] or offers
+    offer = chosen[0]
+    notes = []
+    if len(offers) > 1:
+        why = "as asked" if region else "the first region with a price; --region picks another"
+        notes.append(f"region {offer.region} ({why})")
+    return offer, notes
+
+
+def monthly_vs_hourly_hours(offer: Offer) -> Decimal | None:
+    """Hours per month above which the monthly subscription beats pay-as-you-go."""
+    hourly, monthly = offer.rates.get(BillingMode.HOURLY), offer.rates.get(BillingMode.MONTHLY)
+    return monthly / hourly if hourly and monthly is not None else None
+
+
+def rent_option(
+    offer: Offer,
+    mode: BillingMode,
+    usage: Decimal,
+    months: int,
+    *,
+    currency: Currency,
+    fx: Fx,
+    hours_per_month: Decimal,
+    spot_overhead: Decimal,
+    catalog: Catalog,
+    notes: list[str] | None = None,
+) -> TcoOption:
+    """``offer`` under ``mode`` for ``usage`` GPU-hours every month, ``months`` months."""
+    if mode not in offer.rates:
+        raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
+    instance_hours = usage / Decimal(repr(offer.gpu_count))
+    extra = list(notes or [])
+    conv = fx.rate(offer.currency, currency)
+
+    def money(amount: Decimal) -> Money:
+        return Money(amount=amount * conv, currency=currency)
+
+    lines: list[TcoLine] = []
+    provider = get_provider(offer.provider, catalog)
+    if mode in (BillingMode.RESERVED_1Y, BillingMode.RESERVED_3Y):
+        rule = rule_for(offer.provider, mode)
+        if rule is None or rule.term_hours is None:
+            raise PriceMissingError(f"{offer.provider} has no {mode} billing rule")
+        # Reservations run side by side: enough of them to cover the monthly instance-hours,
+        # each billed for whole terms over the horizon by the provider's own rule.
+        instances = max(1, math.ceil(instance_hours / hours_per_month))
+        q = provider.quote(offer, mode, hours_per_month * months, hours_per_month=hours_per_month)
+        total = q.cost.amount * instances
+        term = max(1, round(rule.term_hours / hours_per_month))
+        per_month = total / (months + (-months) % term)
+        monthly = [per_month * conv] * months
+        owed = (-months) % term
+        if owed:
+            monthly[-1] += per_month * owed * conv
+            extra.append(f"the {term}-month term runs past the horizon: {owed} more month(s) are owed, "
+                         "counted in the last month")
+        lines.append(line(f"{offer.name} {mode} (every hour of the term)", rule.term_hours / term * instances,
+                          "hours", money(offer.rates[mode]), When.PER_MONTH))
+        extra += list(q.notes)
+    else:
+        wall = instance_hours * (1 + spot_overhead) if mode is BillingMode.SPOT else instance_hours
+        q = provider.quote(offer, mode, wall, hours_per_month=hours_per_month)
+        monthly = [q.cost.amount * conv] * months
+        lines += [line(i.description, i.quantity, i.unit, money(i.unit_price.amount), When.PER_MONTH)
+                  for i in q.line_items]
+        extra += list(q.notes)
+        if mode is BillingMode.SPOT:
+            extra.append(f"{spot_overhead:.0%} extra run time for restarts after interruptions")
+    estimate = mode in offer.estimated
+    if estimate and not any("ESTIMATE" in n for n in extra):
+        extra.append(f"ESTIMATED {mode} price")
+    if offer.currency != currency:
+        extra.append(f"priced in {offer.currency}, converted at 1 {offer.currency} = {conv:.6g} {currency}")
+    return _option(f"{offer.name} {mode}", mode, monthly, usage, provider=offer.provider,
+                   region=offer.region, gpu=offer.gpu, gpu_count=offer.gpu_count, native_currency=offer.currency,
+                   estimate=estimate, lines=lines, notes=extra)

@@ -1,0 +1,40 @@
+"""The inputs of ``gpuplan tco``, from flags or a TOML scenario file (same names)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Scenario(BaseModel):
+    """Everything ``gpuplan tco`` takes, from flags or a TOML scenario file (same names)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    usage: Decimal | None = None
+    hours_per_day: Decimal | None = None
+    days_per_month: Decimal | None = None
+    months: int = 36
+    buy: list[str] = []
+    vs: list[str] = []
+    region: str | None = None
+    billing: list[str] | None = None
+    condition: str | None = None
+    card_price: Decimal | None = None
+    host_price: Decimal | None = None
+    host_watts: Decimal | None = None
+    dataset_gb: Decimal | None = None
+    cores_per_gpu: Decimal | None = None
+    pue: Decimal | None = None
+    kwh_price: Decimal | None = None
+    idle_fraction: Decimal | None = None
+    depreciation_years: Decimal | None = None
+    resale: Decimal | None = None
+    maintenance: Decimal | None = None
+    colo: bool = False
+    colo_price: Decimal | None = None
+    currency: str | None = None
+    fx: list[str] | None = None
+    hours_per_month: Decimal | None = None
+    spot_overhead: Decimal | None = None

@@ -1,0 +1,150 @@
+"""The one adapter for every cloud that publishes list prices (Tencent Cloud, AWS, ...).
+
+Configured by data, not code: the catalog's rows for the provider and its billing rules
+(``pricing/data/billing_rules.toml``), including a spot estimate where the provider
+publishes no spot price. Adding a list-price cloud is one CSV under
+``pricing/data/instances/`` plus its billing-rule entries.
+
+Live rows (from ``gpuplan catalog refresh``) are per zone; they are folded into one offer
+per (instance type, region): hourly, monthly and reserved take the cheapest zone that
+sells the type (you can pick that zone), spot takes the median over selling zones (a
+spot price is a moving market: the cheapest zone's price now is not what a run pays),
+and every rate names its zone. Zones that are sold out are kept aside for ``--explain``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from decimal import Decimal
+
+from pricing.billing import BillingMode, rate_cost, rule_for
+from pricing.catalog import Catalog, InstanceType, Interconnect, Stock
+from pricing.errors import PriceMissingError
+from pricing.line_items import LineItem
+from pricing.money import Money
+from providers.base import Offer, Provider, Quote
+
+_UNITS = {
+    BillingMode.HOURLY: "hours",
+    BillingMode.SPOT: "hours",
+    BillingMode.MONTHLY: "months",
+    BillingMode.RESERVED_1Y: "hours",
+    BillingMode.RESERVED_3Y: "hours",
+}
+RENT_MODES = tuple(_UNITS)
+
+
+class SpotPricing:
+    """How a spot rate is read from several zones: the typical (median) or the cheapest."""
+
+    TYPICAL = "typical"
+    CHEAPEST = "cheapest"
+
+
+def _interconnect(gpu_interconnect: Interconnect, gpu_count: float) -> Interconnect:
+    if gpu_interconnect is Interconnect.NVLINK_BRIDGE and gpu_count > 2:
+        return Interconnect.PCIE
+    return gpu_interconnect
+
+
+def _median_row(rows: list[InstanceType], mode: BillingMode) -> tuple[Decimal, str]:
+    """The median rate over zones and the zone whose rate is nearest it (the lower on a tie)."""
+    priced = sorted((r.rate(mode), r.zone) for r in rows if r.rate(mode) is not None)  # type: ignore[type-var]
+    mid = Decimal(str(statistics.median_low([p for p, _ in priced])))  # type: ignore[type-var]
+    zone = next(z for p, z in priced if p == mid)
+    return mid, zone
+
+
+class ListPriceProvider(Provider):
+    """Offers and quotes from a provider's catalog rows and billing rules."""
+
+    def __init__(self, name: str, catalog: Catalog, *, spot_pricing: str = SpotPricing.TYPICAL) -> None:
+        super().__init__(catalog)
+        self.name = name
+        self.spot_pricing = spot_pricing
+
+    def _estimates(self, hourly: Decimal | None, has_spot: bool) -> dict[BillingMode, Decimal]:
+        rule = rule_for(self.name, BillingMode.SPOT)
+        fraction = rule.spot_fraction_estimate if rule else None
+        if fraction is None or hourly is None or has_spot:
+            return {}
+        return {BillingMode.SPOT: hourly * fraction}
+
+    def _from_row(self, inst: InstanceType) -> Offer:
+        rates = {m: r for m in BillingMode if (r := inst.rate(m)) is not None}
+        extra = self._estimates(inst.hourly, BillingMode.SPOT in rates)
+        return Offer(
+            provider=inst.provider, name=inst.instance_type, family=inst.family, region=inst.region,
+            zones=inst.zones, gpu=inst.gpu, gpu_count=inst.gpu_count,
+            interconnect=_interconnect(self.catalog.gpus[inst.gpu].interconnect, inst.gpu_count),
+            vcpu=inst.vcpu, mem_gb=inst.mem_gb, currency=inst.currency,
+            rates={**extra, **rates},
+            rates_high={m: r for m in BillingMode if (r := inst.rate_high(m)) is not None},
+            estimated=frozenset(extra), stock=inst.stock, layer=inst.layer,
+            source=inst.source, as_of=inst.as_of, notes=inst.notes,
+        )
+
+    def _from_zones(self, rows: list[InstanceType]) -> Offer:
+        first = rows[0]
+        selling = [r for r in rows if r.stock is not Stock.SOLD_OUT]
+        sold_out = tuple(sorted(r.zone for r in rows if r.stock is Stock.SOLD_OUT))
+        pool = selling or rows
+        rates: dict[BillingMode, Decimal] = {}
+        highs: dict[BillingMode, Decimal] = {}
+        zones: dict[BillingMode, str] = {}
+        for mode in RENT_MODES:
+            priced = [r for r in pool if r.rate(mode) is not None]
+            if not priced:
+                continue
+            if mode is BillingMode.SPOT and self.spot_pricing == SpotPricing.TYPICAL:
+                rates[mode], zones[mode] = _median_row(priced, mode)
+            else:
+                best = min(priced, key=lambda r: (r.rate(mode), r.zone))
+                rates[mode], zones[mode] = best.rate(mode), best.zone  # type: ignore[assignment]
+            top = max(r.rate(mode) for r in priced)  # type: ignore[type-var]
+            if top != rates[mode]:
+                highs[mode] = top  # type: ignore[assignment]
+        extra = self._estimates(rates.get(BillingMode.HOURLY), BillingMode.SPOT in rates)
+        return Offer(
+            provider=first.provider, name=first.instance_type, family=first.family, region=first.region,
+            zones=tuple(sorted(r.zone for r in selling)), gpu=first.gpu, gpu_count=first.gpu_count,
+            interconnect=_interconnect(self.catalog.gpus[first.gpu].interconnect, first.gpu_count),
+            vcpu=first.vcpu, mem_gb=first.mem_gb, currency=first.currency,
+            rates={**extra, **rates}, rates_high=highs, estimated=frozenset(extra), rate_zones=zones,
+            sold_out_zones=sold_out, stock=Stock.AVAILABLE if selling else Stock.SOLD_OUT, layer=first.layer,
+            source=first.source, as_of=max(r.as_of for r in rows), notes=first.notes,
+        )
+
+    def list_offers(self) -> list[Offer]:
+        whole: list[Offer] = []
+        by_zone: dict[tuple[str, str], list[InstanceType]] = defaultdict(list)
+        for inst in self.catalog.instances:
+            if inst.provider != self.name:
+                continue
+            if inst.zone:
+                by_zone[(inst.instance_type, inst.region)].append(inst)
+            else:
+                whole.append(self._from_row(inst))
+        return whole + [self._from_zones(rows) for rows in by_zone.values()]
+
+    def quote(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Quote:
+        rule = rule_for(offer.provider, mode)
+        rate = offer.rates.get(mode)
+        if rule is None or rate is None:
+            raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
+        cost = rate_cost(rule, rate, wall_hours, family=offer.family, hours_per_month=hours_per_month)
+        unit_price = Money(amount=rate, currency=offer.currency)
+        notes = [n for n in (rule.note,) if n]
+        zone = offer.rate_zones.get(mode)
+        high = offer.rates_high.get(mode)
+        if zone is not None:
+            how = "median over zones that sell it" if (
+                mode is BillingMode.SPOT and self.spot_pricing == SpotPricing.TYPICAL) else "cheapest zone that sells it"
+            spread = f"; {rate}-{high} {offer.currency} across zones" if high is not None else ""
+            notes.append(f"live price of {zone} ({how}{spread})")
+        elif high is not None:
+            notes.append(f"cheapest zone's list price; up to {high} {offer.currency} in other zones")
+        item = LineItem.priced(f"{offer.name} {mode}", cost / rate, _UNITS[mode], unit_price)
+        return Quote(offer=offer, billing=mode, wall_hours=wall_hours, cost=Money(amount=cost, currency=offer.currency),
+                     line_items=(item,), notes=tuple(notes), estimate=mode in offer.estimated, zone=zone)

@@ -1,0 +1,85 @@
+"""Which providers exist, and their optional capabilities, imported only when used.
+
+The set of providers is open: every provider with rows in the catalog (one shipped CSV
+under ``pricing/data/instances/``, a refreshed cache or a user file) is served by the
+generic list-price adapter, and buying cards by the local one. Capabilities are looked
+up by name here; their modules import the cloud SDKs, so nothing imports them on the
+planning path.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from typing import Any
+
+from pricing.catalog import LOCAL, Catalog
+from pricing.errors import NotSupportedError, UnknownNameError
+from providers.base import Provider
+from providers.capabilities import ComputeClient, PriceFetcher
+from providers.listprice import ListPriceProvider, SpotPricing
+from providers.local import LocalProvider
+
+# "module:attribute" of each capability; the module lives in providers/<cloud>/.
+PRICE_FETCHERS = {
+    "tencent": "providers.tencent.prices:TencentPriceFetcher",
+    "aws": "providers.aws.prices:AwsPriceFetcher",
+}
+COMPUTE_CLIENTS = {
+    "tencent": "providers.tencent.compute:TencentCompute",
+    "aws": "providers.aws.compute:AwsCompute",
+}
+EXTRAS = {"tencent": "gpuplan[tencent]", "aws": "gpuplan[aws]"}
+
+
+def provider_names(catalog: Catalog) -> tuple[str, ...]:
+    return catalog.providers
+
+
+def parse_provider(name: str, catalog: Catalog) -> str:
+    wanted = name.strip().lower()
+    names = provider_names(catalog)
+    if wanted not in names:
+        raise UnknownNameError("provider", name, difflib.get_close_matches(wanted, names, n=3, cutoff=0.3),
+                               "gpuplan offers")
+    return wanted
+
+
+def get_provider(name: str, catalog: Catalog, *, spot_pricing: str = SpotPricing.TYPICAL) -> Provider:
+    wanted = parse_provider(name, catalog)
+    if wanted == LOCAL:
+        return LocalProvider(catalog)
+    return ListPriceProvider(wanted, catalog, spot_pricing=spot_pricing)
+
+
+def all_providers(catalog: Catalog, *, spot_pricing: str = SpotPricing.TYPICAL) -> list[Provider]:
+    return [get_provider(n, catalog, spot_pricing=spot_pricing) for n in provider_names(catalog)]
+
+
+def _load(table: dict[str, str], provider: str, what: str) -> Any:
+    target = table.get(provider)
+    if target is None:
+        have = ", ".join(sorted(table)) or "none"
+        raise NotSupportedError(f"{provider} has no {what} in gpuplan", f"providers with {what}: {have}")
+    module, attr = target.split(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except ImportError as exc:
+        raise NotSupportedError(
+            f"{what} for {provider} needs its SDK, which is not installed ({exc.name})",
+            f"pip install '{EXTRAS.get(provider, 'gpuplan')}'",
+        ) from None
+
+
+def price_fetcher(provider: str, **options: Any) -> PriceFetcher:
+    """The provider's live price fetcher (``catalog refresh``)."""
+    cls = _load(PRICE_FETCHERS, provider, "live prices")
+    fetcher: PriceFetcher = cls(**options)
+    return fetcher
+
+
+def compute_client(provider: str, region: str, **options: Any) -> ComputeClient:
+    """The provider's compute client for ``region`` (``launch``, ``ls``, ``down``)."""
+    cls = _load(COMPUTE_CLIENTS, provider, "launching")
+    client: ComputeClient = cls(region=region, **options)
+    return client
