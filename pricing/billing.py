@@ -132,5 +132,12 @@ def billing_rules() -> dict[tuple[str, BillingMode], BillingRule]:
     return rules
 
 
+DEFAULT_RULES = "default"  # the rules of providers that have none of their own
+
+
 def rule_for(provider: str, mode: BillingMode) -> BillingRule | None:
-    return billing_rules().get((provider, mode))
+    """The provider's rule for ``mode``; a provider with no rules at all gets the default ones."""
+    rules = billing_rules()
+    if any(p == provider for p, _ in rules):
+        return rules.get((provider, mode))
+    return rules.get((DEFAULT_RULES, mode))
