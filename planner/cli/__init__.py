@@ -10,7 +10,8 @@ Heavy modules are imported inside the commands so ``--help`` and ``plan`` stay q
 import sys
 
 from pricing.errors import GpuplanError
-from planner.cli import catalog, config, plan, tco, workload  # noqa: F401  (each registers its commands)
+# Each module registers its commands on import; this order is the order of `gpuplan --help`.
+from planner.cli import plan, workload, tco, catalog, launch, config  # noqa: F401, I001
 from planner.cli.app import State, app
 
 __all__ = ["app", "main"]

@@ -76,7 +76,22 @@ def plan(
     c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                           region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
     p = make_plan(demand, c, s, catalog=cat)
+    _remember(p)
     emit(render_plan(p, fmt, limit, explain, title))
+
+
+def _remember(p: Any) -> None:
+    """Keep the plan for `gpuplan launch --from-plan`; a plan that cannot be kept is still shown."""
+    from pricing.paths import data_dir
+    from planner.plan_report import plan_payload
+    from planner.report import dump_json
+
+    try:
+        path = data_dir() / "last-plan.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dump_json(plan_payload(p)), encoding="utf-8")
+    except OSError:
+        pass
 
 
 def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, precision: str,

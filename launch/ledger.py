@@ -1,0 +1,272 @@
+"""The ledger: every launch gpuplan makes, recorded before and after each provider call.
+
+SQLite in the data dir (``$GPUPLAN_HOME/data`` or platformdirs), WAL journal with full
+sync, file mode 0600, schema migrations by ``PRAGMA user_version``. A launch is written as
+an *intent* (with its ClientToken) before the provider is asked, its instance ids right
+after the call returns, and every state change after that; each write is its own committed
+transaction, so a kill -9 at any point leaves a record that ``ls`` shows and ``down`` can
+finish. No secret ever reaches it: requests carry no credentials.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from decimal import Decimal
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.billing import BillingMode
+from pricing.errors import InputError
+from pricing.money import Currency, Money
+from pricing.paths import data_dir
+from providers.capabilities import InstanceInfo, InstanceState
+
+LEDGER_FILE = "ledger.sqlite3"
+
+
+class LaunchState(StrEnum):
+    """Where a launch stands; ``intent`` and ``unknown`` mean the provider may hold machines we have no id for."""
+
+    INTENT = "intent"  # written, provider not yet asked (or asked and no answer recorded)
+    PENDING = "pending"  # ids recorded, not all running yet
+    RUNNING = "running"
+    PARTIAL = "partial"  # fewer machines than asked for
+    FAILED = "failed"  # the provider refused; nothing runs
+    UNKNOWN = "unknown"  # the call failed in a way that may have started machines
+    TERMINATING = "terminating"
+    TERMINATED = "terminated"
+
+    @property
+    def is_final(self) -> bool:
+        return self in (LaunchState.FAILED, LaunchState.TERMINATED)
+
+
+class LaunchRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    provider: str
+    region: str
+    zone: str | None
+    instance_type: str
+    billing: BillingMode
+    months: int
+    count: int
+    image: str | None
+    client_token: str
+    state: LaunchState
+    unit_price: Money  # per instance-hour (per month for monthly)
+    created_at: datetime
+    expires_at: datetime | None
+    max_cost: Money | None
+    note: str = ""
+
+
+class InstanceRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    instance_id: str
+    launch_id: str
+    state: InstanceState
+    zone: str
+    public_ip: str | None
+    private_ip: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE launches (
+        id TEXT PRIMARY KEY,
+        provider TEXT NOT NULL,
+        region TEXT NOT NULL,
+        zone TEXT,
+        instance_type TEXT NOT NULL,
+        billing TEXT NOT NULL,
+        months INTEGER NOT NULL DEFAULT 1,
+        count INTEGER NOT NULL,
+        image TEXT,
+        client_token TEXT NOT NULL UNIQUE,
+        state TEXT NOT NULL,
+        unit_price TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        max_cost TEXT,
+        max_cost_currency TEXT,
+        note TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE instances (
+        instance_id TEXT NOT NULL,
+        launch_id TEXT NOT NULL REFERENCES launches(id),
+        state TEXT NOT NULL,
+        zone TEXT NOT NULL DEFAULT '',
+        public_ip TEXT,
+        private_ip TEXT,
+        started_at TEXT,
+        ended_at TEXT,
+        PRIMARY KEY (launch_id, instance_id)
+    );
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        launch_id TEXT NOT NULL,
+        at TEXT NOT NULL,
+        what TEXT NOT NULL
+    );
+    """,
+)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _ts(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def _dt(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+class Ledger:
+    """One SQLite file; open it, use it, close it (a context manager)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / LEDGER_FILE
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():
+            # Create it 0600 before SQLite does: it names machines and what they cost.
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        os.chmod(self.path, 0o600)
+        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
+        for suffix in ("-wal", "-shm"):
+            side = self.path.with_name(self.path.name + suffix)
+            if side.exists():
+                os.chmod(side, 0o600)
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.db.close()
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise InputError(f"the ledger {self.path} was written by a newer gpuplan (schema {version})",
+                             "upgrade gpuplan; the file was left untouched")
+        for i, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            with self._tx() as db:
+                for statement in (s for s in script.split(";") if s.strip()):
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version={i}")
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _event(self, db: sqlite3.Connection, launch_id: str, what: str) -> None:
+        db.execute("INSERT INTO events (launch_id, at, what) VALUES (?, ?, ?)", (launch_id, _ts(now()), what))
+
+    # -- writes: each one committed before it returns
+
+    def record_intent(self, r: LaunchRecord) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO launches (id, provider, region, zone, instance_type, billing, months, count, image,"
+                " client_token, state, unit_price, currency, created_at, expires_at, max_cost, max_cost_currency,"
+                " note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (r.id, r.provider, r.region, r.zone, r.instance_type, r.billing.value, r.months, r.count, r.image,
+                 r.client_token, r.state.value, str(r.unit_price.amount), r.unit_price.currency.value,
+                 _ts(r.created_at), _ts(r.expires_at), None if r.max_cost is None else str(r.max_cost.amount),
+                 None if r.max_cost is None else r.max_cost.currency.value, r.note),
+            )
+            self._event(db, r.id, f"intent: {r.count} x {r.instance_type} {r.billing} in {r.zone or r.region}")
+
+    def set_state(self, launch_id: str, state: LaunchState, what: str = "", *, zone: str | None = None,
+                  image: str | None = None) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE launches SET state = ?, zone = COALESCE(?, zone), image = COALESCE(?, image)"
+                       " WHERE id = ?", (state.value, zone, image, launch_id))
+            self._event(db, launch_id, f"{state.value}" + (f": {what}" if what else ""))
+
+    def record_instances(self, launch_id: str, infos: list[InstanceInfo]) -> None:
+        """Insert or update machines of a launch with what the provider says now."""
+        with self._tx() as db:
+            for i in infos:
+                ended = _ts(now()) if i.state.is_final else None
+                db.execute(
+                    "INSERT INTO instances (instance_id, launch_id, state, zone, public_ip, private_ip, started_at,"
+                    " ended_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(launch_id, instance_id) DO UPDATE SET"
+                    " state = excluded.state, zone = CASE WHEN excluded.zone = '' THEN zone ELSE excluded.zone END,"
+                    " public_ip = COALESCE(excluded.public_ip, public_ip),"
+                    " private_ip = COALESCE(excluded.private_ip, private_ip),"
+                    " started_at = COALESCE(started_at, excluded.started_at),"
+                    " ended_at = COALESCE(ended_at, excluded.ended_at)",
+                    (i.instance_id, launch_id, i.state.value, i.zone, i.public_ip, i.private_ip,
+                     _ts(i.launched_at or now()), ended),
+                )
+            self._event(db, launch_id, "instances: " + ", ".join(f"{i.instance_id}={i.state}" for i in infos))
+
+    # -- reads
+
+    def launches(self, *, include_final: bool = True) -> list[LaunchRecord]:
+        rows = self.db.execute("SELECT * FROM launches ORDER BY created_at, id").fetchall()
+        out = [self._launch(r) for r in rows]
+        return out if include_final else [r for r in out if not r.state.is_final]
+
+    def launch(self, key: str) -> LaunchRecord:
+        """A launch by its id, a unique id prefix, or one of its instance ids."""
+        rows = self.db.execute("SELECT * FROM launches WHERE id = ? OR id LIKE ?", (key, key + "%")).fetchall()
+        if not rows:
+            rows = self.db.execute("SELECT l.* FROM launches l JOIN instances i ON i.launch_id = l.id"
+                                   " WHERE i.instance_id = ?", (key,)).fetchall()
+        if len(rows) != 1:
+            why = "matches several launches" if rows else "is not in the ledger"
+            raise InputError(f"{key!r} {why}", "`gpuplan ls` lists launch ids and instance ids")
+        return self._launch(rows[0])
+
+    def instances(self, launch_id: str) -> list[InstanceRecord]:
+        rows = self.db.execute("SELECT * FROM instances WHERE launch_id = ? ORDER BY instance_id", (launch_id,))
+        return [InstanceRecord(instance_id=r["instance_id"], launch_id=r["launch_id"], state=InstanceState(r["state"]),
+                               zone=r["zone"], public_ip=r["public_ip"], private_ip=r["private_ip"],
+                               started_at=_dt(r["started_at"]), ended_at=_dt(r["ended_at"])) for r in rows]
+
+    def events(self, launch_id: str) -> list[str]:
+        return [r["what"] for r in self.db.execute("SELECT what FROM events WHERE launch_id = ? ORDER BY seq",
+                                                   (launch_id,))]
+
+    def known_instance_ids(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT instance_id FROM instances")}
+
+    @staticmethod
+    def _launch(r: sqlite3.Row) -> LaunchRecord:
+        cap = None if r["max_cost"] is None else Money(amount=Decimal(r["max_cost"]),
+                                                       currency=Currency(r["max_cost_currency"]))
+        return LaunchRecord(
+            id=r["id"], provider=r["provider"], region=r["region"], zone=r["zone"], instance_type=r["instance_type"],
+            billing=BillingMode(r["billing"]), months=r["months"], count=r["count"], image=r["image"],
+            client_token=r["client_token"], state=LaunchState(r["state"]),
+            unit_price=Money(amount=Decimal(r["unit_price"]), currency=Currency(r["currency"])),
+            created_at=_dt(r["created_at"]), expires_at=_dt(r["expires_at"]), max_cost=cap,  # type: ignore[arg-type]
+            note=r["note"],
+        )

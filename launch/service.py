@@ -1,0 +1,399 @@
+"""Launch, list and end machines, with the ledger written around every provider call.
+
+The order is what keeps machines from being lost: the ledger gets the launch *intent* with
+its ClientToken before the provider is asked; the instance ids right after the call
+returns; every state change after that. Every machine carries the tags ``gpuplan:id``,
+``gpuplan:expires`` and ``gpuplan:managed``, so even a launch whose ids never reached the
+ledger (a crash mid-call) is found again by tag, and ``ls --reconcile`` finds machines
+whose ledger file is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.billing import BillingMode, rate_cost, rule_for
+from pricing.catalog import PSEUDO_REGIONS, Catalog
+from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
+from pricing.money import Fx, Money
+from providers.base import Offer
+from providers.capabilities import (
+    TAG_EXPIRES,
+    TAG_ID,
+    TAG_MANAGED,
+    ComputeClient,
+    InstanceInfo,
+    InstanceState,
+    LaunchRequest,
+)
+from providers.registry import get_provider
+from launch.ledger import LaunchRecord, LaunchState, Ledger, now
+
+ClientFor = Callable[[str, str], ComputeClient]
+LAUNCH_MODES = (BillingMode.HOURLY, BillingMode.MONTHLY, BillingMode.SPOT)
+
+
+def crash_point(step: str) -> None:
+    """Die here, as kill -9 would, when GPUPLAN_CRASH_AT names this step (the crash tests' seam)."""
+    if os.environ.get("GPUPLAN_CRASH_AT") == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class LaunchSpec(BaseModel):
+    """What the user asked to launch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    instance_type: str
+    region: str | None = None
+    zone: str | None = None
+    billing: BillingMode = BillingMode.HOURLY
+    months: int = 1
+    count: int = 1
+    image: str | None = None
+    ttl_hours: Decimal | None = None
+    max_cost: Money | None = None
+    dry_run: bool = False
+
+
+class LaunchQuote(BaseModel):
+    """The price of a launch before anything is created."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: LaunchSpec
+    offer: str
+    region: str
+    zone: str | None
+    zones: tuple[str, ...]
+    unit_price: Money  # per instance-hour, or per instance-month for monthly
+    rule: str
+    projected: Money | None  # every machine until the TTL (monthly: the whole period)
+    estimate: bool
+    notes: tuple[str, ...] = ()
+
+
+def region_of_zone(zone: str) -> str:
+    """ap-guangzhou-3 -> ap-guangzhou (Tencent); us-east-1a -> us-east-1 (AWS)."""
+    if re.fullmatch(r"[a-z]+-[a-z]+-\d+", zone):
+        return zone.rsplit("-", 1)[0]
+    return zone.rstrip("abcdefghijklmnopqrstuvwxyz") if re.search(r"\d[a-z]$", zone) else zone
+
+
+def _pick_offer(spec: LaunchSpec, catalog: Catalog) -> tuple[Offer, str]:
+    region = spec.region or (region_of_zone(spec.zone) if spec.zone else None)
+    offers = [o for o in get_provider(spec.provider, catalog).list_offers()
+              if o.name.lower() == spec.instance_type.lower()]
+    if not offers:
+        catalog.instance(spec.instance_type)  # unknown names raise with suggestions
+        raise InputError(f"{spec.instance_type} is not a {spec.provider} instance type",
+                         f"`gpuplan offers --provider {spec.provider}` lists them")
+    if region is None:
+        real = [o for o in offers if o.region not in PSEUDO_REGIONS]
+        if len(real) == 1:
+            return real[0], real[0].region
+        known = sorted({o.region for o in real} | {region_of_zone(z) for o in offers for z in o.zones})
+        raise InputError(f"say where to launch {spec.instance_type}: give --region or --zone",
+                         f"known: {', '.join(known[:8])}")
+    exact = [o for o in offers if o.region == region]
+    if exact:
+        return exact[0], region
+    # a shipped row priced for a pseudo-region (cn-mainland) that lists the region's zones
+    covering = [o for o in offers if o.region in PSEUDO_REGIONS and any(z.startswith(region) for z in o.zones)]
+    if covering:
+        return covering[0], region
+    regions = sorted({o.region for o in offers} | {region_of_zone(z) for o in offers for z in o.zones})
+    raise InputError(f"{spec.instance_type} is not sold in {region} as far as the catalog knows",
+                     f"its regions: {', '.join(regions)}")
+
+
+def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal) -> LaunchQuote:
+    if spec.billing not in LAUNCH_MODES:
+        raise InputError(f"cannot launch with billing {spec.billing}", "use hourly, monthly or spot")
+    if spec.count < 1 or spec.months < 1:
+        raise InputError("--count and --months must be 1 or more")
+    offer, region = _pick_offer(spec, catalog)
+    rate = offer.rates.get(spec.billing)
+    rule = rule_for(spec.provider, spec.billing)
+    if rate is None or rule is None:
+        have = ", ".join(m.value for m in offer.rates if m in LAUNCH_MODES) or "none"
+        raise PriceMissingError(f"{offer.name} has no {spec.billing} price in the catalog", f"priced modes: {have}")
+    zones = tuple(z for z in offer.zones if z.startswith(region)) if offer.zones else ()
+    if spec.zone is not None and offer.zones and spec.zone not in offer.zones:
+        raise InputError(f"{offer.name} is not sold in zone {spec.zone} as far as the catalog knows",
+                         f"zones: {', '.join(zones or offer.zones)}")
+    unit = Money(amount=rate, currency=offer.currency)
+    notes = []
+    if spec.billing is BillingMode.MONTHLY:
+        projected: Money | None = unit * (spec.months * spec.count)
+        notes.append(f"prepaid: {spec.months} month(s) x {spec.count} machine(s), owed whatever the TTL")
+    elif spec.ttl_hours is not None:
+        one = rate_cost(rule, rate, spec.ttl_hours, family=offer.family, hours_per_month=hours_per_month)
+        projected = Money(amount=one * spec.count, currency=offer.currency)
+    else:
+        projected = None
+        notes.append("no --ttl: it runs, and bills, until `gpuplan down`")
+    estimate = spec.billing in offer.estimated
+    if estimate:
+        notes.append(f"{spec.billing} price is an estimate; the provider's market price applies")
+    if offer.region in PSEUDO_REGIONS:
+        notes.append(f"list price for {offer.region}; `gpuplan catalog refresh --provider {spec.provider} "
+                     f"--region {region}` reads the zone's live price")
+    return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=spec.zone or offer.rate_zones.get(spec.billing),
+                       zones=zones, unit_price=unit, rule=rule.source, projected=projected, estimate=estimate,
+                       notes=tuple(notes))
+
+
+def check_budget(q: LaunchQuote, fx: Fx) -> None:
+    cap = q.spec.max_cost
+    if cap is None:
+        return
+    if q.projected is None:
+        raise InputError("--max-cost needs --ttl for an hourly or spot launch: without one the cost has no end",
+                         "add --ttl, e.g. --ttl 6h")
+    projected = fx.convert(q.projected, cap.currency)
+    if projected.amount > cap.amount:
+        raise BudgetError(f"the launch would cost {projected.amount:,.2f} {cap.currency} until its TTL, over "
+                          f"--max-cost {cap.amount:,.2f} {cap.currency}", "shorten --ttl, lower --count or raise --max-cost")
+
+
+class LaunchOutcome(BaseModel):
+    record: LaunchRecord
+    instances: list[InstanceInfo] = []
+    notes: list[str] = []
+    waited: bool = False
+
+
+def new_launch_id() -> str:
+    return "gp-" + uuid.uuid4().hex[:10]
+
+
+def ttl_user_data(provider: str, ttl_hours: Decimal | None) -> str | None:
+    """The provider-side TTL backstop, where shutting down ends the billing."""
+    if ttl_hours is None or provider != "aws":
+        return None  # Tencent: a shutdown from inside the OS keeps billing; `down --expired` is the backstop
+    minutes = max(1, int(ttl_hours * 60))
+    return ("#!/bin/bash\n# gpuplan TTL backstop: shut down at expiry; shutdown behaviour 'terminate' ends the"
+            f" instance\nshutdown -h +{minutes}\n")
+
+
+def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Callable[[str], None]) -> LaunchOutcome:
+    """Record the intent, ask the provider, record what it started. Never leaves a machine unrecorded."""
+    spec = q.spec
+    created = now()
+    expires = created + timedelta(hours=float(spec.ttl_hours)) if spec.ttl_hours is not None else None
+    launch_id = new_launch_id()
+    tags = {TAG_ID: launch_id, TAG_MANAGED: "true"}
+    if expires is not None:
+        tags[TAG_EXPIRES] = expires.isoformat(timespec="seconds")
+    request = LaunchRequest(
+        region=q.region, zone=q.zone if spec.zone else None, zones=q.zones if not spec.zone else (),
+        instance_type=q.offer, billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
+        client_token=uuid.uuid4().hex, name=f"gpuplan-{launch_id}", tags=tags,
+        user_data=ttl_user_data(spec.provider, spec.ttl_hours), cluster=spec.count > 1, dry_run=spec.dry_run,
+    )
+    record = LaunchRecord(
+        id=launch_id, provider=spec.provider, region=q.region, zone=request.zone, instance_type=q.offer,
+        billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
+        client_token=request.client_token, state=LaunchState.INTENT, unit_price=q.unit_price, created_at=created,
+        expires_at=expires, max_cost=spec.max_cost,
+    )
+    if spec.dry_run:
+        result = client.run(request)
+        return LaunchOutcome(record=record, notes=["dry run: the provider says the launch would succeed",
+                                                   *result.notes])
+    ledger.record_intent(record)
+    crash_point("intent")
+    try:
+        result = client.run(request)
+    except GpuplanError as exc:
+        # A refusal starts nothing; anything else may have: keep it findable by its tag.
+        refused = exc.exit_code in (2, 3, 4, 7)
+        state = LaunchState.FAILED if refused else LaunchState.UNKNOWN
+        ledger.set_state(launch_id, state, exc.message)
+        raise
+    except BaseException as exc:
+        ledger.set_state(launch_id, LaunchState.UNKNOWN, f"interrupted during the call: {type(exc).__name__}")
+        raise
+    crash_point("after-run")
+    infos = [InstanceInfo(instance_id=i, state=InstanceState.PENDING, zone=result.zone or "") for i in result.instance_ids]
+    ledger.record_instances(launch_id, infos)
+    partial = len(infos) < spec.count
+    ledger.set_state(launch_id, LaunchState.PARTIAL if partial else LaunchState.PENDING,
+                     f"{len(infos)} of {spec.count} started", zone=result.zone, image=result.image)
+    crash_point("after-record")
+    notes = list(result.notes)
+    if partial:
+        notes.append(f"only {len(infos)} of {spec.count} machines started; all are recorded")
+    progress(f"started {', '.join(result.instance_ids)}")
+    return LaunchOutcome(record=ledger.launch(launch_id), instances=infos, notes=notes)
+
+
+def wait_running(out: LaunchOutcome, *, ledger: Ledger, client: ComputeClient, timeout: float, poll: float,
+                 sleep: Callable[[float], None] = time.sleep) -> LaunchOutcome:
+    """Poll until every machine runs (or failed); LAUNCH_FAILED machines are terminated and recorded."""
+    ids = [i.instance_id for i in out.instances]
+    deadline = time.monotonic() + timeout
+    infos = out.instances
+    while ids:
+        crash_point("waiting")
+        infos = client.describe(ids)
+        ledger.record_instances(out.record.id, infos)
+        if all(i.state is not InstanceState.PENDING for i in infos):
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        sleep(poll)
+    failed = [i.instance_id for i in infos if i.state is InstanceState.FAILED]
+    notes = list(out.notes)
+    if failed:
+        client.terminate(failed)  # LAUNCH_FAILED holds nothing, but clean up what the provider lists
+        notes.append(f"{len(failed)} machine(s) failed to launch: {', '.join(failed)}")
+    running = [i for i in infos if i.state is InstanceState.RUNNING]
+    state = (LaunchState.RUNNING if len(running) == out.record.count else
+             LaunchState.FAILED if not running else LaunchState.PARTIAL)
+    ledger.set_state(out.record.id, state, f"{len(running)} of {out.record.count} running")
+    return LaunchOutcome(record=ledger.launch(out.record.id), instances=infos, notes=notes, waited=True)
+
+
+# -- ls and down
+
+
+class LaunchStatus(BaseModel):
+    record: LaunchRecord
+    instances: list[InstanceInfo]
+    accrued: Money
+    projected: Money | None
+    age_hours: Decimal
+    notes: list[str] = []
+
+
+def _hours(start: datetime, end: datetime) -> Decimal:
+    return Decimal(max(0.0, (end - start).total_seconds())) / 3600
+
+
+def accrued_cost(r: LaunchRecord, starts: list[tuple[datetime, datetime | None]], at: datetime) -> Money:
+    """What the machines have cost so far, by the billing rule: prepaid months up front, else the time run."""
+    if r.billing is BillingMode.MONTHLY:
+        return r.unit_price * (r.months * len(starts))
+    rule = rule_for(r.provider, r.billing)
+    total = Decimal(0)
+    for begun, ended in starts:
+        hours = _hours(begun, ended or at)
+        total += rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
+    return Money(amount=total, currency=r.unit_price.currency)
+
+
+def projected_cost(r: LaunchRecord) -> Money | None:
+    if r.billing is BillingMode.MONTHLY:
+        return r.unit_price * (r.months * r.count)
+    if r.expires_at is None:
+        return None
+    rule = rule_for(r.provider, r.billing)
+    hours = _hours(r.created_at, r.expires_at)
+    one = rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
+    return Money(amount=one * r.count, currency=r.unit_price.currency)
+
+
+def _find(r: LaunchRecord, client: ComputeClient, known: list[str]) -> list[InstanceInfo]:
+    """The launch's machines: those recorded, plus any the provider holds under its tag."""
+    infos = {i.instance_id: i for i in client.describe(known)} if known else {}
+    for i in client.list_by_tag(TAG_ID, r.id):
+        infos.setdefault(i.instance_id, i)
+    return list(infos.values())
+
+
+def status(ledger: Ledger, client_for: ClientFor, *, include_final: bool = False) -> list[LaunchStatus]:
+    """Every launch with the provider's word on its machines, accrued cost and cost to TTL."""
+    out = []
+    at = now()
+    for r in ledger.launches(include_final=include_final):
+        notes: list[str] = []
+        recorded = ledger.instances(r.id)
+        if r.state.is_final:
+            infos = [InstanceInfo(instance_id=i.instance_id, state=i.state, zone=i.zone, public_ip=i.public_ip,
+                                  private_ip=i.private_ip) for i in recorded]
+        else:
+            try:
+                infos = _find(r, client_for(r.provider, r.region), [i.instance_id for i in recorded])
+            except GpuplanError as exc:
+                infos = [InstanceInfo(instance_id=i.instance_id, state=InstanceState.UNKNOWN, zone=i.zone)
+                         for i in recorded]
+                notes.append(f"provider not reachable: {exc.message}")
+            else:
+                new = [i for i in infos if i.instance_id not in {x.instance_id for x in recorded}]
+                if new:
+                    notes.append(f"found by tag: {', '.join(i.instance_id for i in new)} (now recorded)")
+                if infos:
+                    ledger.record_instances(r.id, infos)
+                recorded = ledger.instances(r.id)
+                _settle(ledger, r, infos)
+                r = ledger.launch(r.id)
+        starts = [(i.started_at or r.created_at, i.ended_at) for i in recorded]
+        out.append(LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at),
+                                projected=projected_cost(r), age_hours=_hours(r.created_at, at), notes=notes))
+    return out
+
+
+def _settle(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo]) -> None:
+    """Move the launch's state along with its machines' states."""
+    live = [i for i in infos if not i.state.is_final]
+    if infos and not live:
+        state = LaunchState.TERMINATED
+    elif any(i.state is InstanceState.RUNNING for i in live):
+        state = LaunchState.RUNNING if len(live) >= r.count else LaunchState.PARTIAL
+    elif live:
+        state = LaunchState.PENDING
+    else:
+        return  # nothing found: an intent that never reached the provider stays for `down` to close
+    if state is not r.state:
+        ledger.set_state(r.id, state)
+
+
+def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, timeout: float, poll: float,
+         sleep: Callable[[float], None] = time.sleep) -> list[LaunchStatus]:
+    """Terminate every machine of each launch (recorded or found by tag), wait, and record the end."""
+    ended = []
+    for r in records:
+        client = client_for(r.provider, r.region)
+        ledger.set_state(r.id, LaunchState.TERMINATING)
+        infos = _find(r, client, [i.instance_id for i in ledger.instances(r.id)])
+        ids = [i.instance_id for i in infos if not i.state.is_final]
+        if ids:
+            client.terminate(ids)
+        deadline = time.monotonic() + timeout
+        while ids:
+            infos = client.describe(ids)
+            ledger.record_instances(r.id, infos)
+            if all(i.state.is_final for i in infos):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError
+            sleep(poll)
+        ledger.set_state(r.id, LaunchState.TERMINATED, f"{len(ids)} machine(s) terminated")
+        rec = ledger.launch(r.id)
+        starts = [(i.started_at or rec.created_at, i.ended_at) for i in ledger.instances(r.id)]
+        ended.append(LaunchStatus(record=rec, instances=infos, accrued=accrued_cost(rec, starts, now()),
+                                  projected=projected_cost(rec), age_hours=_hours(rec.created_at, now())))
+    return ended
+
+
+def expired(ledger: Ledger, at: datetime | None = None) -> list[LaunchRecord]:
+    at = at or datetime.now(UTC)
+    return [r for r in ledger.launches(include_final=False) if r.expires_at is not None and r.expires_at <= at]
+
+
+def reconcile(ledger: Ledger, client: ComputeClient, provider: str, region: str) -> list[InstanceInfo]:
+    """Machines tagged by gpuplan in ``region`` that the ledger does not know."""
+    known = ledger.known_instance_ids()
+    return [i for i in client.list_by_tag(TAG_MANAGED, "true") if i.instance_id not in known and not i.state.is_final]

@@ -1,0 +1,290 @@
+"""``gpuplan launch``, ``gpuplan ls`` and ``gpuplan down``: start what the plan chose, see it, end it.
+
+Every launch is written to the ledger before the provider is asked and after every answer;
+nothing that can spend money runs without a confirmation (``--yes``), and ``--dry-run``
+asks the provider to validate without creating anything.
+"""
+
+# No `from __future__ import annotations`: typer evaluates option annotations at run time.
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pricing.errors import GpuplanError, InputError
+from planner.cli.app import app
+from planner.cli.options import JsonOpt, emit, settings_from
+
+LAST_PLAN = "last-plan.json"
+
+
+def _poll_seconds() -> float:
+    # Tests and slow APIs set this; 5 s keeps well inside every provider's describe rate limit.
+    return float(os.environ.get("GPUPLAN_POLL_SECONDS", "5"))
+
+
+def _clients() -> Any:
+    from providers.registry import compute_client
+
+    cache: dict[tuple[str, str], Any] = {}
+
+    def client_for(provider: str, region: str) -> Any:
+        if (provider, region) not in cache:
+            cache[(provider, region)] = compute_client(provider, region)
+        return cache[(provider, region)]
+
+    return client_for
+
+
+def last_plan_path() -> Path:
+    from pricing.paths import data_dir
+
+    return data_dir() / LAST_PLAN
+
+
+def _from_plan(path: Optional[Path]) -> dict[str, Any]:
+    """The winner of a saved plan (the last `gpuplan plan`, or a `plan --json` file)."""
+    file = path or last_plan_path()
+    try:
+        plan = json.loads(file.read_text(encoding="utf-8"))
+        winner = plan["cheapest"]
+    except FileNotFoundError:
+        raise InputError(f"no plan at {file}", "run `gpuplan plan ...` first, or give --plan-file FILE") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{file} is not a gpuplan plan ({type(exc).__name__})",
+                         "give the output of `gpuplan plan --json`") from None
+    if winner.get("provider") == "local":
+        raise InputError("the plan's winner is buying cards: there is nothing to launch",
+                         "plan with --billing hourly,monthly,spot to launch a cloud option")
+    return winner
+
+
+@app.command()
+def launch(
+    provider: Annotated[Optional[str], typer.Option("--provider", help="tencent or aws.")] = None,
+    instance_type: Annotated[Optional[str], typer.Option("--instance-type", help="e.g. GN10Xp.20XLARGE320, p3.16xlarge.")] = None,
+    region: Annotated[Optional[str], typer.Option("--region", help="Region, e.g. ap-guangzhou, us-east-1.")] = None,
+    zone: Annotated[Optional[str], typer.Option("--zone", help="Zone, e.g. ap-guangzhou-3 (pins it: no failover).")] = None,
+    image: Annotated[Optional[str], typer.Option("--image", help="img-... or ami-...; default: the provider's GPU image (said).")] = None,
+    billing: Annotated[str, typer.Option("--billing", help="hourly, monthly or spot.")] = "hourly",
+    months: Annotated[int, typer.Option("--months", help="Months to prepay with --billing monthly.")] = 1,
+    count: Annotated[int, typer.Option("--count", help="Identical machines to launch together (one cluster).")] = 1,
+    ttl: Annotated[Optional[str], typer.Option("--ttl", help="Time to live, e.g. 6h, 2d: `gpuplan down --expired` ends it then.")] = None,
+    max_cost: Annotated[Optional[str], typer.Option("--max-cost", help="Refuse if the projected cost exceeds this, e.g. 500 or '3000 CNY'.")] = None,
+    from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (or --plan-file).")] = False,
+    plan_file: Annotated[Optional[Path], typer.Option("--plan-file", help="A `gpuplan plan --json` file for --from-plan.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for RUNNING, e.g. 20m.")] = "20m",
+    as_json: JsonOpt = False,
+) -> None:
+    """Launch machines (after showing the price and asking), record them, wait until they run."""
+    from pricing.billing import BillingMode
+    from planner.settings import load_catalog
+    from planner.units import parse_duration, parse_enum, parse_money
+    from launch.ledger import Ledger
+    from launch.service import LaunchSpec, check_budget, quote_launch, start
+
+    s = settings_from()
+    nodes = count
+    if from_plan or plan_file is not None:
+        if provider or instance_type:
+            raise InputError("give either --from-plan or --provider/--instance-type, not both")
+        w = _from_plan(plan_file)
+        provider, instance_type = w["provider"], w["offer"]
+        billing = w["billing"]
+        region = region or (None if w.get("region") in ("cn-mainland", "unknown") else w.get("region"))
+        zone = zone or w.get("zone")
+        nodes = int(w.get("nodes") or count)
+    if not provider or not instance_type:
+        raise InputError("say what to launch: --provider and --instance-type, or --from-plan",
+                         "e.g. gpuplan launch --provider aws --instance-type p3.2xlarge --region us-east-1")
+    spec = LaunchSpec(
+        provider=provider.strip().lower(), instance_type=instance_type, region=region, zone=zone,
+        billing=parse_enum(BillingMode, billing, "--billing"), months=months, count=nodes, image=image,
+        ttl_hours=parse_duration(ttl) if ttl else None,
+        max_cost=parse_money(max_cost, s.currency) if max_cost else None, dry_run=dry_run,
+    )
+    if count < 1 or months < 1:
+        raise InputError("--count and --months must be 1 or more")
+    cat = load_catalog(s)
+    q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)
+    check_budget(q, s.fx_table())
+    _show_quote(q)
+    if not dry_run and not yes:
+        if not sys.stdin.isatty():
+            raise InputError("refusing to launch without a confirmation: there is no terminal to ask on",
+                             "pass --yes to launch, or --dry-run to validate only")
+        if not typer.confirm("Launch?", default=False, err=True):
+            raise InputError("not launched")
+    client = _clients()(spec.provider, q.region)
+    with Ledger() as ledger:
+        out = start(q, ledger=ledger, client=client, progress=_say)
+        if not dry_run:
+            out = _wait(out, ledger, client, parse_duration(wait_timeout))
+    _report_launch(out, dry_run, as_json, cat)
+
+
+def _say(text: str) -> None:
+    from planner.console import stderr
+
+    stderr().print(text, highlight=False, markup=False)
+
+
+def _show_quote(q: Any) -> None:
+    spec = q.spec
+    what = f"{spec.count} x {q.offer} ({spec.billing}) in {q.zone or q.region}"
+    unit = "month" if spec.billing == "monthly" else "hour"
+    _say(f"Launch: {what}")
+    _say(f"  price: {q.unit_price.amount} {q.unit_price.currency} per machine-{unit}{' (estimate)' if q.estimate else ''}")
+    _say(f"  billing rule: {q.rule}")
+    if q.projected is not None:
+        until = f"until the TTL ({spec.ttl_hours:g} h)" if spec.ttl_hours is not None else "for the prepaid period"
+        _say(f"  cost {until}: {q.projected.amount:,.2f} {q.projected.currency}")
+    for n in q.notes:
+        _say(f"  note: {n}")
+
+
+def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any) -> Any:
+    from launch.service import wait_running
+    from planner.console import stderr
+
+    ids = " ".join(i.instance_id for i in out.instances)
+    try:
+        with stderr().status(f"waiting for {ids} to run ...", spinner="dots"):
+            return wait_running(out, ledger=ledger, client=client, timeout=float(timeout_hours) * 3600,
+                                poll=_poll_seconds())
+    except (KeyboardInterrupt, TimeoutError) as exc:
+        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else "still not running"
+        _say(f"{why}: {ids} stay recorded in the ledger (launch {out.record.id}).")
+        _say(f"  see them: gpuplan ls    end them: gpuplan down {out.record.id}")
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise GpuplanError(f"launch {out.record.id} is not running after {timeout_hours:g} h",
+                           f"gpuplan down {out.record.id}") from None
+
+
+def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any) -> None:
+    from launch.report import connect_lines, launch_payload
+    from planner.report import dump_json
+
+    if as_json:
+        emit(dump_json(launch_payload(out, dry_run)))
+        return
+    if dry_run:
+        for n in out.notes:
+            _say(n)
+        return
+    r = out.record
+    gpus = next((int(i.gpu_count) for i in cat.instances if i.instance_type == r.instance_type), None)
+    print(f"launch {r.id}: {r.state} ({len(out.instances)} of {r.count} machine(s))")
+    for line in connect_lines(out, gpus):
+        print(f"  {line}")
+    for n in out.notes:
+        print(f"  note: {n}")
+    if r.expires_at is not None:
+        print(f"  expires {r.expires_at:%Y-%m-%d %H:%M} UTC: run `gpuplan down --expired` from cron "
+              "(e.g. */10 * * * * gpuplan down --expired --yes) to enforce it")
+    print(f"  end it: gpuplan down {r.id}")
+
+
+@app.command("ls")
+def ls(
+    reconcile: Annotated[bool, typer.Option("--reconcile", help="Also find machines tagged by gpuplan that the ledger lacks.")] = False,
+    provider: Annotated[Optional[str], typer.Option("--provider", help="With --reconcile: where to look (default: every provider and region in the ledger).")] = None,
+    region: Annotated[Optional[str], typer.Option("--region", help="With --reconcile: region to look in.")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Include ended launches.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every machine gpuplan launched: provider state, age, cost so far and cost to TTL."""
+    from launch.ledger import Ledger
+    from launch.report import status_payload
+    from launch.service import reconcile as find_untracked, status
+    from planner.report import Column, OutputFormat, dump_json, render_rows
+
+    client_for = _clients()
+    with Ledger() as ledger:
+        rows = status(ledger, client_for, include_final=show_all)
+        untracked: list[Any] = []
+        if reconcile:
+            places = {(r.record.provider, r.record.region) for r in rows}
+            if provider and region:
+                places.add((provider.strip().lower(), region))
+            elif provider or region:
+                raise InputError("--reconcile needs both --provider and --region to look somewhere new")
+            for p, reg in sorted(places):
+                untracked += [(p, reg, i) for i in find_untracked(ledger, client_for(p, reg), p, reg)]
+    if as_json:
+        emit(dump_json({"launches": [status_payload(r) for r in rows],
+                        "untracked": [{"provider": p, "region": reg, "instance_id": i.instance_id,
+                                       "state": i.state.value, "tags": i.tags} for p, reg, i in untracked]}))
+        return
+    table = [{"id": r.record.id, "provider": r.record.provider, "what": f"{r.record.count}x {r.record.instance_type}",
+              "where": r.record.zone or r.record.region, "billing": r.record.billing.value,
+              "state": r.record.state.value,
+              "machines": ", ".join(f"{i.instance_id}={i.state.value}" for i in r.instances) or "-",
+              "age": f"{r.age_hours:.1f} h", "cost": f"{r.accrued.amount:,.2f} {r.accrued.currency}",
+              "to_ttl": "-" if r.projected is None else f"{r.projected.amount:,.2f} {r.projected.currency}",
+              "expires": "-" if r.record.expires_at is None else f"{r.record.expires_at:%m-%d %H:%M}"}
+             for r in rows]
+    cols = [Column(key=k, header=h) for k, h in (("id", "launch"), ("provider", "provider"), ("what", "what"),
+            ("where", "where"), ("billing", "billing"), ("state", "state"), ("machines", "machines"), ("age", "age"),
+            ("cost", "cost so far"), ("to_ttl", "cost to TTL"), ("expires", "expires UTC"))]
+    emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption="" if table else "nothing launched"))
+    for p, reg, i in untracked:
+        _say(f"untracked: {p} {reg} {i.instance_id} ({i.state}), tag gpuplan:id={i.tags.get('gpuplan:id', '?')}: "
+             f"not in this ledger; end it in the provider's console or with its CLI")
+    for r in rows:
+        for n in r.notes:
+            _say(f"{r.record.id}: {n}")
+
+
+@app.command()
+def down(
+    ids: Annotated[Optional[list[str]], typer.Argument(help="Launch ids (or instance ids) to end.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="End every launch that is not ended.")] = False,
+    expired_: Annotated[bool, typer.Option("--expired", help="End launches past their --ttl (for cron).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for TERMINATED, e.g. 10m.")] = "10m",
+    as_json: JsonOpt = False,
+) -> None:
+    """Terminate launches, wait until the provider says they are gone, and record it."""
+    from launch.ledger import Ledger
+    from launch.report import status_payload
+    from launch.service import down as take_down, expired
+    from planner.report import dump_json
+    from planner.units import parse_duration
+
+    if sum((bool(ids), all_, expired_)) != 1:
+        raise InputError("say what to end: launch ids, --all or --expired (one of them)")
+    with Ledger() as ledger:
+        if ids:
+            records = [ledger.launch(i) for i in ids]
+        elif all_:
+            records = ledger.launches(include_final=False)
+        else:
+            records = expired(ledger)
+        if not records:
+            _say("nothing to end")
+            if as_json:
+                emit(dump_json({"ended": []}))
+            return
+        names = ", ".join(f"{r.id} ({r.count}x {r.instance_type})" for r in records)
+        if not yes and not expired_:
+            if not sys.stdin.isatty():
+                raise InputError("refusing to terminate without a confirmation: there is no terminal to ask on",
+                                 "pass --yes")
+            if not typer.confirm(f"Terminate {names}?", default=False, err=True):
+                raise InputError("nothing ended")
+        timeout = float(parse_duration(wait_timeout)) * 3600
+        ended = take_down(ledger, _clients(), records, timeout=timeout, poll=_poll_seconds())
+    if as_json:
+        emit(dump_json({"ended": [status_payload(e) for e in ended]}))
+        return
+    for e in ended:
+        print(f"ended {e.record.id}: {', '.join(i.instance_id for i in e.instances) or 'no machines'}; "
+              f"cost {e.accrued.amount:,.2f} {e.accrued.currency}")

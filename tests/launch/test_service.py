@@ -1,0 +1,200 @@
+"""The launch service over an in-memory provider: order of writes, budget, failover, partial and failed launches."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pricing.billing import BillingMode
+from pricing.catalog import Catalog
+from pricing.errors import BudgetError, CapacityError, InputError, ProviderError
+from pricing.money import Currency, Fx, Money
+from providers.capabilities import TAG_EXPIRES, TAG_ID, TAG_MANAGED, InstanceState
+from launch.ledger import LaunchState, Ledger
+from launch.service import (
+    LaunchSpec,
+    accrued_cost,
+    check_budget,
+    down,
+    expired,
+    quote_launch,
+    region_of_zone,
+    start,
+    status,
+    wait_running,
+)
+from tests.fakes.fake_compute import Cloud, FakeCompute
+
+CAT = Catalog.shipped()
+HPM = Decimal(730)
+USD = Currency.USD
+
+
+def spec(**over: object) -> LaunchSpec:
+    base: dict[str, object] = dict(provider="aws", instance_type="p3.2xlarge", region="us-east-1",
+                                   billing=BillingMode.HOURLY)
+    base.update(over)
+    return LaunchSpec(**base)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Ledger:
+    return Ledger(tmp_path / "ledger.sqlite3")
+
+
+def launch(ledger: Ledger, cloud: Cloud, **over: object):  # type: ignore[no-untyped-def]
+    q = quote_launch(spec(**over), CAT, hours_per_month=HPM)
+    client = FakeCompute(cloud)
+    out = start(q, ledger=ledger, client=client, progress=lambda _: None)
+    return q, client, out
+
+
+def test_the_quote_uses_the_catalog_rate_and_projects_to_the_ttl() -> None:
+    q = quote_launch(spec(ttl_hours=Decimal(6), count=2), CAT, hours_per_month=HPM)
+    assert q.unit_price == Money(amount=Decimal("3.06"), currency=USD)
+    assert q.projected == Money(amount=Decimal("3.06") * 6 * 2, currency=USD)
+
+
+def test_monthly_counts_the_whole_prepaid_period_whatever_the_ttl() -> None:
+    q = quote_launch(spec(provider="tencent", instance_type="GN10Xp.20XLARGE320", region=None,
+                          zone="ap-guangzhou-3", billing=BillingMode.MONTHLY, months=3, ttl_hours=Decimal(6)),
+                     CAT, hours_per_month=HPM)
+    assert q.projected == Money(amount=Decimal(46000) * 3, currency=Currency.CNY)
+    assert q.region == "ap-guangzhou"
+
+
+def test_a_launch_over_the_cap_is_refused_before_anything_is_created(ledger: Ledger) -> None:
+    q = quote_launch(spec(ttl_hours=Decimal(10), max_cost=Money(amount=Decimal(30), currency=USD)), CAT,
+                     hours_per_month=HPM)
+    with pytest.raises(BudgetError) as err:
+        check_budget(q, Fx([]))
+    assert err.value.exit_code == 7 and "30.60" in err.value.message
+    assert ledger.launches() == []
+
+
+def test_a_cap_without_ttl_on_hourly_is_refused() -> None:
+    q = quote_launch(spec(max_cost=Money(amount=Decimal(30), currency=USD)), CAT, hours_per_month=HPM)
+    with pytest.raises(InputError, match="--ttl"):
+        check_budget(q, Fx([]))
+
+
+def test_intent_first_then_ids_then_running(ledger: Ledger) -> None:
+    cloud = Cloud(pending_polls=2)
+    _, client, out = launch(ledger, cloud, ttl_hours=Decimal(2))
+    assert out.record.state is LaunchState.PENDING and len(out.instances) == 1
+    events = ledger.events(out.record.id)
+    assert events[0].startswith("intent") and events[1].startswith("instances")
+    m = cloud.machines[out.instances[0].instance_id]
+    assert m.tags[TAG_ID] == out.record.id and m.tags[TAG_MANAGED] == "true" and TAG_EXPIRES in m.tags
+    done = wait_running(out, ledger=ledger, client=client, timeout=5, poll=0, sleep=lambda _: None)
+    assert done.record.state is LaunchState.RUNNING
+    assert [i.state for i in ledger.instances(out.record.id)] == [InstanceState.RUNNING]
+
+
+def test_a_refused_launch_is_recorded_as_failed_and_nothing_runs(ledger: Ledger) -> None:
+    cloud = Cloud(sold_out={"us-east-1a"})
+    with pytest.raises(CapacityError):
+        launch(ledger, cloud, zone="us-east-1a")
+    (r,) = ledger.launches()
+    assert r.state is LaunchState.FAILED and cloud.live() == []
+
+
+def test_an_ambiguous_failure_stays_findable(ledger: Ledger) -> None:
+    cloud = Cloud(fail_next_run=ProviderError("connection reset after the request was sent"))
+    with pytest.raises(ProviderError):
+        launch(ledger, cloud)
+    (r,) = ledger.launches()
+    assert r.state is LaunchState.UNKNOWN  # `ls` will look for its tag; `down` can close it
+
+
+def test_partial_launches_are_recorded_and_said(ledger: Ledger) -> None:
+    cloud = Cloud(max_start=1)
+    _, _, out = launch(ledger, cloud, count=3)
+    assert out.record.state is LaunchState.PARTIAL and len(out.instances) == 1
+    assert any("only 1 of 3" in n for n in out.notes)
+
+
+def test_launch_failed_machines_are_cleaned_up(ledger: Ledger) -> None:
+    cloud = Cloud(launch_failed=True)
+    _, client, out = launch(ledger, cloud)
+    done = wait_running(out, ledger=ledger, client=client, timeout=5, poll=0, sleep=lambda _: None)
+    assert done.record.state is LaunchState.FAILED
+    assert "terminate" in cloud.calls and any("failed to launch" in n for n in done.notes)
+
+
+def test_a_dry_run_writes_nothing_and_starts_nothing(ledger: Ledger) -> None:
+    cloud = Cloud()
+    _, _, out = launch(ledger, cloud, dry_run=True)
+    assert ledger.launches() == [] and cloud.machines == {} and out.instances == []
+
+
+def test_status_finds_machines_by_tag_when_the_ids_never_reached_the_ledger(ledger: Ledger) -> None:
+    cloud = Cloud()
+    _, client, out = launch(ledger, cloud)
+    # simulate the crash between the call and the id write: forget the ids
+    ledger.db.execute("DELETE FROM instances")
+    ledger.set_state(out.record.id, LaunchState.INTENT)
+    (s,) = status(ledger, lambda p, r: client)
+    assert [i.instance_id for i in s.instances] == [i.instance_id for i in out.instances]
+    assert any("found by tag" in n for n in s.notes)
+    (ended,) = down(ledger, lambda p, r: client, [ledger.launch(out.record.id)], timeout=5, poll=0,
+                    sleep=lambda _: None)
+    assert ended.record.state is LaunchState.TERMINATED and cloud.live() == []
+
+
+def test_down_on_an_intent_that_never_reached_the_provider_closes_it(ledger: Ledger) -> None:
+    cloud = Cloud()
+    q = quote_launch(spec(), CAT, hours_per_month=HPM)
+    from launch.ledger import LaunchRecord
+    from launch.service import new_launch_id
+
+    rid = new_launch_id()
+    ledger.record_intent(LaunchRecord(id=rid, provider="aws", region="us-east-1", zone=None,
+                                      instance_type=q.offer, billing=BillingMode.HOURLY, months=1, count=1,
+                                      image=None, client_token="t", state=LaunchState.INTENT,
+                                      unit_price=q.unit_price, created_at=datetime.now(UTC), expires_at=None,
+                                      max_cost=None))
+    (ended,) = down(ledger, lambda p, r: FakeCompute(cloud), [ledger.launch(rid)], timeout=5, poll=0,
+                    sleep=lambda _: None)
+    assert ended.record.state is LaunchState.TERMINATED and ended.instances == []
+
+
+def test_expired_launches_are_the_ones_past_their_ttl(ledger: Ledger) -> None:
+    cloud = Cloud()
+    _, _, short = launch(ledger, cloud, ttl_hours=Decimal(1))
+    _, _, long_ = launch(ledger, cloud, ttl_hours=Decimal(100))
+    _, _, none = launch(ledger, cloud)
+    later = datetime.now(UTC) + timedelta(hours=2)
+    assert [r.id for r in expired(ledger, later)] == [short.record.id]
+
+
+@given(st.decimals(min_value=0, max_value=1000, places=2), st.decimals(min_value=0, max_value=1000, places=2))
+def test_more_time_never_costs_less(h1: Decimal, h2: Decimal) -> None:
+    q = quote_launch(spec(), CAT, hours_per_month=HPM)
+    from launch.ledger import LaunchRecord
+
+    r = LaunchRecord(id="x", provider="aws", region="us-east-1", zone=None, instance_type=q.offer,
+                     billing=BillingMode.HOURLY, months=1, count=1, image=None, client_token="t",
+                     state=LaunchState.RUNNING, unit_price=q.unit_price, created_at=datetime(2026, 1, 1, tzinfo=UTC),
+                     expires_at=None, max_cost=None)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    a = accrued_cost(r, [(t0, None)], t0 + timedelta(hours=float(min(h1, h2))))
+    b = accrued_cost(r, [(t0, None)], t0 + timedelta(hours=float(max(h1, h2))))
+    assert a.amount <= b.amount
+
+
+@pytest.mark.parametrize(("zone", "region"), [("ap-guangzhou-3", "ap-guangzhou"), ("us-east-1a", "us-east-1"),
+                                              ("eu-frankfurt-1", "eu-frankfurt")])
+def test_region_of_zone(zone: str, region: str) -> None:
+    assert region_of_zone(zone) == region
+
+
+def test_a_pseudo_region_offer_needs_a_real_place() -> None:
+    with pytest.raises(InputError, match="--region or --zone"):
+        quote_launch(spec(provider="tencent", instance_type="GN10Xp.20XLARGE320", region=None), CAT,
+                     hours_per_month=HPM)
