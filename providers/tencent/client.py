@@ -1,0 +1,422 @@
+"""The one way into the Tencent Cloud CVM API: credentials, endpoint, bounded retries, error mapping.
+
+Every call goes through :meth:`CvmApi.call`, so the rules live in one place:
+
+- credentials come from the SDK's own providers (environment, profile file, CVM instance role);
+- ``GPUPLAN_TENCENT_ENDPOINT`` points the SDK at another endpoint (the local fake, a proxy);
+- throttling and network faults are retried with exponential backoff and full jitter, bounded
+  in attempts and in total sleep, with an injectable ``sleep`` so tests never wait;
+- API errors become gpuplan's exception tree (exit codes the CLI returns unchanged), and an
+  answer that is not the API's JSON is an error, never an empty success;
+- SecretId and SecretKey never reach a message, a hint or a log record: every text raised is
+  scrubbed, and the SDK's own debug log (which prints the Authorization header) is filtered.
+
+The SDK is imported inside functions only: planning imports nothing of it. The SDK ships no
+type hints, hence the ``import-untyped`` ignores on those imports.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from pricing.errors import CapacityError, CredentialsError, GpuplanError, InputError, ProviderError
+from providers.tencent import ENDPOINT_ENV, INSTANCE_ROLE_ENV, SECRET_ID_ENV, SECRET_KEY_ENV
+
+log = logging.getLogger("gpuplan.tencent")
+
+Sleep = Callable[[float], None]
+REDACTED = "***"
+SDK_LOGGER = "tencentcloud_sdk_common"  # tencentcloud.common.abstract_client.LOGGER_NAME
+
+# Codes the SDK itself treats as transient (tencentcloud.common.retry.StandardRetryer), plus
+# the family prefix: Tencent adds RequestLimitExceeded.* variants per limit kind.
+_THROTTLED = "RequestLimitExceeded"
+_NETWORK = frozenset({"ClientNetworkError", "ServerNetworkError"})
+SOLD_OUT_PREFIXES = ("ResourceInsufficient", "ResourcesSoldOut")
+_INPUT_PREFIXES = (
+    "InvalidParameter", "MissingParameter", "InvalidZone", "InvalidPeriod", "InvalidInstanceType",
+    "InvalidImageId", "InvalidClientToken", "InvalidFilter", "UnsupportedRegion",
+)
+_CREDENTIAL_HINT = (
+    f"set {SECRET_ID_ENV} and {SECRET_KEY_ENV}, or write ~/.tencentcloud/credentials; "
+    "keys are managed at https://console.cloud.tencent.com/cam/capi"
+)
+
+
+# --- errors that keep what the API said -------------------------------------------------------
+
+
+class ApiFailure:
+    """What the API answered, for callers that branch on it (terminate, zone failover)."""
+
+    code: str = ""
+    request_id: str = ""
+    action: str = ""
+
+
+class TencentCredentialsError(CredentialsError, ApiFailure):
+    """The API rejected the key, or the key may not call the action."""
+
+
+class TencentCapacityError(CapacityError, ApiFailure):
+    """Sold out in a zone, or a quota reached."""
+
+    zone: str | None = None
+
+    @property
+    def sold_out(self) -> bool:
+        """Stock, not quota: another zone may still have it."""
+        return self.code.startswith(SOLD_OUT_PREFIXES)
+
+
+class TencentInputError(InputError, ApiFailure):
+    """The API refused a parameter: the user's input (or gpuplan's) is wrong, retrying cannot help."""
+
+
+class TencentApiError(ProviderError, ApiFailure):
+    """Any other refusal or fault of the API, after the bounded retries."""
+
+
+class DryRunPassed(GpuplanError, ApiFailure):
+    """``DryRunOperation``: the request would have succeeded (Tencent answers a passing DryRun so)."""
+
+
+E = TypeVar("E", bound=GpuplanError)
+
+
+# --- secrets never leave ------------------------------------------------------------------------
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret replaced; short strings are skipped so we never mangle ordinary words."""
+    for secret in sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+class _ScrubSecrets(logging.Filter):
+    """Redacts known secrets from the SDK's debug records, which print request headers and bodies."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            text = record.getMessage()
+            clean = scrub(text, self.secrets)
+            if clean != text:
+                record.msg, record.args = clean, None
+        return True
+
+
+_SDK_LOG_FILTER = _ScrubSecrets()
+logging.getLogger(SDK_LOGGER).addFilter(_SDK_LOG_FILTER)
+log.addFilter(_SDK_LOG_FILTER)
+
+
+def _secrets_of(cred: Any) -> tuple[str, ...]:
+    try:
+        info = cred.get_credential_info()
+    except Exception:  # a role credential that cannot refresh: nothing to hide yet
+        return ()
+    return tuple(str(s) for s in info if s)
+
+
+# --- credentials ----------------------------------------------------------------------------------
+
+
+def _role_enabled(instance_role: bool | None) -> bool:
+    if instance_role is not None:
+        return instance_role
+    return os.environ.get(INSTANCE_ROLE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _instance_role_credential(timeout_s: float) -> Any | None:
+    """A CAM role key from the CVM metadata service, or None off a CVM.
+
+    The SDK asks the metadata service with no timeout; a thread with a bounded join keeps a
+    laptop on a network that resolves ``metadata.tencentyun.com`` oddly from hanging.
+    """
+    from tencentcloud.common import credential as tc  # type: ignore[import-untyped]
+
+    found: list[Any] = []
+
+    def probe() -> None:
+        try:
+            cred = tc.CVMRoleCredential().get_credential()
+        except Exception:
+            return
+        if cred is not None:
+            found.append(cred)
+
+    worker = threading.Thread(target=probe, name="gpuplan-tencent-role", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return found[0] if found else None
+
+
+def load_credential(*, instance_role: bool | None = None, role_timeout_s: float = 2.0) -> Any:
+    """The SDK's credential chain: environment, then ``~/.tencentcloud/credentials``, then the instance role.
+
+    Equivalent to ``tencentcloud.common.credential.DefaultCredentialProvider`` minus its TKE OIDC
+    step (which raises ``EnvironmentError`` outside TKE) and with a bounded metadata probe.
+    ``instance_role=False`` (or ``GPUPLAN_TENCENT_INSTANCE_ROLE=0``) skips the probe.
+    """
+    from tencentcloud.common import credential as tc  # type: ignore[import-untyped,unused-ignore]
+
+    cred = tc.EnvironmentVariableCredential().get_credential()
+    if cred is not None:
+        return cred
+    try:
+        cred = tc.ProfileCredential().get_credential()
+    except Exception:
+        raise CredentialsError("the Tencent Cloud credentials file (~/.tencentcloud/credentials) cannot be read",
+                               "fix the [default] secret_id / secret_key lines, or " + _CREDENTIAL_HINT) from None
+    if cred is not None:
+        return cred
+    if _role_enabled(instance_role):
+        cred = _instance_role_credential(role_timeout_s)
+        if cred is not None:
+            return cred
+    has_id, has_key = bool(os.environ.get(SECRET_ID_ENV)), bool(os.environ.get(SECRET_KEY_ENV))
+    if has_id != has_key:
+        missing, present = (SECRET_KEY_ENV, SECRET_ID_ENV) if has_id else (SECRET_ID_ENV, SECRET_KEY_ENV)
+        raise CredentialsError(f"no Tencent Cloud credentials: {missing} is not set ({present} is)", _CREDENTIAL_HINT)
+    raise CredentialsError(f"no Tencent Cloud credentials: set {SECRET_ID_ENV} and {SECRET_KEY_ENV}",
+                           "or write ~/.tencentcloud/credentials, or run on a CVM with a CAM role; "
+                           "keys are managed at https://console.cloud.tencent.com/cam/capi")
+
+
+# --- endpoint -------------------------------------------------------------------------------------
+
+
+def parse_endpoint(url: str) -> tuple[str, str]:
+    """(protocol, host[:port]) from an endpoint URL; https when no scheme is given.
+
+    The SDK wants the bare host in ``HttpProfile.endpoint`` (it becomes the signed Host header)
+    and the scheme apart, so ``http://127.0.0.1:8765`` is split here.
+    """
+    text = url.strip()
+    if "://" not in text:
+        text = "https://" + text
+    hint = f"{ENDPOINT_ENV} takes a URL such as http://127.0.0.1:8765 or https://cvm.tencentcloudapi.com"
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        raise InputError(f"{ENDPOINT_ENV} is not a valid URL", hint) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{ENDPOINT_ENV} must be an http(s) URL with a host", hint)
+    if parts.username or parts.password:
+        raise InputError(f"{ENDPOINT_ENV} must not carry a user or password", hint)
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return parts.scheme, host if port is None else f"{host}:{port}"
+
+
+# --- the client -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded exponential backoff with full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter")."""
+
+    attempts: int = 5
+    base_s: float = 0.5
+    cap_s: float = 8.0  # the longest single wait
+    budget_s: float = 20.0  # all waits of one call together
+
+    def delay(self, retry: int, rng: Callable[[], float]) -> float:
+        return rng() * min(self.cap_s, self.base_s * float(2**retry))
+
+
+def _zone_of(params: Mapping[str, Any]) -> str | None:
+    placement = params.get("Placement")
+    zone = placement.get("Zone") if isinstance(placement, Mapping) else None
+    return zone if isinstance(zone, str) else None
+
+
+class CvmApi:
+    """A CVM client for one region: ``call(action, params)`` returns the ``Response`` object.
+
+    ``credential`` is an SDK credential object (tests pass one; by default :func:`load_credential`);
+    ``endpoint`` overrides ``GPUPLAN_TENCENT_ENDPOINT``; ``sleep`` and ``rng`` make retries testable.
+    """
+
+    def __init__(
+        self,
+        region: str,
+        *,
+        credential: Any | None = None,
+        endpoint: str | None = None,
+        timeout_s: float = 30.0,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = time.sleep,
+        rng: Callable[[], float] = random.random,
+        instance_role: bool | None = None,
+        language: str = "en-US",
+    ) -> None:
+        if not region or not region.strip():
+            raise InputError("a Tencent Cloud region is needed, e.g. ap-guangzhou")
+        self.region = region.strip()
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._rng = rng
+        self._cred = credential if credential is not None else load_credential(instance_role=instance_role)
+        self._secrets = _secrets_of(self._cred)
+        _SDK_LOG_FILTER.secrets.update(self._secrets)
+        chosen = endpoint if endpoint is not None else os.environ.get(ENDPOINT_ENV, "").strip() or None
+        self.endpoint = chosen
+        self._client = self._sdk_client(chosen, timeout_s, language)
+
+    def __repr__(self) -> str:  # never the credential
+        return f"CvmApi(region={self.region!r}, endpoint={self.endpoint or 'default'!r})"
+
+    def _sdk_client(self, endpoint: str | None, timeout_s: float, language: str) -> Any:
+        from tencentcloud.common.profile.client_profile import ClientProfile  # type: ignore[import-untyped]
+        from tencentcloud.common.profile.http_profile import HttpProfile  # type: ignore[import-untyped]
+        from tencentcloud.cvm.v20170312 import cvm_client  # type: ignore[import-untyped]
+
+        if endpoint:
+            protocol, host = parse_endpoint(endpoint)
+            http = HttpProfile(protocol=protocol, endpoint=host, reqMethod="POST", reqTimeout=timeout_s)
+        else:
+            http = HttpProfile(reqMethod="POST", reqTimeout=timeout_s)
+        # English error messages: they end up in gpuplan's one-line errors.
+        profile = ClientProfile(httpProfile=http, language=language)
+        return cvm_client.CvmClient(self._cred, self.region, profile)
+
+    # -- helpers for callers --
+
+    def scrub(self, text: str) -> str:
+        return scrub(text, self._secrets + tuple(_SDK_LOG_FILTER.secrets))
+
+    def _error(self, cls: type[E], message: str, hint: str | None = None, *, code: str = "",
+               request_id: str = "", action: str = "", zone: str | None = None) -> E:
+        err = cls(self.scrub(message), self.scrub(hint) if hint else None)
+        if isinstance(err, ApiFailure):
+            err.code, err.request_id, err.action = code, request_id, action
+        if isinstance(err, TencentCapacityError):
+            err.zone = zone
+        return err
+
+    # -- the call --
+
+    def call(self, action: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Run ``action`` and return its ``Response`` object (with ``RequestId``), or raise a GpuplanError."""
+        import requests
+        from tencentcloud.common.exception.tencent_cloud_sdk_exception import (  # type: ignore[import-untyped]
+            TencentCloudSDKException,
+        )
+
+        body = dict(params or {})
+        json.dumps(body)  # a parameter that is not JSON is gpuplan's bug: fail here, not as a "bad answer" below
+        slept = 0.0
+        last = ""
+        for attempt in range(1, self.retry.attempts + 1):
+            try:
+                raw = self._client.call_json(action, body)
+            except TencentCloudSDKException as exc:
+                code = str(exc.get_code() or "")
+                message = str(exc.get_message() or "")
+                request_id = str(exc.get_request_id() or "")
+                if code in _NETWORK:
+                    # ServerNetworkError is any non-200 status (the SDK keeps no status code; Tencent answers
+                    # API errors with 200, so it comes from a gateway: 5xx in practice). Its message is the
+                    # raw HTTP body, an HTML page, which stays out of ours.
+                    last = "the endpoint answered with an HTTP error" if code == "ServerNetworkError" else (
+                        f"network error: {message[:200]}")
+                elif code.startswith(_THROTTLED):
+                    last = f"rate limited ({code})"
+                else:
+                    raise self._mapped(action, body, code, message, request_id) from None
+            except requests.RequestException as exc:  # the body broke off while it was read
+                last = f"network error: {type(exc).__name__}"
+            except (ValueError, KeyError, TypeError, AttributeError):
+                raise self._error(TencentApiError, f"Tencent CVM {action} answered with something that is not the "
+                                  "API's JSON", "check GPUPLAN_TENCENT_ENDPOINT and any proxy between here and "
+                                  "Tencent Cloud", action=action) from None
+            else:
+                return self._unwrap(action, body, raw)
+            if attempt == self.retry.attempts:
+                break
+            left = self.retry.budget_s - slept
+            if left <= 0:  # the wait budget is spent: retrying now would only hammer the API
+                break
+            wait = min(self.retry.delay(attempt - 1, self._rng), left)
+            log.debug("tencent %s attempt %d/%d failed (%s); retrying in %.2fs",
+                      action, attempt, self.retry.attempts, self.scrub(last), wait)
+            self._sleep(wait)
+            slept += wait
+        raise self._error(TencentApiError, f"Tencent CVM {action} failed {attempt} times: {last}",
+                          "Tencent Cloud is throttling or unreachable; wait a minute and try again", action=action)
+
+    def _unwrap(self, action: str, params: Mapping[str, Any], raw: Any) -> dict[str, Any]:
+        response = raw.get("Response") if isinstance(raw, dict) else None
+        if not isinstance(response, dict):
+            raise self._error(TencentApiError, f"Tencent CVM {action} answered without a Response object",
+                              "check GPUPLAN_TENCENT_ENDPOINT", action=action)
+        error = response.get("Error")
+        request_id = response.get("RequestId")
+        if isinstance(error, dict):
+            # The SDK parses errors only for an exact application/json content type; catch the rest here.
+            raise self._mapped(action, params, str(error.get("Code") or ""), str(error.get("Message") or ""),
+                               str(request_id or ""))
+        if not isinstance(request_id, str) or not request_id:
+            raise self._error(TencentApiError, f"Tencent CVM {action} answered without a RequestId (a cut-off "
+                              "or foreign answer)", "try again; check GPUPLAN_TENCENT_ENDPOINT", action=action)
+        return response
+
+    def _mapped(self, action: str, params: Mapping[str, Any], code: str, message: str,
+                request_id: str) -> GpuplanError:
+        where = f"RequestId {request_id}" if request_id else "no RequestId"
+        zone = _zone_of(params)
+        kind = params.get("InstanceType") if isinstance(params.get("InstanceType"), str) else None
+        common = {"code": code, "request_id": request_id, "action": action}
+        if code == "DryRunOperation":
+            return self._error(DryRunPassed, f"dry run of {action} passed", **common)
+        if code.startswith("AuthFailure"):
+            if code == "AuthFailure.UnauthorizedOperation":
+                return self._error(TencentCredentialsError, f"the Tencent Cloud key may not call cvm:{action} "
+                                   f"({code}, {where})", "grant it a CAM policy allowing cvm:" + action, **common)
+            if code == "AuthFailure.SignatureExpire":
+                return self._error(TencentCredentialsError, f"Tencent Cloud rejected the request as expired "
+                                   f"({code}, {where})", "this machine's clock is over 5 minutes off; sync it",
+                                   **common)
+            return self._error(TencentCredentialsError, f"Tencent Cloud rejected the API key ({code}, {where})",
+                               "check " + _CREDENTIAL_HINT.removeprefix("set "), **common)
+        if code.startswith(SOLD_OUT_PREFIXES):
+            what = kind or "the instance type"
+            return self._error(TencentCapacityError, f"{what} is sold out{' in ' + zone if zone else ''} "
+                               f"({code}: {message}; {where})", "try another zone, region or billing mode",
+                               zone=zone, **common)
+        if code.startswith("LimitExceeded"):
+            quota = code.partition(".")[2] or "quota"
+            return self._error(TencentCapacityError, f"Tencent Cloud quota reached: {quota} ({message}; {where})",
+                               "raise the quota in the CVM console, or ask for fewer or smaller instances",
+                               zone=zone, **common)
+        if code == "InvalidAccount.InsufficientBalance":
+            return self._error(TencentApiError, f"the Tencent Cloud account balance is too low for {action} "
+                               f"({code}, {where})", "top up the account", **common)
+        if code.startswith(_INPUT_PREFIXES):
+            return self._error(TencentInputError, f"Tencent CVM {action} refused the request: {message} "
+                               f"({code}, {where})", **common)
+        return self._error(TencentApiError, f"Tencent CVM {action} failed: {code or 'no code'}: {message} ({where})",
+                           **common)
+
+
+ApiFactory = Callable[[str], CvmApi]
+
+
+def default_api(region: str) -> CvmApi:
+    """A :class:`CvmApi` for ``region`` with the environment's credentials and endpoint."""
+    return CvmApi(region)

@@ -1,0 +1,389 @@
+"""Start, watch and end Tencent CVM instances: the :class:`ComputeClient` of Tencent Cloud.
+
+Decisions worth knowing:
+
+- Idempotency. Every RunInstances carries a ClientToken derived from the request's token
+  and the zone, and every instance is tagged with the request's token. A retried ``run``
+  first looks for instances with that tag, so a retry after a zone failover cannot start a
+  second set in another zone; the per-zone token keeps Tencent's own idempotency per zone
+  without relying on how Tencent treats a token whose first use failed (undocumented).
+- Zones. A pinned zone that is sold out is an error naming the zones that sell the type; an
+  open request tries ``request.zones`` (or the zones DescribeZoneInstanceConfigInfos says
+  SELL the type) in order and moves on only on sold-out answers, not on quota or input errors.
+- DryRun. Both a plain success and the ``DryRunOperation`` error mean "would succeed".
+- Describe. An id neither DescribeInstances nor DescribeInstancesStatus returns is gone
+  (TERMINATED): Tencent forgets terminated instances after a while.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from pricing.billing import BillingMode
+from pricing.errors import CapacityError, GpuplanError, InputError, ProviderError
+from providers.capabilities import (
+    TAG_MANAGED,
+    ComputeClient,
+    InstanceInfo,
+    InstanceState,
+    LaunchRequest,
+    LaunchResult,
+)
+from providers.tencent import PROVIDER
+from providers.tencent.charge import PREPAID, PREPAID_PERIODS, RENEW_FLAG, SPOTPAID, charge_type
+from providers.tencent.client import CvmApi, DryRunPassed, Sleep, TencentApiError, TencentCapacityError
+from providers.tencent.images import DEFAULT_OS, default_image, driver_note
+
+TAG_TOKEN = "gpuplan:token"  # the launch request's client token, for idempotent retries across zones
+BATCH = 100  # InstanceIds per DescribeInstances / DescribeInstancesStatus / TerminateInstances call
+MAX_TOKEN = 64  # ClientToken: at most 64 ASCII characters
+MAX_USER_DATA = 16 * 1024  # UserData: base64, at most 16 KB
+
+STATES = {
+    "PENDING": InstanceState.PENDING,
+    "LAUNCH_FAILED": InstanceState.FAILED,
+    "RUNNING": InstanceState.RUNNING,
+    "STOPPING": InstanceState.STOPPING,
+    "STOPPED": InstanceState.STOPPED,
+    "STARTING": InstanceState.PENDING,
+    "REBOOTING": InstanceState.RUNNING,
+    "SHUTDOWN": InstanceState.TERMINATING,  # stopped after expiry, waiting to be destroyed
+    "TERMINATING": InstanceState.TERMINATING,
+}
+# TerminateInstances answers these when an id is already gone or going: success for an idempotent terminate.
+_GONE_CODES = frozenset({
+    "InvalidInstanceId.NotFound",
+    "UnsupportedOperation.InstanceStateTerminating",
+    "UnsupportedOperation.InstanceStateTerminated",
+})
+
+
+def state_of(tencent_state: str | None) -> InstanceState:
+    return STATES.get(str(tencent_state or "").upper(), InstanceState.UNKNOWN)
+
+
+def is_hcc(instance_type: str) -> bool:
+    """High-performance computing cluster types (HCCPNV4h, HCCG5v, ...): RDMA between nodes of one HpcCluster."""
+    return instance_type.upper().startswith("HCC")
+
+
+def zone_token(token: str, zone: str) -> str:
+    """A ClientToken for ``zone``: the same for a retry of the same request, within the 64-character limit."""
+    plain = f"{token}-{zone}"
+    return plain if len(plain) <= MAX_TOKEN else "gp-" + hashlib.sha256(plain.encode()).hexdigest()[:MAX_TOKEN - 3]
+
+
+def _batches(ids: Sequence[str]) -> Iterable[list[str]]:
+    for i in range(0, len(ids), BATCH):
+        yield list(ids[i:i + BATCH])
+
+
+def _created(text: Any) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _first(value: Any) -> str | None:
+    return value[0] if isinstance(value, list) and value and isinstance(value[0], str) else None
+
+
+def _tags(value: Any) -> dict[str, str]:
+    if not isinstance(value, list):
+        return {}
+    return {str(t["Key"]): str(t.get("Value") or "") for t in value if isinstance(t, dict) and "Key" in t}
+
+
+class TencentCompute(ComputeClient):
+    """Tencent CVM instances of one region.
+
+    ``client`` and ``sleep`` are for tests (a :class:`CvmApi` on the fake, a recording sleep);
+    ``hpc_cluster_id`` places HCC types in that HPC cluster; ``spot_max_price`` caps spot bids
+    (otherwise Tencent bids its current fixed spot price); ``key_ids`` are SSH key pair ids;
+    ``public_bandwidth_mbps`` gives each machine a public IP on traffic-billed bandwidth (0: none).
+    """
+
+    provider = PROVIDER
+
+    def __init__(
+        self,
+        region: str,
+        *,
+        client: CvmApi | None = None,
+        sleep: Sleep | None = None,
+        hpc_cluster_id: str | None = None,
+        spot_max_price: Decimal | None = None,
+        key_ids: Sequence[str] = (),
+        public_bandwidth_mbps: int = 10,
+        default_os: str = DEFAULT_OS,
+    ) -> None:
+        if client is not None and client.region != region:
+            raise InputError(f"the client is for {client.region}, not {region}")
+        self.region = region
+        self._client = client
+        self._sleep = sleep
+        self.hpc_cluster_id = hpc_cluster_id
+        self.spot_max_price = spot_max_price
+        self.key_ids = tuple(key_ids)
+        self.public_bandwidth_mbps = public_bandwidth_mbps
+        self.default_os = default_os
+
+    @property
+    def api(self) -> CvmApi:
+        if self._client is None:
+            self._client = CvmApi(self.region) if self._sleep is None else CvmApi(self.region, sleep=self._sleep)
+        return self._client
+
+    # -- run --
+
+    def run(self, request: LaunchRequest) -> LaunchResult:
+        if request.region != self.region:
+            raise InputError(f"this client launches in {self.region}, the request is for {request.region}")
+        charge = charge_type(request.billing)
+        self._check(request)
+        notes: list[str] = []
+        if not request.dry_run:
+            existing = self._by_token(request.client_token)
+            if existing:
+                return LaunchResult(instance_ids=tuple(i.instance_id for i in existing), zone=existing[0].zone,
+                                    notes=("instances with this client token already exist; nothing new started",))
+        if request.image:
+            image = request.image
+        else:
+            choice = default_image(self.api, request.instance_type, self.default_os)
+            image = choice.image_id
+            notes.append(choice.note(self.default_os))
+        notes.append(driver_note(bool(request.user_data)))
+        notes += self._cluster_notes(request)
+        notes += self._access_notes()
+        pinned = request.zone is not None
+        zones = [request.zone] if request.zone else list(request.zones) or self._selling_zones(request, charge)
+        if not zones:
+            raise CapacityError(f"no zone of {self.region} sells {request.instance_type} ({request.billing}) now",
+                                "try another region or billing mode")
+        tried: list[str] = []
+        for zone in zones:
+            params = self._run_params(request, charge, zone, image)
+            try:
+                response = self.api.call("RunInstances", params)
+            except DryRunPassed:
+                return LaunchResult(zone=zone, image=image, dry_run=True, notes=tuple(notes))
+            except TencentCapacityError as err:
+                if not err.sold_out:
+                    raise
+                if pinned:
+                    others = [z for z in self._selling_zones(request, charge, quiet=True) if z != zone]
+                    hint = (f"zones of {self.region} that sell it now: {', '.join(others)}" if others else
+                            "no other zone of this region sells it now; try another region or billing mode")
+                    raise self.api._error(TencentCapacityError, f"{request.instance_type} is sold out in {zone} "
+                                          f"({err.code})", hint, code=err.code, request_id=err.request_id,
+                                          action="RunInstances", zone=zone) from None
+                tried.append(f"{zone} ({err.code})")
+                continue
+            if request.dry_run:  # a plain success also means the dry run passed
+                return LaunchResult(zone=zone, image=image, dry_run=True, notes=tuple(notes))
+            ids = response.get("InstanceIdSet")
+            if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
+                raise ProviderError(f"Tencent CVM RunInstances answered without instance ids (RequestId "
+                                    f"{response.get('RequestId')})",
+                                    f"look for tag {TAG_TOKEN}={request.client_token} in the console before retrying")
+            if tried:
+                notes.insert(0, f"sold out in {', '.join(tried)}; started in {zone}")
+            return LaunchResult(instance_ids=tuple(ids), zone=zone, image=image, notes=tuple(notes))
+        raise CapacityError(f"{request.instance_type} is sold out in every zone tried: {', '.join(tried)}",
+                            "try another region or billing mode, or later")
+
+    def _check(self, request: LaunchRequest) -> None:
+        if not request.client_token.isascii() or len(request.client_token) > MAX_TOKEN:
+            raise InputError(f"the client token must be at most {MAX_TOKEN} ASCII characters")
+        if request.billing is BillingMode.MONTHLY and request.months not in PREPAID_PERIODS:
+            raise InputError(f"Tencent sells monthly periods of 1-12, 24, 36, 48 or 60 months, not {request.months}")
+        if request.count > 100:
+            raise InputError("Tencent starts at most 100 instances per request", "split the launch")
+        if request.user_data is not None and len(self._user_data(request.user_data)) > MAX_USER_DATA:
+            raise InputError("user data is over Tencent's 16 KB limit once base64-encoded",
+                             "download a script from the user data instead of inlining it")
+        for zone in ((request.zone,) if request.zone else request.zones):
+            if not zone.startswith(self.region + "-"):
+                raise InputError(f"zone {zone!r} is not in region {self.region}", f"zones look like {self.region}-3")
+        if is_hcc(request.instance_type) and not self.hpc_cluster_id:
+            raise InputError(f"{request.instance_type} is a high-performance cluster type: Tencent needs the HPC "
+                             "cluster to place it in", "create one (console or CreateHpcCluster) and pass its id")
+
+    @staticmethod
+    def _user_data(text: str) -> str:
+        return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+    def _cluster_notes(self, request: LaunchRequest) -> list[str]:
+        if is_hcc(request.instance_type):
+            return [f"HPC cluster {self.hpc_cluster_id}: RDMA between its nodes"]
+        if request.cluster and request.count > 1:
+            return [(f"{request.instance_type} is not an HCC type: the nodes are not on one RDMA fabric "
+                     "(they talk over the VPC network)")]
+        return []
+
+    def _access_notes(self) -> list[str]:
+        notes = []
+        if self.public_bandwidth_mbps > 0:
+            notes.append(f"public IP on traffic-billed bandwidth up to {self.public_bandwidth_mbps} Mbps "
+                         "(traffic is billed per GB, not in the quote)")
+        else:
+            notes.append("no public IP: reach the machines from the same VPC")
+        if not self.key_ids:
+            notes.append("login: no SSH key given, Tencent sets a random password and sends it to the "
+                         "account's message center")
+        return notes
+
+    def _run_params(self, request: LaunchRequest, charge: str, zone: str, image: str) -> dict[str, Any]:
+        tags = {**request.tags, TAG_MANAGED: "true", TAG_TOKEN: request.client_token}
+        params: dict[str, Any] = {
+            "InstanceChargeType": charge,
+            "Placement": {"Zone": zone},
+            "InstanceType": request.instance_type,
+            "ImageId": image,
+            "InstanceCount": request.count,
+            "ClientToken": zone_token(request.client_token, zone),
+            "InstanceName": request.name,
+            "TagSpecification": [{"ResourceType": "instance",
+                                  "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}],
+            "DryRun": request.dry_run,
+        }
+        if charge == PREPAID:
+            params["InstanceChargePrepaid"] = {"Period": request.months, "RenewFlag": RENEW_FLAG}
+        if charge == SPOTPAID and self.spot_max_price is not None:
+            # Without InstanceMarketOptions Tencent bids its current fixed spot price; a cap needs all of it.
+            params["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {
+                "MaxPrice": str(self.spot_max_price), "SpotInstanceType": "one-time"}}
+        if request.user_data is not None:
+            params["UserData"] = self._user_data(request.user_data)
+        if request.disk_gb is not None:
+            params["SystemDisk"] = {"DiskSize": request.disk_gb}
+        if self.public_bandwidth_mbps > 0:
+            params["InternetAccessible"] = {"InternetChargeType": "TRAFFIC_POSTPAID_BY_HOUR",
+                                            "InternetMaxBandwidthOut": self.public_bandwidth_mbps,
+                                            "PublicIpAssigned": True}
+        if self.key_ids:
+            params["LoginSettings"] = {"KeyIds": list(self.key_ids)}
+        if is_hcc(request.instance_type):
+            params["HpcClusterId"] = self.hpc_cluster_id
+        return params
+
+    def _selling_zones(self, request: LaunchRequest, charge: str, *, quiet: bool = False) -> list[str]:
+        """Zones of the region whose DescribeZoneInstanceConfigInfos says SELL for the type and charge type."""
+        try:
+            response = self.api.call("DescribeZoneInstanceConfigInfos", {"Filters": [
+                {"Name": "instance-type", "Values": [request.instance_type]},
+                {"Name": "instance-charge-type", "Values": [charge]},
+            ]})
+        except GpuplanError:
+            if quiet:  # only a hint depends on it: the sold-out error must not be lost to this one
+                return []
+            raise
+        items = response.get("InstanceTypeQuotaSet")
+        if not isinstance(items, list):
+            if quiet:
+                return []
+            raise ProviderError("Tencent CVM DescribeZoneInstanceConfigInfos answered without an "
+                                f"InstanceTypeQuotaSet (RequestId {response.get('RequestId')})", "try again later")
+        zones = [i["Zone"] for i in items if isinstance(i, dict) and i.get("Status") == "SELL"
+                 and isinstance(i.get("Zone"), str) and i.get("InstanceType") == request.instance_type]
+        return sorted(dict.fromkeys(zones))
+
+    def _by_token(self, token: str) -> list[InstanceInfo]:
+        return [i for i in self._list([{"Name": f"tag:{TAG_TOKEN}", "Values": [token]}]) if not i.state.is_final]
+
+    # -- describe --
+
+    def _info(self, item: Mapping[str, Any]) -> InstanceInfo:
+        placement = item.get("Placement")
+        zone = placement.get("Zone") if isinstance(placement, dict) else None
+        return InstanceInfo(
+            instance_id=str(item["InstanceId"]),
+            state=state_of(item.get("InstanceState")),
+            instance_type=str(item.get("InstanceType") or ""),
+            region=self.region,
+            zone=str(zone or ""),
+            public_ip=_first(item.get("PublicIpAddresses")),
+            private_ip=_first(item.get("PrivateIpAddresses")),
+            tags=_tags(item.get("Tags")),
+            launched_at=_created(item.get("CreatedTime")),
+        )
+
+    def _instance_set(self, response: Mapping[str, Any], key: str = "InstanceSet") -> list[dict[str, Any]]:
+        items = response.get(key)
+        if not isinstance(items, list) or not all(isinstance(i, dict) and i.get("InstanceId") for i in items):
+            raise ProviderError(f"Tencent CVM answered without a valid {key} (RequestId {response.get('RequestId')})",
+                                "try again later")
+        return items
+
+    def describe(self, instance_ids: list[str]) -> list[InstanceInfo]:
+        ids = list(dict.fromkeys(instance_ids))
+        found: dict[str, InstanceInfo] = {}
+        for batch in _batches(ids):
+            response = self.api.call("DescribeInstances", {"InstanceIds": batch, "Limit": BATCH})
+            found.update((i.instance_id, i) for i in map(self._info, self._instance_set(response)))
+        missing = [i for i in ids if i not in found]
+        for batch in _batches(missing):
+            # DescribeInstancesStatus as a second opinion before declaring an id gone.
+            response = self.api.call("DescribeInstancesStatus", {"InstanceIds": batch, "Limit": BATCH})
+            for item in self._instance_set(response, "InstanceStatusSet"):
+                iid = str(item["InstanceId"])
+                state = state_of(item.get("InstanceState"))
+                found[iid] = InstanceInfo(instance_id=iid, state=state, region=self.region)
+        return [found.get(i) or InstanceInfo(instance_id=i, state=InstanceState.TERMINATED, region=self.region)
+                for i in ids]
+
+    # -- terminate --
+
+    def terminate(self, instance_ids: list[str]) -> None:
+        ids = list(dict.fromkeys(instance_ids))
+        for batch in _batches(ids):
+            self._terminate_batch(batch)
+
+    def _terminate_batch(self, batch: list[str]) -> None:
+        # Only ids that still exist and are not already ending: ending an ended machine is no error.
+        live = [i.instance_id for i in self.describe(batch)
+                if i.state not in (InstanceState.TERMINATED, InstanceState.TERMINATING, InstanceState.FAILED)]
+        for attempt in range(2):
+            if not live:
+                return
+            try:
+                self.api.call("TerminateInstances", {"InstanceIds": live})
+                return
+            except TencentApiError as err:
+                if err.code not in _GONE_CODES or attempt == 1:
+                    raise
+            # One id went away between describe and terminate: drop the gone ones and try once more.
+            live = [i.instance_id for i in self.describe(live)
+                    if i.state not in (InstanceState.TERMINATED, InstanceState.TERMINATING, InstanceState.FAILED)]
+
+    # -- list --
+
+    def _list(self, filters: list[dict[str, Any]]) -> list[InstanceInfo]:
+        out: list[InstanceInfo] = []
+        offset = 0
+        while True:
+            response = self.api.call("DescribeInstances", {"Filters": filters, "Offset": offset, "Limit": BATCH})
+            items = self._instance_set(response)
+            out += map(self._info, items)
+            offset += len(items)
+            total = response.get("TotalCount")
+            if not items or not isinstance(total, int) or offset >= total:
+                return out
+
+    def list_by_tag(self, key: str, value: str | None = None) -> list[InstanceInfo]:
+        flt = {"Name": f"tag:{key}", "Values": [value]} if value is not None else {"Name": "tag-key", "Values": [key]}
+        return [i for i in self._list([flt]) if not i.state.is_final]
+
+
+def compute_for(region: str, **options: Any) -> TencentCompute:
+    """The registry's entry point: a :class:`TencentCompute` with the environment's credentials."""
+    return TencentCompute(region, **options)

@@ -1,0 +1,81 @@
+"""The default image when the user names none: the newest public image of one OS.
+
+GPU drivers: Tencent's purchase page offers "后台自动安装GPU驱动" (install the GPU driver in the
+background) for public Linux images, and its docs show no RunInstances field for it that
+gpuplan could verify; a public image itself carries no NVIDIA driver. So gpuplan does not
+install one: the launch notes say so and point at Tencent's driver guide, and users pass
+``user_data`` that installs it, or an image with the driver (``--image``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pricing.errors import InputError, ProviderError
+from providers.tencent.client import CvmApi
+
+DEFAULT_OS = "Ubuntu Server 22.04"
+# Tencent's guide for installing the NVIDIA Tesla driver on a GPU instance (linked from its
+# "use images with a preinstalled GPU driver" page, qcloud-documents GPU 云服务器/GPU 实例使用指南).
+DRIVER_GUIDE = "https://cloud.tencent.com/document/product/560/8048"
+_PAGE = 100  # DescribeImages Limit maximum
+
+
+@dataclass(frozen=True)
+class ImageChoice:
+    image_id: str
+    name: str
+    os_name: str
+    created: str
+
+    def note(self, os_name: str) -> str:
+        return (f"image {self.image_id} ({self.os_name or self.name}, created {self.created or 'unknown'}): "
+                f"the newest public {os_name} image for this type")
+
+
+def driver_note(user_data: bool) -> str:
+    """How the GPU driver gets onto a machine started from a plain public image."""
+    how = ("your user_data runs at first boot; gpuplan adds no driver install to it" if user_data else
+           "log in and install it, or relaunch with user_data that installs it or an image with the driver")
+    return f"GPU driver: not in the public image and not installed by gpuplan; {how} (Tencent's guide: {DRIVER_GUIDE})"
+
+
+def _matches(image: dict[str, Any], words: list[str]) -> bool:
+    text = f"{image.get('OsName') or ''} {image.get('ImageName') or ''}".lower()
+    arch = str(image.get("Architecture") or "x86_64").lower()
+    state = str(image.get("ImageState") or "NORMAL").upper()
+    return all(w in text for w in words) and arch in ("x86_64", "amd64") and state == "NORMAL" and not image.get(
+        "ImageDeprecated")
+
+
+def default_image(api: CvmApi, instance_type: str | None, os_name: str = DEFAULT_OS) -> ImageChoice:
+    """The newest NORMAL x86_64 public image whose OS name holds every word of ``os_name``."""
+    words = os_name.lower().split()
+    if not words:
+        raise InputError("no OS name to look an image up by", f"e.g. {DEFAULT_OS!r}")
+    filters = [{"Name": "image-type", "Values": ["PUBLIC_IMAGE"]}, {"Name": "platform", "Values": [os_name.split()[0]]}]
+    found: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        params: dict[str, Any] = {"Filters": filters, "Offset": offset, "Limit": _PAGE}
+        if instance_type:
+            params["InstanceType"] = instance_type  # only images this type can boot
+        response = api.call("DescribeImages", params)
+        page = response.get("ImageSet")
+        if not isinstance(page, list):
+            raise ProviderError(f"Tencent CVM DescribeImages answered without an ImageSet (RequestId "
+                                f"{response.get('RequestId')})", "try again, or pass an image id")
+        found += [i for i in page if isinstance(i, dict)]
+        offset += len(page)
+        total = response.get("TotalCount")
+        if not page or not isinstance(total, int) or offset >= total:
+            break
+    best = [i for i in found if _matches(i, words) and isinstance(i.get("ImageId"), str)]
+    if not best:
+        raise InputError(f"no public {os_name} image found in {api.region}" +
+                         (f" for {instance_type}" if instance_type else ""), "pass an image id (img-...)")
+    # ISO-8601 UTC strings sort in time order.
+    image = max(best, key=lambda i: str(i.get("CreatedTime") or ""))
+    return ImageChoice(image_id=image["ImageId"], name=str(image.get("ImageName") or ""),
+                       os_name=str(image.get("OsName") or ""), created=str(image.get("CreatedTime") or ""))
