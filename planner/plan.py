@@ -207,6 +207,9 @@ def make_plan(
             if (why := offer_filter(offer, spec, c)) is not None:
                 drop(*why)
                 continue
+            for zone in offer.sold_out_zones:  # the offer stands in its other zones; say which were skipped
+                drop(ExclusionRule.SOLD_OUT, f"sold out in {zone} (live data of {offer.as_of}); priced in "
+                     f"{', '.join(offer.zones)}")
             run = demand.run(offer, spec)
             if isinstance(run, str):
                 drop(ExclusionRule.WORKLOAD, run)

@@ -29,6 +29,11 @@ COMPUTE_CLIENTS = {
     "tencent": "providers.tencent.compute:TencentCompute",
     "aws": "providers.aws.compute:AwsCompute",
 }
+# Exact price inquiry for one configuration (Tencent's InquiryPriceRunInstances); AWS has
+# no such call: its Price List is read by the price fetcher instead.
+QUOTERS = {
+    "tencent": "providers.tencent.quote:inquire_price",
+}
 EXTRAS = {"tencent": "gpuplan[tencent]", "aws": "gpuplan[aws]"}
 
 
@@ -76,6 +81,11 @@ def price_fetcher(provider: str, **options: Any) -> PriceFetcher:
     cls = _load(PRICE_FETCHERS, provider, "live prices")
     fetcher: PriceFetcher = cls(**options)
     return fetcher
+
+
+def price_inquiry(provider: str) -> Any:
+    """The provider's exact-quote function: (client, region, zone, instance_type, billing, months, image)."""
+    return _load(QUOTERS, provider, "exact price inquiry")
 
 
 def compute_client(provider: str, region: str, **options: Any) -> ComputeClient:

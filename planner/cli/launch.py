@@ -192,6 +192,45 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any) -> None:
     print(f"  end it: gpuplan down {r.id}")
 
 
+@app.command()
+def quote(
+    provider: Annotated[str, typer.Option("--provider", help="tencent (AWS publishes prices: `gpuplan catalog refresh --provider aws`).")],
+    instance_type: Annotated[str, typer.Option("--instance-type", help="e.g. GN10Xp.20XLARGE320.")],
+    zone: Annotated[str, typer.Option("--zone", help="Zone to price, e.g. ap-guangzhou-3.")],
+    billing: Annotated[str, typer.Option("--billing", help="hourly, monthly or spot.")] = "hourly",
+    months: Annotated[int, typer.Option("--months", help="Months for --billing monthly (1-12, 24, 36).")] = 1,
+    image: Annotated[Optional[str], typer.Option("--image", help="Image to price with (default: the provider's GPU image).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The provider's exact price for one configuration (hourly tiers; monthly with its period discount)."""
+    from pricing.billing import BillingMode
+    from providers.registry import price_inquiry
+    from planner.report import dump_json
+    from planner.units import parse_enum
+    from launch.service import LAUNCH_MODES, region_of_zone
+
+    mode = parse_enum(BillingMode, billing, "--billing")
+    if mode not in LAUNCH_MODES:
+        raise InputError(f"cannot quote billing {mode}", "use hourly, monthly or spot")
+    if months < 1:
+        raise InputError("--months must be 1 or more")
+    inquire = price_inquiry(provider.strip().lower())
+    q = inquire(None, region_of_zone(zone), zone, instance_type, mode, months, image)
+    if as_json:
+        emit(dump_json(q.model_dump(mode="json")))
+        return
+    print(f"{instance_type} in {zone}, {mode}: {q.payable} {q.currency}"
+          f" {'for ' + str(months) + ' month(s)' if mode is BillingMode.MONTHLY else 'per hour'}")
+    if mode is BillingMode.MONTHLY and q.period_price is not None and q.period_price_discount is not None:
+        print(f"  list price {q.period_price} {q.currency}; you pay {q.discount_percent or 100}% of it")
+    elif q.unit_price is not None and q.unit_price_discount not in (None, q.unit_price):
+        print(f"  list price {q.unit_price} {q.currency} per hour")
+    for step in q.steps:
+        until = f"{step.to_hours} h" if step.to_hours is not None else "on"
+        print(f"  hours {step.from_hours} to {until}: {step.unit_price_discount or step.unit_price} {q.currency} per hour")
+    print(f"  source: {q.source}")
+
+
 @app.command("ls")
 def ls(
     reconcile: Annotated[bool, typer.Option("--reconcile", help="Also find machines tagged by gpuplan that the ledger lacks.")] = False,

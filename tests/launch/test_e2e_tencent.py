@@ -1,0 +1,172 @@
+"""End to end through the real CLI process and the real Tencent SDK, against the fake CVM endpoint.
+
+Covers what a user of a real account would do: refresh live prices and plan on them, get an
+exact quote, launch, list, end; and what must never happen: a machine lost after kill -9 at
+any step of a launch, or a secret in any output, log or ledger row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm, fake_cvm_server
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcfromtimestamp:DeprecationWarning")
+
+LAUNCH = ("launch", "--provider", "tencent", "--instance-type", "GN10Xp.2XLARGE40", "--zone", "ap-guangzhou-3",
+          "--image", "img-ubu22new", "--ttl", "6h", "--yes")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeCvm]:
+    with fake_cvm_server() as f:
+        yield f
+
+
+@pytest.fixture
+def env(fake: FakeCvm, tmp_path: Path) -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("TENCENTCLOUD_", "AWS_"))}
+    e.update({
+        "TENCENTCLOUD_SECRET_ID": TEST_SECRET_ID, "TENCENTCLOUD_SECRET_KEY": TEST_SECRET_KEY,
+        "GPUPLAN_TENCENT_ENDPOINT": fake.endpoint, "GPUPLAN_TENCENT_INSTANCE_ROLE": "0",
+        "GPUPLAN_HOME": str(tmp_path / "home"), "HOME": str(tmp_path / "user"), "NO_PROXY": "127.0.0.1,localhost",
+        "GPUPLAN_POLL_SECONDS": "0.05", "PYTHONPATH": str(ROOT), "COLUMNS": "200",
+        "PYTHONWARNINGS": "ignore::DeprecationWarning",
+    })
+    return e
+
+
+def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "planner", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def live(fake: FakeCvm) -> list[str]:
+    return [i.instance_id for i in fake.instances.values() if i.state not in ("TERMINATING", "LAUNCH_FAILED")]
+
+
+def test_refresh_fills_the_cache_and_plan_prefers_it(fake: FakeCvm, env: dict[str, str]) -> None:
+    r = cli(env, "catalog", "refresh", "--provider", "tencent", "--region", "ap-guangzhou")
+    assert r.returncode == 0, r.stderr
+    assert "sold out" in r.stderr
+    r = cli(env, "plan", "--gpu-hours", "200", "--provider", "tencent", "--json", "--explain")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    one = [o for o in plan["options"] if o["offer"] == "GN10Xp.2XLARGE40"]
+    spot = next(o for o in one if o["billing"] == "spot")
+    # the live SPOTPAID price (test value 2.00 CNY in ap-guangzhou-3, 2.20 in -4: median of two is the lower)
+    assert spot["region"] == "ap-guangzhou" and spot["estimate"] is False and spot["live"] is True
+    price = spot["line_items"][0]["unit_price"]
+    assert (Decimal(price["amount"]), price["currency"]) == (Decimal("2.00"), "CNY")
+    assert spot["zone"] == "ap-guangzhou-3"
+    assert "live prices and stock for tencent" in plan["assumptions"]["prices"]
+    # GN7.2XLARGE32 is sold out in ap-guangzhou-4: said in the exclusions, not silently dropped
+    assert any(e["offer"] == "GN7.2XLARGE32" and e["rule"] == "sold_out" and "ap-guangzhou-4" in e["reason"]
+               for e in plan["excluded"])
+
+
+def test_quote_is_the_providers_exact_price(fake: FakeCvm, env: dict[str, str]) -> None:
+    r = cli(env, "quote", "--provider", "tencent", "--instance-type", "GN10Xp.20XLARGE320", "--zone",
+            "ap-guangzhou-3", "--billing", "hourly", "--json")
+    assert r.returncode == 0, r.stderr
+    q = json.loads(r.stdout)
+    assert Decimal(q["unit_price"]) == Decimal("80.00")
+    assert [Decimal(s["unit_price"]) for s in q["steps"]][1:] == [Decimal("40.00"), Decimal("27.20")]
+    r = cli(env, "quote", "--provider", "aws", "--instance-type", "p3.2xlarge", "--zone", "us-east-1a")
+    assert r.returncode == 2 and "exact price inquiry" in r.stderr
+
+
+def test_launch_ls_down_through_the_sdk(fake: FakeCvm, env: dict[str, str]) -> None:
+    r = cli(env, *LAUNCH, "--json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["state"] == "running" and got["zone"] == "ap-guangzhou-3" and len(got["instance_ids"]) == 1
+    (inst,) = fake.instances.values()
+    assert inst.tags["gpuplan:id"] == got["id"] and inst.state == "RUNNING"
+    assert any(c.action == "RunInstances" and c.params.get("ClientToken") for c in fake.calls)
+    r = cli(env, "ls", "--json")
+    (row,) = json.loads(r.stdout)["launches"]
+    assert row["state"] == "running" and row["projected_cost"]["currency"] == "CNY"
+    r = cli(env, "down", got["id"], "--yes")
+    assert r.returncode == 0, r.stderr
+    assert live(fake) == []
+
+
+def test_dry_run_creates_nothing(fake: FakeCvm, env: dict[str, str]) -> None:
+    r = cli(env, *LAUNCH, "--dry-run", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["dry_run"] is True and fake.instances == {}
+
+
+@pytest.mark.parametrize("step", ["intent", "after-run", "after-record", "waiting"] * 2)
+def test_kill_9_at_any_step_leaves_nothing_unfindable(fake: FakeCvm, env: dict[str, str], step: str) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "planner", *LAUNCH], env={**env, "GPUPLAN_CRASH_AT": step}, capture_output=True,
+        text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    ls = cli(env, "ls", "--json")
+    assert ls.returncode == 0, ls.stderr
+    (row,) = json.loads(ls.stdout)["launches"]
+    started = step != "intent"
+    assert sorted(row["instance_ids"]) == sorted(fake.instances)  # the ledger knows every machine the fake has
+    assert bool(row["instance_ids"]) == started
+    down = cli(env, "down", row["id"], "--yes", "--json")
+    assert down.returncode == 0, down.stderr
+    assert json.loads(down.stdout)["ended"][0]["state"] == "terminated"
+    assert live(fake) == []
+
+
+def test_ctrl_c_while_waiting_keeps_the_record_and_says_how_to_end_it(env: dict[str, str]) -> None:
+    with fake_cvm_server(pending_describes=10**6) as slow:
+        e = {**env, "GPUPLAN_TENCENT_ENDPOINT": slow.endpoint}
+        p = subprocess.Popen([sys.executable, "-m", "planner", *LAUNCH], env=e, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        deadline = time.monotonic() + 30
+        while not slow.instances and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        assert p.returncode == 130
+        (iid,) = slow.instances
+        assert iid in err and "gpuplan down gp-" in err
+        ls = cli(e, "ls", "--json")
+        (row,) = json.loads(ls.stdout)["launches"]
+        assert row["instance_ids"] == [iid]
+        assert cli(e, "down", row["id"], "--yes", "--wait-timeout", "1m").returncode == 0
+        assert iid not in slow.instances
+
+
+def test_a_wrong_key_fails_clearly_and_no_secret_is_printed_logged_or_stored(fake: FakeCvm, env: dict[str, str],
+                                                                           tmp_path: Path) -> None:
+    bad = {**env, "TENCENTCLOUD_SECRET_KEY": "gpuplanWRONGkey-do-not-print-0001"}
+    r = cli(bad, *LAUNCH)
+    assert r.returncode == 3, r.stderr
+    assert "TENCENTCLOUD_SECRET" in r.stderr or "rejected" in r.stderr.lower()
+    runs = [r, cli(env, *LAUNCH, "--json"), cli(env, "ls", "--json"), cli(env, "catalog", "refresh", "--provider",
+            "tencent", "--region", "ap-guangzhou"), cli(env, "down", "--all", "--yes", "--debug")]
+    secrets = (TEST_SECRET_KEY, TEST_SECRET_ID, "gpuplanWRONGkey-do-not-print-0001")
+    for run in runs:
+        for s in secrets:
+            assert s not in run.stdout and s not in run.stderr
+    home = Path(env["GPUPLAN_HOME"])
+    files = [p for p in home.rglob("*") if p.is_file()]
+    assert any(p.name == "ledger.sqlite3" for p in files)
+    for path in files:
+        data = path.read_bytes()
+        for s in secrets:
+            assert s.encode() not in data, path
+    rows = sqlite3.connect(home / "data" / "ledger.sqlite3").execute("SELECT * FROM events").fetchall()
+    assert rows and not any(s in str(rows) for s in secrets)
