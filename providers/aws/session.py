@@ -1,0 +1,221 @@
+"""boto3 sessions and clients for gpuplan, and the one place AWS errors become gpuplan errors.
+
+Credentials come only from the standard boto3 chain (environment, ``--profile``, SSO,
+``~/.aws``, container and instance roles); gpuplan never takes, prints, logs or stores a
+secret. ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_EC2``...) is honoured by botocore
+itself, which is how a moto server or a private endpoint is reached.
+
+Throttling (``RequestLimitExceeded``, ``Throttling``) is retried by botocore's
+"standard" retry mode, with exponential backoff and a bounded number of attempts: a
+CLI command must end, so after ``max_attempts`` retries the throttle surfaces as a
+:class:`ProviderError` that says to wait and retry.
+
+boto3 is imported inside functions only: importing this module costs nothing, so the
+planner can list providers without loading an SDK.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pricing.errors import (
+    CapacityError,
+    CredentialsError,
+    GpuplanError,
+    InputError,
+    ProviderError,
+)
+
+# botocore's retries "max_attempts" counts retries after the first call (it sets total_max_attempts = N + 1).
+# Standard mode waits up to 20 s with jitter between tries: 5 retries ride out a burst of throttling
+# while still ending a CLI command within about a minute.
+DEFAULT_MAX_ATTEMPTS = 5
+PRICING_REGION = "us-east-1"  # the Price List API lives in us-east-1 (and ap-south-1) whatever region is priced
+
+CREDENTIALS_HINT = ("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys), "
+                    "or pass --profile NAME for a profile in ~/.aws/config")
+
+# EC2 vCPU quotas by instance family letter: (Service Quotas name, quota code when checked).
+# Codes for P and G were read in two independent public sources; the others are named only.
+_ON_DEMAND_QUOTAS: dict[str, tuple[str, str | None]] = {
+    "p": ("Running On-Demand P instances", "L-417A185B"),
+    "g": ("Running On-Demand G and VT instances", "L-DB2E81BA"),
+    "vt": ("Running On-Demand G and VT instances", "L-DB2E81BA"),
+    "dl": ("Running On-Demand DL instances", None),
+    "inf": ("Running On-Demand Inf instances", None),
+    "trn": ("Running On-Demand Trn instances", None),
+    "f": ("Running On-Demand F instances", None),
+    "x": ("Running On-Demand X instances", None),
+}
+_SPOT_QUOTAS: dict[str, tuple[str, str | None]] = {
+    "p": ("All P Spot Instance Requests", "L-7212CCBC"),
+    "g": ("All G and VT Spot Instance Requests", "L-3819A6DF"),
+    "vt": ("All G and VT Spot Instance Requests", "L-3819A6DF"),
+    "dl": ("All DL Spot Instance Requests", None),
+    "inf": ("All Inf Spot Instance Requests", None),
+    "trn": ("All Trn Spot Instance Requests", None),
+    "f": ("All F Spot Instance Requests", None),
+    "x": ("All X Spot Instance Requests", None),
+}
+_STANDARD_QUOTA = "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances"
+_STANDARD_SPOT_QUOTA = "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests"
+
+_CREDENTIAL_CODES = frozenset({
+    "AuthFailure", "InvalidClientTokenId", "SignatureDoesNotMatch", "ExpiredToken", "ExpiredTokenException",
+    "RequestExpired", "UnrecognizedClientException", "InvalidAccessKeyId", "IncompleteSignature",
+})
+_PERMISSION_CODES = frozenset({"UnauthorizedOperation", "AccessDenied", "AccessDeniedException",
+                               "Blocked", "OptInRequired"})
+_QUOTA_CODES = frozenset({"VcpuLimitExceeded", "InstanceLimitExceeded", "MaxSpotInstanceCountExceeded"})
+CAPACITY_CODES = frozenset({"InsufficientInstanceCapacity", "Unsupported", "InsufficientCapacity",
+                             "InsufficientHostCapacity", "InsufficientReservedInstanceCapacity"})
+_THROTTLE_CODES = frozenset({"RequestLimitExceeded", "Throttling", "ThrottlingException", "TooManyRequestsException"})
+
+
+def botocore_config(max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Any:
+    """A botocore ``Config`` with bounded "standard" retries: ``max_attempts`` retries after the first call."""
+    from botocore.config import Config  # type: ignore[import-untyped]
+
+    return Config(retries={"mode": "standard", "max_attempts": max_attempts}, user_agent_extra="gpuplan")
+
+
+def make_session(profile: str | None = None, region: str | None = None) -> Any:
+    """A boto3 session on the standard credential chain; a missing profile is a CredentialsError."""
+    import boto3  # type: ignore[import-untyped]
+    from botocore.exceptions import ProfileNotFound  # type: ignore[import-untyped]
+
+    try:
+        return boto3.Session(profile_name=profile, region_name=region)
+    except ProfileNotFound:
+        raise CredentialsError(f"AWS profile {profile!r} is not in ~/.aws/config or ~/.aws/credentials",
+                               "pass --profile with an existing profile, or set AWS_ACCESS_KEY_ID and "
+                               "AWS_SECRET_ACCESS_KEY") from None
+
+
+def make_client(service: str, *, region: str | None, profile: str | None = None, session: Any = None,
+                max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Any:
+    """A boto3 client for ``service`` in ``region`` with bounded retries.
+
+    Creating a client never contacts AWS; credentials are looked up when the first call
+    is signed, so a missing key surfaces there (through :func:`aws_errors`).
+    """
+    from botocore.exceptions import NoRegionError
+
+    session = session if session is not None else make_session(profile, region)
+    try:
+        return session.client(service, region_name=region, config=botocore_config(max_attempts))
+    except NoRegionError:
+        raise InputError("no AWS region given", "pass --region (e.g. us-east-1) or set AWS_DEFAULT_REGION") from None
+
+
+def quota_for(instance_type: str | None, *, spot: bool) -> str:
+    """The Service Quotas quota that bounds ``instance_type``'s vCPUs, e.g. "Running On-Demand P instances"."""
+    family = (instance_type or "").split(".")[0].lower()
+    letters = re.match(r"[a-z]+", family)
+    prefix = letters.group(0) if letters else ""
+    table = _SPOT_QUOTAS if spot else _ON_DEMAND_QUOTAS
+    for key in sorted(table, key=len, reverse=True):  # "dl" and "inf" before their first letters
+        if prefix.startswith(key):
+            name, code = table[key]
+            return f'"{name}" ({code})' if code else f'"{name}"'
+    return f'"{_STANDARD_SPOT_QUOTA if spot else _STANDARD_QUOTA}"'
+
+
+def _error_fields(exc: Any) -> tuple[str, str, str]:
+    response = getattr(exc, "response", None) or {}
+    error = response.get("Error", {}) if isinstance(response, dict) else {}
+    code = str(error.get("Code") or "Unknown")
+    message = str(error.get("Message") or exc)
+    operation = str(getattr(exc, "operation_name", "") or "")
+    return code, message, operation
+
+
+def _short(message: str, limit: int = 300) -> str:
+    # UnauthorizedOperation carries a multi-kilobyte encoded policy blob: keep the readable part.
+    message = message.split(" Encoded authorization failure message:")[0].strip()
+    return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def map_client_error(exc: Exception, *, zone: str | None = None, instance_type: str | None = None,
+                     spot: bool = False, service: str = "ec2", other_zones: tuple[str, ...] = ()) -> GpuplanError:
+    """The gpuplan error for a botocore ``ClientError``, with a message that names the fix.
+
+    ``zone``, ``instance_type`` and ``spot`` let capacity and quota messages say which zone
+    and which Service Quotas quota; ``other_zones`` are suggested when a pinned zone is full.
+    """
+    code, message, operation = _error_fields(exc)
+    text = _short(message)
+    where = f" in {zone}" if zone else ""
+    if code in _PERMISSION_CODES:
+        action = f"{service}:{operation}" if operation else f"the {service} permission this call needs"
+        return CredentialsError(f"AWS refused {operation or 'the request'}: the credentials lack the IAM permission "
+                                f"{action} ({code})",
+                                f"grant {action} to the IAM user or role, or use another --profile; "
+                                "`aws sts decode-authorization-message` explains an encoded refusal")
+    if code in _CREDENTIAL_CODES:
+        return CredentialsError(f"AWS rejected the credentials ({code}: {text})", CREDENTIALS_HINT)
+    if code in _QUOTA_CODES:
+        quota = quota_for(instance_type, spot=spot or code == "MaxSpotInstanceCountExceeded")
+        what = instance_type or "this instance type"
+        return CapacityError(f"AWS quota reached{where} for {what} ({code}: {text})",
+                             f"raise the Service Quotas quota {quota} (EC2, vCPUs) for this region in the Service "
+                             "Quotas console, or stop other instances of that family")
+    if code in CAPACITY_CODES:
+        what = instance_type or "the instance type"
+        hint = (f"try another zone ({', '.join(other_zones)}), omit the zone to let gpuplan fail over, "
+                "or retry later" if other_zones else
+                "retry later, choose another region, or another billing mode (spot/on-demand)")
+        return CapacityError(f"AWS has no capacity for {what}{where} now ({code}: {text})", hint)
+    if code.startswith("InvalidAMIID"):
+        return InputError(f"AWS does not accept the image ({code}: {text})",
+                          "pass --image with an AMI ID that exists in this region and your account can use, "
+                          "or omit --image for the default Deep Learning AMI")
+    if code in _THROTTLE_CODES:
+        return ProviderError(f"AWS throttled {operation or 'the request'} after the bounded retries ({code})",
+                             "wait a minute and run the command again")
+    if code == "SpotMaxPriceTooLow":
+        return CapacityError(f"the spot price{where} is above the maximum price ({text})",
+                             "retry later or use on-demand billing")
+    if code == "IdempotentParameterMismatch":
+        return InputError(f"a launch with this client token was already made with other parameters ({text})",
+                          "use a new launch id, or repeat the original request unchanged")
+    return ProviderError(f"AWS {service} {operation or 'call'} failed{where}: {code}: {text}")
+
+
+@contextmanager
+def aws_errors(*, zone: str | None = None, instance_type: str | None = None, spot: bool = False,
+               service: str = "ec2") -> Iterator[None]:
+    """Turn botocore exceptions raised inside the block into gpuplan errors."""
+    from botocore.exceptions import (
+        ClientError,
+        CredentialRetrievalError,
+        NoCredentialsError,
+        NoRegionError,
+        PartialCredentialsError,
+        ProfileNotFound,
+        SSOError,
+        TokenRetrievalError,
+    )
+    from botocore.exceptions import (
+        ConnectionError as BotoConnectionError,
+    )
+
+    try:
+        yield
+    except ClientError as exc:
+        raise map_client_error(exc, zone=zone, instance_type=instance_type, spot=spot, service=service) from None
+    except (NoCredentialsError, PartialCredentialsError):
+        raise CredentialsError("no AWS credentials found", CREDENTIALS_HINT) from None
+    except ProfileNotFound as exc:
+        raise CredentialsError(f"AWS profile not found ({exc})", CREDENTIALS_HINT) from None
+    except (SSOError, TokenRetrievalError, CredentialRetrievalError) as exc:
+        raise CredentialsError(f"the AWS credential provider failed ({type(exc).__name__})",
+                               "run `aws sso login` for an SSO profile, or " + CREDENTIALS_HINT) from None
+    except NoRegionError:
+        raise InputError("no AWS region given", "pass --region (e.g. us-east-1) or set AWS_DEFAULT_REGION") from None
+    except BotoConnectionError as exc:
+        raise ProviderError(f"cannot reach the AWS {service} endpoint ({exc})",
+                            "check the network, the region, and AWS_ENDPOINT_URL if it is set") from None
