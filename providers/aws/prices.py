@@ -37,6 +37,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from pricing.catalog import Catalog, InstanceType, Layer, Stock
+from pricing.errors import GpuplanError
 from pricing.money import Currency
 from providers.aws.instance_types import (
     TypeInfo,
@@ -355,8 +356,6 @@ class AwsPriceFetcher(PriceFetcher):
     def _type_facts(self, ec2: Any, instance_types: Sequence[str]) -> tuple[dict[str, TypeInfo],
                                                                            dict[str, tuple[str, ...]], list[str]]:
         # Enrichment only: the catalog and the Price List cover a refusal here, so note it and go on.
-        from pricing.errors import GpuplanError
-
         notes: list[str] = []
         try:
             with aws_errors():
