@@ -26,6 +26,8 @@ class Run(BaseModel):
     wall_hours: Decimal
     gpu_hours: Decimal
     notes: tuple[str, ...] = ()
+    # (low, high) multipliers of a calibrated range around these hours, when the demand has one
+    spread: tuple[float, float] | None = None
 
 
 class Demand(Protocol):

@@ -3,6 +3,9 @@
 Transformers: training FLOPs = 6*N*D (Kaplan et al. 2020, arXiv 2001.08361), and full
 activation recompute adds one forward pass, 8*N*D of hardware work (Narayanan et al.
 2021, arXiv 2104.04473). Time = hardware FLOPs / (GPUs x dense peak x utilization).
+N is the active parameter count of a mixture of experts; LoRA/QLoRA train with
+(4*N + 6*N_adapter)*D (``planner.params``). The calibrated low/high range around each
+estimate is ``planner.ranges``.
 
 Utilization defaults come from ``data/mfu.csv`` (sourced MFU/HFU anchors): the median,
 per GPU architecture and scale (up to 64 GPUs: one node or a few; more: a cluster), of
@@ -23,14 +26,17 @@ from __future__ import annotations
 
 import statistics
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog, GpuSpec, Interconnect, data_rows
 from pricing.errors import InputError
 from pricing.money import to_decimal
-from planner.workload import ImageWorkload, Precision, Recompute, Sharding, TrainingWorkload
+from planner.workload import ImageWorkload, Method, Precision, Recompute, Sharding, TrainingWorkload
+
+if TYPE_CHECKING:
+    from planner.ranges import Spread
 
 NODE_SCALE_MAX_GPUS = 64
 FP8_ARCHS = frozenset({"Hopper", "Ada Lovelace", "Blackwell"})
@@ -178,17 +184,27 @@ class Estimate(BaseModel):
     assumptions: dict[str, Any]
     notes: tuple[str, ...] = ()
 
-    def payload(self) -> dict[str, Any]:
-        return {
+    def payload(self, spread: Spread | None = None) -> dict[str, Any]:
+        """The JSON of ``gpuplan estimate``: hours as {low, expected, high} when a calibrated spread is given."""
+
+        def hours(v: float, digits: int) -> Any:
+            if spread is None:
+                return round(v, digits)
+            return {k: round(x, digits) for k, x in spread.of(v).items()}
+
+        out = {
             "gpu": self.gpu,
             "gpus": self.gpus,
-            "gpu_hours": round(self.gpu_hours, 2),
-            "wall_hours": round(self.wall_hours, 3),
-            "wall_days": round(self.wall_hours / 24, 3),
+            "gpu_hours": hours(self.gpu_hours, 2),
+            "wall_hours": hours(self.wall_hours, 3),
+            "wall_days": hours(self.wall_hours / 24, 3),
             "flops": self.flops,
             "assumptions": self.assumptions,
             "notes": list(self.notes),
         }
+        if spread is not None:
+            out["range_basis"] = spread.basis
+        return out
 
 
 def _overhead(user: float | None, catalog: Catalog) -> tuple[float, str]:
@@ -209,9 +225,12 @@ def estimate_training(
     """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` is the layout's choice when known."""
     if w.tokens is None:
         raise InputError("no training tokens given", "give --tokens, e.g. --tokens 2e10")
+    from planner.params import param_groups, step_flops_per_token
+
     rc = recompute or (Recompute.NONE if w.recompute is Recompute.AUTO else w.recompute)
-    model_flops = 6.0 * w.arch.params * w.tokens
-    hw_flops = model_flops * (8.0 / 6.0 if rc is Recompute.FULL else 1.0)
+    full = rc is Recompute.FULL
+    per_token, hw_per_token, formula = step_flops_per_token(w, full)
+    model_flops, hw_flops = per_token * w.tokens, hw_per_token * w.tokens
     peak, peak_basis = peak_tflops(spec, w.precision)
     if w.mfu is not None:
         util, util_basis = w.mfu, "given (--mfu)"
@@ -222,8 +241,26 @@ def estimate_training(
     step_hours = hw_flops / (gpus * peak * 1e12 * util * ic) / 3600
     wall = step_hours * (1 + overhead)
     notes = [n for n in (ic_note,) if n]
-    if rc is Recompute.FULL:
-        notes.append("full activation recompute: 8*N*D of hardware work instead of 6*N*D")
+    if full:
+        notes.append(f"full activation recompute: {formula} of hardware work")
+    a = w.arch
+    assumptions: dict[str, Any] = {"flops_formula": formula, "params": a.params}
+    if a.moe:
+        assert a.active_params is not None
+        assumptions["active_params"] = a.active_params
+        notes.append(f"mixture of experts: FLOPs use the {a.active_params / 1e9:.3g}B active of "
+                     f"{a.params / 1e9:.3g}B parameters; memory holds every expert's weights, gradients and "
+                     "optimizer states, split over the GPUs by expert parallelism (`gpuplan fit`)")
+    if w.method is not Method.FULL:
+        adapters = param_groups(w).adapters
+        assumptions["trainable_params"] = adapters
+        base = "4-bit NF4 base" if w.method is Method.QLORA else "16-bit base"
+        notes.append(f"{w.method.value}: frozen {base}, {adapters / 1e6:,.1f}M rank-{w.lora_rank} adapter parameters "
+                     f"({w.lora_targets.value}) trained; no weight gradients for the base")
+        if w.method is Method.QLORA:
+            notes.append("qlora: 4-bit dequantization work is not in the FLOPs count, so the time is a lower bound")
+    if a.shape_inferred:
+        notes.append(f"shape inferred from the parameter count: {a.layers} layers, hidden {a.hidden}, {a.heads} heads")
     return Estimate(
         gpu=spec.key,
         gpus=gpus,
@@ -231,12 +268,11 @@ def estimate_training(
         gpu_hours=wall * gpus,
         flops=model_flops,
         assumptions={
-            "flops_formula": "8*N*D (full recompute)" if rc is Recompute.FULL else "6*N*D",
-            "params": w.arch.params,
+            **assumptions,
             "tokens": w.tokens,
             "peak_tflops": peak,
             "peak_basis": peak_basis,
-            "mfu": round(util * 6 / 8 if rc is Recompute.FULL else util, 4),
+            "mfu": round(util * model_flops / hw_flops, 4),
             "hardware_utilization": round(util, 4),
             "mfu_basis": util_basis,
             "goodput_overhead": round(overhead, 4),
@@ -319,8 +355,10 @@ class AccuracyRow(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run: str
+    kind: str  # workload class the range is calibrated per: "transformer" or "image"
     gpu: str
     gpus: int | None
+    basis: str  # how the source gives the GPU-hours: "stated" or "gpu_count_x_days"
     predicted_gpu_hours: float | None
     published_gpu_hours: float
     error: float | None  # predicted / published - 1
@@ -350,12 +388,14 @@ def accuracy_rows(catalog: Catalog) -> list[AccuracyRow]:
             w = ImageWorkload(model=r["model"], images=float(r["images"]), epochs=float(r["epochs"]), precision=precision)
             predicted = estimate_images(w, spec, n, spec.interconnect, catalog=cat).gpu_hours
         elif r["tokens"]:
-            t = TrainingWorkload(arch=TransformerArch(name=r["run"], params=float(r["params"])),
+            active = float(r["active_params"]) if r["active_params"] else None
+            t = TrainingWorkload(arch=TransformerArch(name=r["run"], params=float(r["params"]), active_params=active),
                                  tokens=float(r["tokens"]), precision=precision, recompute=Recompute.NONE)
             predicted = estimate_training(t, spec, n, spec.interconnect, catalog=cat).gpu_hours
         published = float(r["gpu_hours"])
         out.append(AccuracyRow(
-            run=r["run"], gpu=spec.key, gpus=gpus, predicted_gpu_hours=predicted, published_gpu_hours=published,
+            run=r["run"], kind="image" if r["images"] or r["model"] else "transformer", gpu=spec.key, gpus=gpus,
+            basis=r["basis"], predicted_gpu_hours=predicted, published_gpu_hours=published,
             error=None if predicted is None else predicted / published - 1,
             included=r["include"] == "yes" and predicted is not None, reason=r["reason"], source=r["source"],
         ))
@@ -405,15 +445,28 @@ class WorkloadDemand:
                      else f"{est.assumptions['images_per_sec_per_gpu']:g} images/s per GPU")
         notes.extend(est.notes)
         wall = to_decimal(est.wall_hours)
-        return Run(wall_hours=wall, gpu_hours=wall * to_decimal(offer.gpu_count), notes=tuple(notes))
+        s = self.spread()
+        return Run(wall_hours=wall, gpu_hours=wall * to_decimal(offer.gpu_count), notes=tuple(notes),
+                   spread=(s.low, s.high))
+
+    def spread(self) -> Spread:
+        from planner.ranges import spread
+
+        return spread(self.catalog, "transformer" if isinstance(self.workload, TrainingWorkload) else "image")
 
     def assumptions(self) -> dict[str, Any]:
         w = self.workload
         overhead = w.overhead if w.overhead is not None else goodput_overhead(self.catalog)[0]
-        out: dict[str, Any] = {"workload": w.model_dump(mode="json"), "goodput_overhead": round(overhead, 4)}
+        s = self.spread()
+        out: dict[str, Any] = {"workload": w.model_dump(mode="json"), "goodput_overhead": round(overhead, 4),
+                               "estimate_range": {"low": round(s.low, 4), "high": round(s.high, 4), "basis": s.basis}}
         if isinstance(w, TrainingWorkload):
-            out["time_model"] = "6*N*D (8*N*D with full recompute) / (GPUs x dense peak x MFU), MFU per GPU generation and scale"
-            out["memory_model"] = "16 B/param mixed-precision Adam (ZeRO); activations s*h*(34+5as/h) per layer (Korthikanti)"
+            out["time_model"] = ("6*N*D (N = active parameters for a mixture of experts; (4*N + 6*N_adapter)*D for "
+                                 "LoRA/QLoRA; one more forward pass with full recompute) / (GPUs x dense peak x MFU), "
+                                 "MFU per GPU generation and scale")
+            out["memory_model"] = ("16 B/param mixed-precision Adam (ZeRO), experts split by expert parallelism; "
+                                   "LoRA: frozen 16-bit base, QLoRA: 4.127-bit NF4 base, states for adapters only; "
+                                   "activations s*h*(34+5as/h) per layer (Korthikanti)")
         else:
             out["time_model"] = "images x epochs / measured images/s per GPU (Lambda) x scaling efficiency"
         return out

@@ -67,7 +67,66 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
     return out
 
 
+def model_summary(w: Any) -> dict[str, Any] | None:
+    """What the memory and FLOPs counts assumed about a transformer: counts, method, shape and its origin."""
+    from planner.params import expert_params, param_groups
+    from planner.shapes import RULE
+    from planner.workload import InferenceWorkload, TrainingWorkload
+
+    if not isinstance(w, TrainingWorkload | InferenceWorkload):
+        return None
+    a = w.arch
+    out: dict[str, Any] = {
+        "params": a.params, "active_params": a.active_params, "experts": a.experts,
+        "experts_per_token": a.experts_per_token, "expert_params": expert_params(a) or None,
+        "shape": {"layers": a.layers, "hidden": a.hidden, "heads": a.heads, "kv_heads": a.kv_heads, "vocab": a.vocab,
+                  "ffn_hidden": a.ffn_hidden, "inferred": a.shape_inferred, "inferred_fields": list(a.inferred),
+                  "rule": RULE if a.shape_inferred else None},
+    }
+    if isinstance(w, TrainingWorkload):
+        out["method"] = w.method.value
+        out["trainable_params"] = param_groups(w).adapters if w.method.value != "full" else a.params
+    return out
+
+
+def workload_notes(w: Any) -> list[str]:
+    """One line per thing the user should know about how ``w`` was counted."""
+    from planner.memory import expert_parallel
+    from planner.params import NF4_DQ_BITS, param_groups
+    from planner.workload import InferenceWorkload, Method, TrainingWorkload
+
+    if not isinstance(w, TrainingWorkload | InferenceWorkload):
+        return []
+    a = w.arch
+    notes = []
+    if a.shape_inferred:
+        notes.append(f"shape inferred from {a.compute_params:.3g} parameters: {a.layers} layers, hidden {a.hidden}, "
+                     f"{a.heads} heads, vocab {a.vocab} (GPT-3 family rule, docs/memory.md); give --layers/--hidden/"
+                     "--heads or a preset --model for the real one")
+    if a.moe:
+        assert a.active_params is not None
+        what = "weights" if isinstance(w, InferenceWorkload) else "weights, gradients and optimizer states"
+        line = (f"mixture of experts: memory holds all {a.params / 1e9:.3g}B parameters' {what}; "
+                f"FLOPs use the {a.active_params / 1e9:.3g}B active ones")
+        if a.experts and isinstance(w, TrainingWorkload):
+            line += (f"; the {a.experts} experts are split over the job's GPUs (expert parallel, up to "
+                     f"{expert_parallel(w, a.experts)} ways)")
+        elif isinstance(w, TrainingWorkload):
+            line += "; experts are not split without --experts and --experts-per-token (counted as dense)"
+        notes.append(line)
+    if isinstance(w, TrainingWorkload) and w.method is not Method.FULL:
+        g = param_groups(w)
+        base = (f"NF4 with double quantization, {NF4_DQ_BITS:.3f} bits/param (QLoRA paper); embeddings and output "
+                "head 16-bit" if w.method is Method.QLORA else ("bf16/fp16" if w.precision.mixed else "fp32"))
+        notes.append(f"{w.method.value}: frozen base weights in {base}; only the {g.adapters / 1e6:,.1f}M rank-"
+                     f"{w.lora_rank} adapter parameters ({w.lora_targets.value}) have gradients and optimizer states")
+        notes.append("activations counted as for full training: an upper bound, a frozen layer need not keep its input")
+    return notes
+
+
 def fit_payload(w: Any, entries: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON contract of ``gpuplan fit``."""
-    return {"workload": w.model_dump(mode="json"), "gpus": entries,
-            "assumptions": {"gb": "GiB (2**30 bytes)", "sources": "see planner/memory.py and docs/accuracy.md"}}
+    return {"workload": w.model_dump(mode="json"), "model": model_summary(w), "shape_inferred":
+            bool(getattr(getattr(w, "arch", None), "shape_inferred", False)), "gpus": entries,
+            "notes": workload_notes(w),
+            "assumptions": {"gb": "GiB (2**30 bytes)", "sources": "see planner/memory.py, docs/memory.md and docs/accuracy.md"}}

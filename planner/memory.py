@@ -16,6 +16,8 @@ Sources (see docs/accuracy.md for the comparison with measured batch sizes):
   per sequence.
 - image models have no closed form for activations: the max batch is the measured Lambda
   batch size for that GPU, or scaled linearly with VRAM from the nearest measured GPU.
+- LoRA/QLoRA (frozen 16-bit or NF4 base, states for adapters only) and mixtures of experts
+  (every expert's states, split by expert parallelism): ``planner.params`` and docs/memory.md.
 
 "GB" here is GiB (2**30 bytes), the unit VRAM sizes are labelled in.
 """
@@ -144,25 +146,53 @@ def activation_bytes_per_sample(w: TrainingWorkload, recompute: Recompute) -> fl
     return per_model + logits
 
 
+def expert_parallel(w: TrainingWorkload, gpus: int) -> int:
+    """Expert-parallel degree: experts spread over up to one GPU each (1 for a dense model)."""
+    e = w.arch.experts
+    return min(max(1, gpus), e) if e and w.arch.moe else 1
+
+
 def training_memory(
     w: TrainingWorkload, gpus: int = 1, sharding: Sharding = Sharding.NONE, recompute: Recompute = Recompute.NONE
 ) -> MemoryBreakdown:
-    """Per-GPU memory of ``w`` data-parallel on ``gpus`` GPUs with that sharding and recompute."""
+    """Per-GPU memory of ``w`` data-parallel on ``gpus`` GPUs with that sharding and recompute.
+
+    Mixture of experts: expert parallelism spreads the E experts over EP = min(GPUs, E)
+    GPUs, so a GPU keeps 1/EP of every expert state ZeRO leaves whole; a state ZeRO shards
+    is split over all the GPUs (experts over EP, each expert's shard over its GPUs/EP
+    replicas). Even splits are assumed: the GPU count and E share their factors.
+    LoRA/QLoRA: the frozen base has weights only; gradients and optimizer states are the
+    adapters' (``planner.params``).
+    """
+    from planner.params import frozen_bytes_per_param, param_groups
+
     wb, gb, ob = state_bytes_per_param(w.precision, w.optimizer)
     n = max(1, gpus)
     stage = _norm_shard(sharding)
-    if stage in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3):
-        ob /= n
-    if stage in (Sharding.ZERO2, Sharding.ZERO3):
-        gb /= n
-    if stage is Sharding.ZERO3:
-        wb /= n
-    p = w.arch.params
+    # divisors of (weights, gradients, optimizer states) under the ZeRO stage
+    zw = n if stage is Sharding.ZERO3 else 1
+    zg = n if stage in (Sharding.ZERO2, Sharding.ZERO3) else 1
+    zo = n if stage in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3) else 1
+    g = param_groups(w)
+    ep = expert_parallel(w, n)
+
+    def per_gpu(dense: float, experts: float, divisor: int) -> float:
+        return dense / divisor + experts / (n if divisor > 1 else ep)
+
+    if g.adapters:
+        lin, emb = frozen_bytes_per_param(w)
+        base = per_gpu((g.dense - g.embeddings) * lin + g.embeddings * emb, g.experts * lin, zw)
+        weights = base + g.adapters * wb / zw
+        gradients, optimizer = g.adapters * gb / zg, g.adapters * ob / zo
+    else:
+        weights = per_gpu(g.dense * wb, g.experts * wb, zw)
+        gradients = per_gpu(g.dense * gb, g.experts * gb, zg)
+        optimizer = per_gpu(g.dense * ob, g.experts * ob, zo)
     act = activation_bytes_per_sample(w, recompute)
     return MemoryBreakdown(
-        weights=p * wb / GIB,
-        gradients=p * gb / GIB,
-        optimizer=p * ob / GIB,
+        weights=weights / GIB,
+        gradients=gradients / GIB,
+        optimizer=optimizer / GIB,
         activations_per_sample=None if act is None else act / GIB,
         overhead=DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb,
     )
@@ -223,23 +253,27 @@ def layout(w: TrainingWorkload, vram_gb: float, gpus: int) -> Layout | None:
 
 
 def fewest_gpus(w: TrainingWorkload, vram_gb: float, limit: int = 1 << 20) -> Layout | None:
-    """The fewest GPUs of ``vram_gb`` that fit ``w`` with the sharding allowed (ZeRO-3 when auto)."""
+    """The fewest GPUs of ``vram_gb`` that fit ``w`` with the sharding allowed (ZeRO-3 when auto).
+
+    Per-GPU memory never grows with the GPU count (states divide, activations stay), so
+    whether ``n`` GPUs fit is monotone in ``n`` and a bisection finds the fewest.
+    """
     sharding = Sharding.ZERO3 if w.sharding is Sharding.AUTO else _norm_shard(w.sharding)
     best: Layout | None = None
     for rc in _choices(w.recompute, RECOMPUTE_ORDER):
-        one = training_memory(w, 1, sharding, rc)
-        wb, gb, ob = one.weights, one.gradients, one.optimizer
-        sharded = {Sharding.NONE: 0.0, Sharding.ZERO1: ob, Sharding.ZERO2: gb + ob, Sharding.ZERO3: wb + gb + ob}[sharding]
-        room = vram_gb - (one.fixed - sharded) - (one.per_sample or 0.0) * (w.micro_batch or 1)
-        if room <= 0:
+        fixed = w.model_copy(update={"sharding": sharding, "recompute": rc})
+        top = limit if best is None else best.gpus - 1
+        if top < 1 or (lay := layout(fixed, vram_gb, top)) is None:
             continue
-        n = max(1, math.ceil(sharded / room - 1e-12)) if sharded else 1
-        if n > limit:
-            continue
-        # the closed form can land one short through rounding; step until it really fits
-        while n <= limit and (lay := layout(w.model_copy(update={"sharding": sharding, "recompute": rc}), vram_gb, n)) is None:
-            n += 1
-        if n <= limit and lay is not None and (best is None or n < best.gpus):
+        lo, hi = 1, top  # hi fits
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if layout(fixed, vram_gb, mid) is None:
+                lo = mid + 1
+            else:
+                hi = mid
+        lay = layout(fixed, vram_gb, hi)
+        if lay is not None and (best is None or lay.gpus < best.gpus):
             best = lay
     return best
 

@@ -41,6 +41,16 @@ class Constraints(BaseModel):
     max_gpus: float | None = None
 
 
+class OptionRange(BaseModel):
+    """Low and high ends of an option's calibrated range (its expected values are the option's own)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    wall_hours: tuple[Decimal, Decimal]
+    gpu_hours: tuple[Decimal, Decimal]
+    cost: tuple[Money, Money]
+
+
 class Option(BaseModel):
     """One way to do the job, costed."""
 
@@ -61,6 +71,7 @@ class Option(BaseModel):
     estimate: bool = False
     zone: str | None = None  # the zone whose price this is (live data), for launch --from-plan
     live: bool = False  # priced from refreshed (live) data rather than the shipped snapshot
+    range: OptionRange | None = None  # model workloads: calibrated low/high (ranking stays on the expected values)
 
 
 class ExclusionRule(StrEnum):
@@ -239,6 +250,14 @@ def make_plan(
                 if c.budget is not None and cost.amount > fx.convert(c.budget, s.currency).amount:
                     drop(ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}", mode)
                     continue
+                rng = None
+                if run.spread is not None:
+                    # re-quote at each end: billing is not linear in hours (minimums, whole months)
+                    lo, hi = (wall * Decimal(repr(f)) for f in run.spread)
+                    lo_cost, hi_cost = (fx.convert(provider.quote(offer, mode, h, hours_per_month=s.hours_per_month).cost,
+                                                   s.currency) for h in (lo, hi))
+                    count = Decimal(repr(offer.gpu_count))
+                    rng = OptionRange(wall_hours=(lo, hi), gpu_hours=(lo * count, hi * count), cost=(lo_cost, hi_cost))
                 options.append(
                     Option(
                         provider=offer.provider,
@@ -256,6 +275,7 @@ def make_plan(
                         estimate=quote.estimate,
                         zone=quote.zone,
                         live=offer.live,
+                        range=rng,
                     )
                 )
     if not options:

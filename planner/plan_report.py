@@ -17,6 +17,20 @@ def _gpus(count: float, gpu: str) -> str:
     return f"{count:g}x {gpu}"
 
 
+def _range(o: Any) -> dict[str, Any] | None:
+    """Model workloads: {low, expected, high} of GPU-hours, wall hours and cost; None for --gpu-hours plans."""
+    r = o.range
+    if r is None:
+        return None
+    return {
+        "gpu_hours": {"low": round(float(r.gpu_hours[0]), 4), "expected": round(float(o.gpu_hours), 4),
+                      "high": round(float(r.gpu_hours[1]), 4)},
+        "wall_hours": {"low": round(float(r.wall_hours[0]), 4), "expected": round(float(o.wall_hours), 4),
+                       "high": round(float(r.wall_hours[1]), 4)},
+        "cost": {"low": str(r.cost[0].rounded()), "expected": str(o.cost.rounded()), "high": str(r.cost[1].rounded())},
+    }
+
+
 def plan_payload(p: Plan) -> dict[str, Any]:
     """The stable JSON contract of ``gpuplan plan``."""
 
@@ -46,6 +60,7 @@ def plan_payload(p: Plan) -> dict[str, Any]:
                 for i in o.line_items
             ],
             "notes": list(o.notes),
+            "range": _range(o),
         }
 
     return {
@@ -117,6 +132,10 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
         f"FX {'; '.join(a.get('fx', [])[:1]) or 'none'}.[/dim]",
         highlight=False,
     )
+    if (rng := a.get("estimate_range")) is not None:
+        out.print(f"[dim]Hours and costs are expected values; the calibrated range is x{rng['low']:.2f} to "
+                  f"x{rng['high']:.2f} of them ({rng['basis'].split(' (')[0]}); --json gives low/high per option.[/dim]",
+                  highlight=False)
     if explain and p.excluded:
         ex = [{"offer": f"{e.provider} {e.offer}", "billing": e.billing or "all", "reason": e.reason} for e in p.excluded]
         render_rows(ex, [Column(key="offer", header="offer"), Column(key="billing", header="billing"),

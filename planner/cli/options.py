@@ -66,6 +66,13 @@ EpochsOpt = Annotated[Optional[float], typer.Option("--epochs", help="Epochs ove
 InferOpt = Annotated[bool, typer.Option("--infer", help="Inference (weights + KV cache) instead of training.")]
 WeightBitsOpt = Annotated[Optional[int], typer.Option("--weight-bits", help="Inference weight bits: 16, 8 or 4. [default: 16]")]
 ContextOpt = Annotated[Optional[int], typer.Option("--context", help="Inference context length. [default: 4096]")]
+# Typed as text and parsed by planner.workload so that 'abc', 'nan' or '-1' get one clear line.
+MethodOpt = Annotated[Optional[str], typer.Option("--method", help="full, lora (frozen 16-bit base) or qlora (frozen 4-bit NF4 base). [default: full]")]
+LoraRankOpt = Annotated[Optional[str], typer.Option("--lora-rank", help="LoRA adapter rank. [default: 16]")]
+LoraTargetsOpt = Annotated[Optional[str], typer.Option("--lora-targets", help="Matrices with adapters: qv, attn or all-linear. [default: all-linear]")]
+ActiveParamsOpt = Annotated[Optional[str], typer.Option("--active-params", help="Mixture of experts: parameters used per token, e.g. 12.9e9 (FLOPs use these).")]
+ExpertsOpt = Annotated[Optional[str], typer.Option("--experts", help="Mixture of experts: routed experts per layer (for expert-parallel sharding).")]
+ExpertsPerTokenOpt = Annotated[Optional[str], typer.Option("--experts-per-token", help="Mixture of experts: experts each token is routed to.")]
 
 
 def settings_from(

@@ -10,6 +10,7 @@ import typer
 from pricing.errors import InputError
 from planner.cli.app import app
 from planner.cli.options import (
+    ActiveParamsOpt, ExpertsOpt, ExpertsPerTokenOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt,
     BatchOpt, CatalogOpt, CurrencyOpt, EpochsOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, ImagesOpt, JsonOpt,
     MfuOpt, MinVramOpt, ModelOpt, OptimizerOpt, OutputOpt, OverheadOpt, ParamsOpt, ProviderOpt, RecomputeOpt,
     RegionOpt, SeqLenOpt, ShardingOpt, SpotPriceOpt, TokensOpt, WorkloadFileOpt, build_constraints, catalog_from,
@@ -33,6 +34,12 @@ def plan(
     overhead: OverheadOpt = None,
     images: ImagesOpt = None,
     epochs: EpochsOpt = None,
+    method: MethodOpt = None,
+    lora_rank: LoraRankOpt = None,
+    lora_targets: LoraTargetsOpt = None,
+    active_params: ActiveParamsOpt = None,
+    experts: ExpertsOpt = None,
+    experts_per_token: ExpertsPerTokenOpt = None,
     ref_gpu: Annotated[Optional[str], typer.Option("--ref-gpu", help="GPU the GPU-hours were measured on. [default: V100-SXM2-32GB]")] = None,
     workload_class: Annotated[str, typer.Option("--class", help="Workload class for relative speed: transformer or cnn.")] = "transformer",
     precision: Annotated[str, typer.Option("--precision", help="mixed (fp16/bf16 AMP) or fp32; with a workload also bf16, fp16, fp8.")] = "mixed",
@@ -71,7 +78,9 @@ def plan(
         cat, s, gpu_hours=gpu_hours, workload_class=workload_class, precision=precision,
         workload=dict(workload_file=workload_file, model=model, params=params, tokens=tokens, seq_len=seq_len,
                       batch=batch, optimizer=optimizer, recompute=recompute, sharding=sharding, mfu=mfu,
-                      overhead=overhead, images=images, epochs=epochs),
+                      overhead=overhead, images=images, epochs=epochs, method=method, lora_rank=lora_rank,
+                      lora_targets=lora_targets, active_params=active_params, experts=experts,
+                      experts_per_token=experts_per_token),
     )
     c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                           region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
@@ -101,7 +110,9 @@ def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, pre
     from planner.perf import SpeedPrecision, WorkloadClass
     from planner.units import parse_enum, positive
 
-    model_given = any(workload[k] is not None for k in ("workload_file", "model", "params", "tokens", "images"))
+    model_given = any(v is not None for k, v in workload.items() if k not in ("seq_len", "batch", "optimizer",
+                                                                           "recompute", "sharding", "mfu", "overhead",
+                                                                           "epochs"))
     if gpu_hours is not None and model_given:
         raise InputError("give either --gpu-hours or a workload (--model/--params/--workload), not both")
     if gpu_hours is None and not model_given:
@@ -124,7 +135,9 @@ def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, pre
     if not isinstance(w, TrainingWorkload) and w.images is None:
         raise InputError("an image workload needs --images to plan", "e.g. --images 1281167 --epochs 90")
     if isinstance(w, TrainingWorkload):
-        title = f"Ways to train {w.arch.name} ({w.arch.params:.3g} params) on {w.tokens:.3g} tokens ({w.precision})"
+        how = "" if w.method.value == "full" else f" with {w.method.value} rank {w.lora_rank}"
+        size = f"{w.arch.params:.3g} params" + (f", {w.arch.active_params:.3g} active" if w.arch.moe else "")
+        title = f"Ways to train {w.arch.name} ({size}){how} on {w.tokens:.3g} tokens ({w.precision})"
     else:
         title = f"Ways to train {w.model} on {w.images:,.0f} images x {w.epochs:g} epochs ({w.precision})"
     return WorkloadDemand(w, cat), title

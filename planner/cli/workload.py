@@ -14,10 +14,10 @@ import typer
 from pricing.errors import InputError
 from planner.cli.app import app
 from planner.cli.options import (
-    BatchOpt, ContextOpt, EpochsOpt, FlashOpt, HeadsOpt, HiddenOpt, ImagesOpt, InferOpt, JsonOpt, KvHeadsOpt,
-    LayersOpt, MfuOpt, ModelOpt, OptimizerOpt, OutputOpt, OverheadGbOpt, OverheadOpt, ParamsOpt, PrecisionOpt,
-    RecomputeOpt, SeqLenOpt, ShardingOpt, TokensOpt, VocabOpt, WeightBitsOpt, WorkloadFileOpt, catalog_from, emit,
-    parse_multi, settings_from,
+    ActiveParamsOpt, BatchOpt, ContextOpt, EpochsOpt, ExpertsOpt, ExpertsPerTokenOpt, FlashOpt, HeadsOpt, HiddenOpt,
+    ImagesOpt, InferOpt, JsonOpt, KvHeadsOpt, LayersOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt, MfuOpt, ModelOpt,
+    OptimizerOpt, OutputOpt, OverheadGbOpt, OverheadOpt, ParamsOpt, PrecisionOpt, RecomputeOpt, SeqLenOpt, ShardingOpt,
+    TokensOpt, VocabOpt, WeightBitsOpt, WorkloadFileOpt, catalog_from, emit, parse_multi, settings_from,
 )
 
 
@@ -49,6 +49,12 @@ def fit(
     infer: InferOpt = False,
     weight_bits: WeightBitsOpt = None,
     context: ContextOpt = None,
+    method: MethodOpt = None,
+    lora_rank: LoraRankOpt = None,
+    lora_targets: LoraTargetsOpt = None,
+    active_params: ActiveParamsOpt = None,
+    experts: ExpertsOpt = None,
+    experts_per_token: ExpertsPerTokenOpt = None,
     gpu: Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable). [default: all]")] = None,
     gpus: Annotated[int, typer.Option("--gpus", help="GPUs the job is spread over (sharding needs more than 1).")] = 1,
     list_models: Annotated[bool, typer.Option("--list-models", help="List the model presets and exit.")] = False,
@@ -56,7 +62,7 @@ def fit(
     as_json: JsonOpt = False,
 ) -> None:
     """Memory per GPU (weights, gradients, optimizer, activations), whether it fits, the max batch, and the fewest GPUs when sharded."""
-    from planner.fit import fit_entries, fit_payload
+    from planner.fit import fit_entries, fit_payload, workload_notes
     from planner.report import Column, OutputFormat, dump_json, pick_format, render_rows
     from planner.workload import workload_from_options
 
@@ -70,7 +76,8 @@ def fit(
         workload_file=workload_file, model=model, params=params, layers=layers, hidden=hidden, heads=heads,
         kv_heads=kv_heads, vocab=vocab, seq_len=seq_len, batch=batch, precision=precision, optimizer=optimizer,
         recompute=recompute, flash=flash, sharding=sharding, overhead_gb=overhead_gb, infer=infer,
-        weight_bits=weight_bits, context=context,
+        weight_bits=weight_bits, context=context, method=method, lora_rank=lora_rank, lora_targets=lora_targets,
+        active_params=active_params, experts=experts, experts_per_token=experts_per_token,
     )
     cat = catalog_from(settings_from())
     entries = fit_entries(w, _gpu_specs(cat, gpu), gpus, cat)
@@ -96,9 +103,17 @@ def fit(
             Column(key="act", header="act/KV per sample", justify="right"),
             Column(key="total", header="total", justify="right"), Column(key="layout", header="layout"),
             Column(key="fewest", header="fewest GPUs sharded", justify="right")]
-    name = getattr(getattr(w, "arch", None), "name", None) or getattr(w, "model", "workload")
+    from planner.workload import Method, TrainingWorkload
+
+    arch = getattr(w, "arch", None)
+    name = str(getattr(arch, "name", None) or getattr(w, "model", "workload"))
+    if arch is not None and arch.shape_inferred:
+        name += f" ({arch.params:.3g} params, shape inferred: {arch.layers} layers x {arch.hidden} hidden, {arch.heads} heads)"
+    if isinstance(w, TrainingWorkload) and w.method is not Method.FULL:
+        name += f", {w.method.value} rank {w.lora_rank}"
+    notes = " ".join(f"Note: {n}." for n in workload_notes(w))
     emit(render_rows(rows, cols, fmt, title=f"Memory fit of {name} per GPU ({gpus} GPU{'s' if gpus > 1 else ''}), GB",
-                      caption="GB = GiB. total is at the max batch (or batch 1 if it does not fit)."))
+                      caption="GB = GiB. total is at the max batch (or batch 1 if it does not fit)." + (f" {notes}" if notes else "")))
 
 @app.command()
 def estimate(
@@ -124,10 +139,16 @@ def estimate(
     overhead: OverheadOpt = None,
     images: ImagesOpt = None,
     epochs: EpochsOpt = None,
+    method: MethodOpt = None,
+    lora_rank: LoraRankOpt = None,
+    lora_targets: LoraTargetsOpt = None,
+    active_params: ActiveParamsOpt = None,
+    experts: ExpertsOpt = None,
+    experts_per_token: ExpertsPerTokenOpt = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """GPU-hours and wall-clock time of a training workload on GPUS x GPU."""
+    """GPU-hours and wall-clock time of a training workload on GPUS x GPU, with a calibrated low-high range."""
     import math
 
     from planner.estimate import estimate_images, estimate_training
@@ -144,7 +165,8 @@ def estimate(
         workload_file=workload_file, model=model, params=params, layers=layers, hidden=hidden, heads=heads,
         kv_heads=kv_heads, vocab=vocab, tokens=tokens, seq_len=seq_len, batch=batch, precision=precision,
         optimizer=optimizer, recompute=recompute, flash=flash, sharding=sharding, mfu=mfu, overhead=overhead,
-        images=images, epochs=epochs,
+        images=images, epochs=epochs, method=method, lora_rank=lora_rank, lora_targets=lora_targets,
+        active_params=active_params, experts=experts, experts_per_token=experts_per_token,
     )
     notes: list[str] = []
     if isinstance(w, InferenceWorkload):
@@ -158,12 +180,22 @@ def estimate(
         est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=cat)
     else:
         est = estimate_images(w, spec, gpus, spec.interconnect, catalog=cat)
-    payload = {**est.payload(), "notes": [*est.notes, *notes], "workload": w.model_dump(mode="json")}
+    from planner.fit import model_summary
+    from planner.ranges import spread
+
+    rng = spread(cat, "transformer" if isinstance(w, TrainingWorkload) else "image")
+    payload = {**est.payload(rng), "notes": [*est.notes, *notes], "workload": w.model_dump(mode="json")}
+    if (summary := model_summary(w)) is not None:
+        payload["model"] = summary
+        payload["shape_inferred"] = summary["shape"]["inferred"]
     if fmt is OutputFormat.JSON:
         emit(dump_json(payload))
         return
-    rows = [{"what": "GPU-hours", "value": f"{est.gpu_hours:,.1f}"},
-            {"what": "wall-clock", "value": f"{est.wall_hours:,.1f} h ({est.wall_hours / 24:,.1f} days) on {gpus:g}x {spec.key}"}]
+    gh, wh = rng.of(est.gpu_hours), rng.of(est.wall_hours)
+    rows = [{"what": "GPU-hours", "value": f"{gh['expected']:,.1f} expected, {gh['low']:,.1f} to {gh['high']:,.1f}"},
+            {"what": "wall-clock", "value": f"{wh['expected']:,.1f} h ({wh['expected'] / 24:,.1f} days) expected, "
+                                            f"{wh['low']:,.1f} to {wh['high']:,.1f} h, on {gpus:g}x {spec.key}"},
+            {"what": "range", "value": rng.basis}]
     if est.flops is not None:
         rows.append({"what": "training FLOPs", "value": f"{est.flops:.3e}"})
     rows += [{"what": k, "value": str(v)} for k, v in est.assumptions.items()]

@@ -64,9 +64,29 @@ def test_precision_aliases() -> None:
 
 @pytest.mark.parametrize("name,cls", [("llama2-7b-finetune.toml", TrainingWorkload),
                                       ("resnet50-imagenet.toml", ImageWorkload),
-                                      ("llama2-70b-inference.toml", InferenceWorkload)])
+                                      ("llama2-70b-inference.toml", InferenceWorkload),
+                                      ("llama2-13b-qlora.toml", TrainingWorkload),
+                                      ("mixtral-pretrain.toml", TrainingWorkload)])
 def test_example_files_load(name: str, cls: type) -> None:
     assert isinstance(load_workload(EXAMPLES / name), cls)
+
+
+def test_example_files_carry_the_new_fields() -> None:
+    q = load_workload(EXAMPLES / "llama2-13b-qlora.toml")
+    assert isinstance(q, TrainingWorkload) and q.method.value == "qlora" and q.lora_rank == 64
+    m = load_workload(EXAMPLES / "mixtral-pretrain.toml")
+    assert isinstance(m, TrainingWorkload) and m.arch.moe and m.arch.experts == 8 and not m.arch.shape_inferred
+
+
+def test_moe_presets_carry_sourced_total_and_active_counts() -> None:
+    """Mixtral (Mistral AI: 46.7B/12.9B), DeepSeek-V3 (README: 671B/37B), Llama 4 Scout and Maverick
+    (model card: 109B and 400B total, 17B active)."""
+    expected = {"mixtral-8x7b": (46.7e9, 12.9e9), "deepseek-v3": (671e9, 37e9), "llama-4-scout": (109e9, 17e9),
+                "llama-4-maverick": (400e9, 17e9)}
+    for name, (total, active) in expected.items():
+        p = preset(name)
+        assert p.params == pytest.approx(total, rel=0.002) and p.active_params == pytest.approx(active, rel=0.002)
+        assert p.experts and p.experts_per_token and p.source and p.as_of
 
 
 def test_bad_toml_is_an_input_error(tmp_path: Path) -> None:
