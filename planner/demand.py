@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog, GpuSpec
 from providers.base import Offer
+from planner.cluster import Scaling, internode
 from planner.perf import SpeedPrecision, WorkloadClass, relative_speed
 from planner.scaling import efficiency
 
@@ -33,21 +34,26 @@ class Run(BaseModel):
 class Demand(Protocol):
     """A workload as the planner sees it: a run time per offer, or why it cannot run."""
 
-    def run(self, offer: Offer, spec: GpuSpec) -> Run | str: ...
+    def run(self, offer: Offer, spec: GpuSpec, nodes: int = 1) -> Run | str: ...
 
     def assumptions(self) -> dict[str, Any]: ...
 
 
-def scaled_run(ref_hours: Decimal, offer: Offer, speed: float, basis: str, measured: bool) -> Run:
-    """``ref_hours`` of single-reference-GPU work spread over the offer's GPUs."""
+def scaled_run(ref_hours: Decimal, offer: Offer, speed: float, basis: str, measured: bool,
+               cluster: Scaling | None = None) -> Run:
+    """``ref_hours`` of single-reference-GPU work spread over the offer's GPUs (and nodes)."""
     eff = efficiency(offer.gpu_count, offer.interconnect)
-    wall = ref_hours / Decimal(repr(speed * offer.gpu_count * eff))
+    nodes = cluster.nodes if cluster else 1
+    across = cluster.efficiency if cluster else 1.0
+    wall = ref_hours / Decimal(repr(speed * offer.gpu_count * eff * nodes * across))
     notes = []
+    if cluster is not None and cluster.nodes > 1:
+        notes.append(cluster.note)
     if not measured:
         notes.append(f"speed is a {basis}")
     if offer.gpu_count > 1:
         notes.append(f"{eff:.0%} scaling efficiency on {offer.gpu_count:g} GPUs over {offer.interconnect}")
-    return Run(wall_hours=wall, gpu_hours=wall * Decimal(repr(offer.gpu_count)), notes=tuple(notes))
+    return Run(wall_hours=wall, gpu_hours=wall * Decimal(repr(offer.gpu_count * nodes)), notes=tuple(notes))
 
 
 class RefGpuHours:
@@ -67,9 +73,16 @@ class RefGpuHours:
         self.workload_class = workload_class
         self.precision = precision
 
-    def run(self, offer: Offer, spec: GpuSpec) -> Run | str:
+    def run(self, offer: Offer, spec: GpuSpec, nodes: int = 1) -> Run | str:
         speed = relative_speed(self.catalog, spec.key, self.ref_gpu, self.workload_class, self.precision)
-        return scaled_run(self.gpu_hours, offer, speed.relative, speed.basis, speed.measured)
+        cluster = None
+        if nodes > 1:
+            scaling = internode(nodes, self.catalog.network(offer.provider, offer.name), self.workload_class,
+                                grad_bytes=None)
+            if isinstance(scaling, str):
+                return scaling
+            cluster = scaling
+        return scaled_run(self.gpu_hours, offer, speed.relative, speed.basis, speed.measured, cluster)
 
     def assumptions(self) -> dict[str, Any]:
         return {

@@ -419,35 +419,56 @@ class WorkloadDemand:
         self.workload = workload
         self.catalog = catalog
 
-    def run(self, offer: Any, spec: GpuSpec) -> Any:
+    def run(self, offer: Any, spec: GpuSpec, nodes: int = 1) -> Any:
+        """Run time on ``nodes`` identical nodes of ``offer`` (sharded across all their GPUs), or why not."""
+        from planner.cluster import GLOBAL_BATCH_TOKENS, internode
         from planner.demand import Run
         from planner.memory import image_max_batch, layout
+        from planner.perf import WorkloadClass
 
         vram = spec.vram_gb * min(offer.gpu_count, 1)
-        gpus = max(1, int(offer.gpu_count))
+        per_node = max(1, int(offer.gpu_count))
+        gpus = per_node * nodes
+        count = offer.gpu_count * nodes
         w = self.workload
         notes: list[str] = []
         try:
             if isinstance(w, TrainingWorkload):
                 lay = layout(w, vram, gpus)
                 if lay is None:
-                    return _no_fit_reason(w, vram, gpus, offer.gpu_count, spec)
-                est = estimate_training(w, spec, offer.gpu_count, offer.interconnect, lay.recompute, catalog=self.catalog)
+                    return _no_fit_reason(w, vram, gpus, count, spec)
+                est = estimate_training(w, spec, count, offer.interconnect, lay.recompute, catalog=self.catalog)
                 notes.append(f"fits with {lay.describe()}" + (f", max micro-batch {lay.max_batch}" if lay.max_batch else ""))
+                grad_bytes = w.arch.params * (4.0 if w.precision is Precision.FP32 else 2.0)
+                zero3 = lay.sharding in (Sharding.ZERO3, Sharding.FSDP)
+                cls = WorkloadClass.TRANSFORMER
+                # compute per GPU between two all-reduces: its share of a 4M-token global batch
+                tokens = max(GLOBAL_BATCH_TOKENS / gpus, float((lay.max_batch or 1) * w.seq_len))
+                rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
+                step = 6.0 * w.arch.params * tokens / rate
             else:
                 mb, basis = image_max_batch(w, spec, vram, self.catalog)
                 if mb is not None and mb < (w.batch or 1):
                     return f"{w.model} fits a batch of {mb} in {vram:g} GB ({basis}), below the {w.batch or 1} asked for"
-                est = estimate_images(w, spec, offer.gpu_count, offer.interconnect, catalog=self.catalog)
+                est = estimate_images(w, spec, count, offer.interconnect, catalog=self.catalog)
+                grad_bytes = w.preset.params * (4.0 if w.precision is Precision.FP32 else 2.0)
+                zero3, cls = False, WorkloadClass.CNN
+                step = float(w.batch or mb or 64) / est.assumptions["images_per_sec_per_gpu"]
         except InputError as exc:
             return exc.message
+        wall = to_decimal(est.wall_hours)
+        if nodes > 1:
+            scaling = internode(nodes, self.catalog.network(offer.provider, offer.name), cls, grad_bytes=grad_bytes,
+                                step_seconds=step, zero3=zero3)
+            if isinstance(scaling, str):
+                return scaling
+            wall = wall / to_decimal(scaling.efficiency)
+            notes.insert(0, scaling.note)
         notes.append(f"MFU {est.assumptions['mfu']:.0%}" if "mfu" in est.assumptions
                      else f"{est.assumptions['images_per_sec_per_gpu']:g} images/s per GPU")
         notes.extend(est.notes)
-        wall = to_decimal(est.wall_hours)
         s = self.spread()
-        return Run(wall_hours=wall, gpu_hours=wall * to_decimal(offer.gpu_count), notes=tuple(notes),
-                   spread=(s.low, s.high))
+        return Run(wall_hours=wall, gpu_hours=wall * to_decimal(count), notes=tuple(notes), spread=(s.low, s.high))
 
     def spread(self) -> Spread:
         from planner.ranges import spread

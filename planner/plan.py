@@ -9,6 +9,7 @@ reason; the rest are sorted by cost, then wall-clock time.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -16,16 +17,19 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pricing.billing import BillingMode
-from pricing.catalog import Catalog, GpuSpec, Stock
+from pricing.catalog import LOCAL, Catalog, GpuSpec, Stock
 from pricing.errors import InputError, NoOptionError
 from pricing.line_items import LineItem
 from pricing.money import Currency, Fx, Money
 from providers.base import Offer, Provider
 from providers.registry import all_providers
-from planner.demand import Demand, RefGpuHours
+from planner.demand import Demand, RefGpuHours, Run
 from planner.perf import SpeedPrecision, WorkloadClass
 from planner.settings import Settings, load_settings
 from planner.units import positive
+
+
+DEFAULT_MAX_NODES = 64
 
 
 class Constraints(BaseModel):
@@ -38,7 +42,9 @@ class Constraints(BaseModel):
     billing: frozenset[BillingMode] | None = None
     regions: tuple[str, ...] | None = None
     gpus: frozenset[str] | None = None
-    max_gpus: float | None = None
+    max_gpus: float | None = None  # across all nodes of an option
+    nodes: int | None = None  # pin the node count; None searches 1 .. max_nodes
+    max_nodes: int = DEFAULT_MAX_NODES
 
 
 class OptionRange(BaseModel):
@@ -72,6 +78,11 @@ class Option(BaseModel):
     zone: str | None = None  # the zone whose price this is (live data), for launch --from-plan
     live: bool = False  # priced from refreshed (live) data rather than the shipped snapshot
     range: OptionRange | None = None  # model workloads: calibrated low/high (ranking stays on the expected values)
+    nodes: int = 1  # identical nodes of the offer working as one cluster
+
+    @property
+    def gpus_total(self) -> float:
+        return self.gpu_count * self.nodes
 
 
 class ExclusionRule(StrEnum):
@@ -188,6 +199,86 @@ def explain(options: list[Option]) -> str:
     return head + "."
 
 
+class NodeRuns:
+    """Run times of one offer on 1 .. max_nodes identical nodes, computed lazily and cached.
+
+    More nodes never cost less (every billing mode charges node-time, and scaling across
+    nodes is below 100%), so the cheapest cluster of an offer is the smallest that fits the
+    memory and meets the deadline. Fit and speed only improve with nodes, so that smallest
+    count is found by bisection: a handful of runs per offer, not max_nodes.
+    """
+
+    def __init__(self, demand: Demand, offer: Offer, spec: GpuSpec, c: Constraints) -> None:
+        self.demand, self.offer, self.spec = demand, offer, spec
+        cloud = offer.provider != LOCAL and offer.gpu_count >= 1
+        most = c.max_nodes if cloud else 1
+        if c.max_gpus is not None:
+            most = max(1, min(most, int(c.max_gpus // max(offer.gpu_count, 1))))
+        self.lo = self.hi = c.nodes if (c.nodes is not None and cloud) else 1
+        if c.nodes is None:
+            self.hi = most
+        self.deadline = c.deadline_hours
+        self._runs: dict[int, Run | str] = {}
+
+    def run(self, n: int) -> Run | str:
+        if n not in self._runs:
+            self._runs[n] = self.demand.run(self.offer, self.spec, n) if n > 1 else self.demand.run(self.offer,
+                                                                                                   self.spec)
+        return self._runs[n]
+
+    def _smallest(self, lo: int, ok: Callable[[Run | str], bool]) -> int | None:
+        if ok(self.run(lo)):
+            return lo
+        if lo >= self.hi or not ok(self.run(self.hi)):
+            return None
+        bad, good = lo, self.hi
+        while good - bad > 1:
+            mid = (bad + good) // 2
+            bad, good = (bad, mid) if ok(self.run(mid)) else (mid, good)
+        return good
+
+    def smallest_fitting(self) -> int | str:
+        n = self._smallest(self.lo, lambda r: not isinstance(r, str))
+        if n is None:
+            why = self.run(self.hi)
+            assert isinstance(why, str)
+            return why if self.hi == 1 else f"{why} (also on {self.hi} nodes)"
+        return n
+
+    def for_deadline(self, first: int, factor: Decimal) -> tuple[int, Run | str, str]:
+        """(nodes, run, why that many) for one billing mode: the fewest that meet the deadline, else ``first``."""
+        why = f"memory needs {first} nodes" if first > 1 else ""
+        if self.deadline is None:
+            return first, self.run(first), why
+        deadline = self.deadline
+
+        def ok(r: Run | str) -> bool:
+            return not isinstance(r, str) and r.wall_hours * factor <= deadline
+
+        n = self._smallest(first, ok)
+        if n is None:
+            return self.hi, self.run(self.hi), why  # too slow even on the most nodes: the deadline check says so
+        if n > first:
+            before = self.run(n - 1)
+            took = f" ({n - 1} would take {before.wall_hours * factor:,.0f} h)" if not isinstance(before, str) else ""
+            why = f"the {deadline:g} h deadline needs {n} nodes{took}"
+        return n, self.run(n), why
+
+    def bigger_note(self, n: int, mode: BillingMode, factor: Decimal, provider: Provider, hours_per_month: Decimal,
+                    cost: Money) -> str | None:
+        """Why a cluster twice the size lost: poorer scaling makes the same work cost more."""
+        m = min(2 * n, self.hi)
+        r = self.run(m) if m > n else None
+        if r is None or isinstance(r, str):
+            return None
+        q = provider.quote(self.offer, mode, r.wall_hours * factor, hours_per_month=hours_per_month)
+        other = q.cost * m
+        if cost.amount <= 0:
+            return None
+        return (f"{m} nodes would finish in {r.wall_hours * factor:,.0f} h but cost {other.amount:,.2f} "
+                f"{other.currency} ({other.amount / cost.amount - 1:+.0%}): scaling falls as nodes are added")
+
+
 def make_plan(
     demand: Demand,
     constraints: Constraints | None = None,
@@ -221,21 +312,33 @@ def make_plan(
             for zone in offer.sold_out_zones:  # the offer stands in its other zones; say which were skipped
                 drop(ExclusionRule.SOLD_OUT, f"sold out in {zone} (live data of {offer.as_of}); priced in "
                      f"{', '.join(offer.zones)}")
-            run = demand.run(offer, spec)
-            if isinstance(run, str):
-                drop(ExclusionRule.WORKLOAD, run)
-                continue
             host = _host_note(offer, spec)
+            runs = NodeRuns(demand, offer, spec, c)
+            first = runs.smallest_fitting()
+            if isinstance(first, str):
+                drop(ExclusionRule.WORKLOAD, first)
+                continue
             for mode in offer.rates:
                 if c.billing is not None and mode not in c.billing:
                     continue
-                wall = run.wall_hours
+                factor = 1 + s.spot_overhead if mode is BillingMode.SPOT else Decimal(1)
+                n, run, why = runs.for_deadline(first, factor)
+                if isinstance(run, str):
+                    drop(ExclusionRule.WORKLOAD, run, mode)
+                    continue
+                wall = run.wall_hours * factor
                 notes = list(run.notes)
+                if n > 1 or why:
+                    notes.insert(0, f"{n} x {offer.name} ({offer.gpu_count * n:g} x {offer.gpu})" + (
+                        f": {why}" if why else ""))
                 if mode is BillingMode.SPOT:
-                    wall = wall * (1 + s.spot_overhead)
                     notes.append(f"assumes {s.spot_overhead:.0%} extra run time to restart after interruptions")
                 quote = provider.quote(offer, mode, wall, hours_per_month=s.hours_per_month)
-                cost = fx.convert(quote.cost, s.currency)
+                items = quote.line_items if n == 1 else tuple(
+                    LineItem.priced(f"{n} nodes x {i.description}", i.quantity * n, i.unit, i.unit_price)
+                    for i in quote.line_items)
+                native = quote.cost * n
+                cost = fx.convert(native, s.currency)
                 if mode is BillingMode.MONTHLY:
                     paid = quote.line_items[0].quantity * s.hours_per_month
                     notes.append(f"pays {quote.line_items[0].quantity:g} whole month(s); uses {wall / paid:.0%} of the time paid for")
@@ -244,8 +347,12 @@ def make_plan(
                 notes.extend(quote.notes)
                 if host:
                     notes.append(host)
+                if n > 1 and (bigger := runs.bigger_note(n, mode, factor, provider, s.hours_per_month, native)):
+                    notes.append(bigger)
                 if c.deadline_hours is not None and wall > c.deadline_hours:
-                    drop(ExclusionRule.DEADLINE, f"takes {wall:.1f} h, past the {c.deadline_hours:g} h deadline", mode)
+                    more = f" on {n} nodes" if n > 1 else ""
+                    drop(ExclusionRule.DEADLINE, f"takes {wall:.1f} h{more}, past the {c.deadline_hours:g} h deadline",
+                         mode)
                     continue
                 if c.budget is not None and cost.amount > fx.convert(c.budget, s.currency).amount:
                     drop(ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}", mode)
@@ -254,9 +361,9 @@ def make_plan(
                 if run.spread is not None:
                     # re-quote at each end: billing is not linear in hours (minimums, whole months)
                     lo, hi = (wall * Decimal(repr(f)) for f in run.spread)
-                    lo_cost, hi_cost = (fx.convert(provider.quote(offer, mode, h, hours_per_month=s.hours_per_month).cost,
+                    lo_cost, hi_cost = (fx.convert(provider.quote(offer, mode, h, hours_per_month=s.hours_per_month).cost * n,
                                                    s.currency) for h in (lo, hi))
-                    count = Decimal(repr(offer.gpu_count))
+                    count = Decimal(repr(offer.gpu_count * n))
                     rng = OptionRange(wall_hours=(lo, hi), gpu_hours=(lo * count, hi * count), cost=(lo_cost, hi_cost))
                 options.append(
                     Option(
@@ -267,15 +374,16 @@ def make_plan(
                         gpu_count=offer.gpu_count,
                         billing=mode,
                         wall_hours=wall,
-                        gpu_hours=wall * Decimal(repr(offer.gpu_count)),
+                        gpu_hours=wall * Decimal(repr(offer.gpu_count * n)),
                         cost=cost,
-                        native_cost=quote.cost,
-                        line_items=quote.line_items,
+                        native_cost=native,
+                        line_items=items,
                         notes=tuple(notes),
                         estimate=quote.estimate,
                         zone=quote.zone,
                         live=offer.live,
                         range=rng,
+                        nodes=n,
                     )
                 )
     if not options:

@@ -22,12 +22,16 @@ from enum import StrEnum
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pricing.billing import BillingMode
 from pricing.errors import InputError, UnknownNameError, first_error
 from pricing.money import Currency, Money
+
+if TYPE_CHECKING:
+    from pricing.network import NetworkSpec
 
 LOCAL = "local"  # the provider name of buying cards
 # Regions that stand for many real ones: a refreshed row of a real region replaces them.
@@ -385,7 +389,9 @@ class Catalog:
         cards: list[CardPrice] | None = None,
         electricity: list[ElectricityPrice] | None = None,
         layers: tuple[LayerInfo, ...] = (),
+        networks: dict[tuple[str, str], NetworkSpec] | None = None,
     ) -> None:
+        self._networks = networks
         self.gpus = gpus
         self.instances = instances
         self.cards = cards or []
@@ -425,7 +431,7 @@ class Catalog:
     def with_instances(self, instances: list[InstanceType]) -> Catalog:
         """The same specs and card prices with other instance rows (fixtures, what-if runs)."""
         return Catalog(gpus=self.gpus, instances=instances, cards=self.cards, electricity=self.electricity,
-                       layers=self.layers)
+                       layers=self.layers, networks=self._networks)
 
     @cached_property
     def providers(self) -> tuple[str, ...]:
@@ -468,6 +474,18 @@ class Catalog:
         """The newest date of any price in the catalog."""
         dates = [i.as_of for i in self.instances] + [c.as_of for c in self.cards]
         return max(dates)
+
+    @cached_property
+    def networks(self) -> dict[tuple[str, str], NetworkSpec]:
+        """(provider, instance type lower-cased) -> its NetworkSpec (see pricing.network)."""
+        if self._networks is not None:
+            return self._networks
+        from pricing.network import shipped_networks
+
+        return dict(shipped_networks())
+
+    def network(self, provider: str, instance_type: str) -> NetworkSpec | None:
+        return self.networks.get((provider, instance_type.lower()))
 
     @cached_property
     def live_providers(self) -> frozenset[str]:

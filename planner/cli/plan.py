@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: typer evaluates option annotations at run time.
 
 from decimal import Decimal
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -50,7 +51,10 @@ def plan(
     billing: Annotated[Optional[list[str]], typer.Option("--billing", help="hourly, monthly, spot, reserved_1y, reserved_3y, buy (repeatable).")] = None,
     region: RegionOpt = None,
     gpu: GpuFilterOpt = None,
-    max_gpus: Annotated[Optional[float], typer.Option("--max-gpus", help="Most GPUs in one option.")] = None,
+    max_gpus: Annotated[Optional[float], typer.Option("--max-gpus", help="Most GPUs in one option (all nodes together).")] = None,
+    nodes: Annotated[Optional[int], typer.Option("--nodes", help="Pin the number of identical nodes per option.")] = None,
+    max_nodes: Annotated[Optional[int], typer.Option("--max-nodes", help="Most identical nodes in one option. [default: 64]")] = None,
+    export: Annotated[Optional[tuple[str, Path]], typer.Option("--export", help="Write the winner for an engine: --export skypilot task.yaml, or dstack .dstack.yml.", metavar="ENGINE FILE")] = None,
     spot_overhead: Annotated[Optional[float], typer.Option("--spot-overhead", help="Extra run time on spot for restarts, e.g. 0.1 = 10%.")] = None,
     spot_price: SpotPriceOpt = None,
     catalog: CatalogOpt = None,
@@ -82,9 +86,19 @@ def plan(
                       lora_targets=lora_targets, active_params=active_params, experts=experts,
                       experts_per_token=experts_per_token),
     )
+    engine = _engine(export)
     c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                           region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
+    c = c.model_copy(update=_node_limits(nodes, max_nodes))
     p = make_plan(demand, c, s, catalog=cat)
+    if engine is not None and export is not None:
+        from planner.console import stderr
+        from planner.export import export as write_export
+
+        path = write_export(p, engine, export[1], name=_task_name(title),
+                            gpu_memory_gb=cat.gpus[p.cheapest.gpu].vram_gb)
+        stderr().print(f"wrote {engine} task for {p.cheapest.nodes} x {p.cheapest.offer} to {path}",
+                       highlight=False, markup=False)
     _remember(p)
     emit(render_plan(p, fmt, limit, explain, title))
 
@@ -101,6 +115,42 @@ def _remember(p: Any) -> None:
         path.write_text(dump_json(plan_payload(p)), encoding="utf-8")
     except OSError:
         pass
+
+
+def _engine(export: tuple[str, Path] | None) -> Any:
+    """The engine named by --export, checked before any planning."""
+    if export is None:
+        return None
+    from planner.export import Engine
+    from planner.units import parse_enum
+
+    return parse_enum(Engine, export[0], "--export engine")
+
+
+def _node_limits(nodes: int | None, max_nodes: int | None) -> dict[str, int]:
+    from planner.plan import DEFAULT_MAX_NODES
+
+    out: dict[str, int] = {}
+    if nodes is not None:
+        if not 1 <= nodes <= 4096:
+            raise InputError(f"--nodes must be between 1 and 4096, got {nodes}")
+        out["nodes"] = nodes
+        out["max_nodes"] = nodes
+    if max_nodes is not None:
+        if not 1 <= max_nodes <= 4096:
+            raise InputError(f"--max-nodes must be between 1 and 4096, got {max_nodes}")
+        if nodes is not None and nodes > max_nodes:
+            raise InputError(f"--nodes {nodes} is above --max-nodes {max_nodes}")
+        out["max_nodes"] = max_nodes
+    out.setdefault("max_nodes", DEFAULT_MAX_NODES)
+    return out
+
+
+def _task_name(title: str) -> str:
+    import re
+
+    words = re.sub(r"[^a-z0-9]+", "-", title.lower().removeprefix("ways to ")).strip("-")
+    return ("gpuplan-" + words)[:60].rstrip("-")
 
 
 def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, precision: str,

@@ -84,7 +84,7 @@ def test_explain_lists_exclusions(gpuplan: Run) -> None:
     (["plan", "--gpu-hours", "10", "--provider", "azure"], "unknown provider"),
     (["plan", "--gpu-hours", "10", "--billing", "weekly"], "billing"),
     (["plan", "--gpu-hours", "10", "--deadline", "soon"], "duration"),
-    (["plan", "--gpu-hours", "10", "--deadline", "1m"], "deadline"),
+    (["plan", "--gpu-hours", "100000", "--deadline", "1m"], "deadline"),  # too much even for 64 nodes
     (["plan", "--gpu-hours", "10", "--currency", "EUR"], "currency"),
     (["plan", "--gpu-hours", "10", "--fx", "USD/CNY=zero"], "exchange rate"),
     (["plan", "--gpu-hours", "10", "-o", "yaml"], "output format"),
@@ -101,7 +101,7 @@ def test_bad_input_is_one_clear_line_and_a_nonzero_exit(gpuplan: Run, args: list
 
 def test_usage_errors_exit_2_and_runtime_errors_exit_1(gpuplan: Run) -> None:
     assert gpuplan("plan", "--gpu-hours", "-1")[0] == 2
-    assert gpuplan("plan", "--gpu-hours", "10", "--deadline", "1m")[0] == 1
+    assert gpuplan("plan", "--gpu-hours", "100000", "--deadline", "1m")[0] == 1
 
 
 def test_gpus_table_and_json(gpuplan: Run) -> None:

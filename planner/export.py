@@ -1,0 +1,111 @@
+"""Hand a plan's chosen option to an engine people already run: a SkyPilot task or a dstack task.
+
+The files carry the plan's cost estimate as comments and leave ``setup`` to the user. Both
+engines take the YAML below; Tencent Cloud is supported by neither, so a Tencent winner is
+refused with a pointer to ``gpuplan launch --count N`` instead of a file that cannot run.
+Accelerator names are the engines' own (SkyPilot's catalog ``AcceleratorName``; dstack's
+``NAME:MEMORY:COUNT`` GPU spec).
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+
+from pricing.errors import InputError
+from planner.plan import Option, Plan
+
+# Our GPU keys -> the accelerator names SkyPilot's catalog uses (skypilot-catalog v8 vms.csv).
+SKY_ACCELERATORS = {
+    "V100-SXM2-16GB": "V100", "V100-SXM2-32GB": "V100-32GB", "A100-SXM4-40GB": "A100", "A100-SXM4-80GB": "A100-80GB",
+    "H100-SXM5-80GB": "H100", "H200": "H200", "L4": "L4", "L40S": "L40S", "A10G": "A10G", "T4": "T4",
+}
+ENGINE_CLOUDS = {"aws"}  # clouds both engines support that gpuplan knows (no Tencent in either)
+DEFAULT_DISK_GB = 256  # SkyPilot's default disk size; a training run usually wants its dataset on it too
+
+
+class Engine(StrEnum):
+    SKYPILOT = "skypilot"
+    DSTACK = "dstack"
+
+
+def q(value: str) -> str:
+    """A YAML scalar that stays a string whatever it holds (JSON strings are valid YAML)."""
+    return json.dumps(value)
+
+
+def _check(option: Option, engine: Engine) -> None:
+    if option.provider == "local":
+        raise InputError("the plan's winner is buying cards: there is nothing to export to an engine",
+                         "plan with --billing hourly,spot (or --provider aws) to get a cloud option")
+    if option.provider not in ENGINE_CLOUDS:
+        raise InputError(
+            f"{engine} does not support {option.provider}: no file was written",
+            f"launch it with gpuplan itself: gpuplan launch --from-plan --count {option.nodes}"
+            + ("" if option.region not in ("cn-mainland", "unknown") else " --zone ZONE"),
+        )
+
+
+def _header(plan: Plan, option: Option) -> list[str]:
+    o = option
+    return [
+        f"# Written by gpuplan: {o.nodes} x {o.offer} ({o.gpus_total:g} x {o.gpu}) {o.billing} in {o.region}",
+        f"# Estimated cost {o.cost.rounded():,} {plan.currency} ({o.native_cost}) for {o.wall_hours:,.1f} h of wall"
+        " time; prices and speeds are gpuplan's estimates, see `gpuplan plan --explain`.",
+        *[f"# {n}" for n in o.notes[:3]],
+    ]
+
+
+def _torchrun(nodes: str, gpus: str, rank: str, master: str) -> str:
+    return (f"torchrun --nnodes={nodes} --nproc-per-node={gpus} --node-rank={rank} --master-addr={master} "
+            "--master-port=29500 train.py")
+
+
+def skypilot_task(plan: Plan, option: Option, name: str) -> str:
+    _check(option, Engine.SKYPILOT)
+    o = option
+    acc = SKY_ACCELERATORS.get(o.gpu)
+    lines = [*_header(plan, o), f"name: {q(name)}", f"num_nodes: {o.nodes}", "resources:",
+             f"  cloud: {o.provider}", f"  region: {q(o.region)}"]
+    if o.zone:
+        lines.append(f"  zone: {q(o.zone)}")
+    lines += [f"  instance_type: {q(o.offer)}"]
+    if acc:
+        lines.append(f"  accelerators: {q(f'{acc}:{o.gpu_count:g}')}")
+    lines += [f"  use_spot: {'true' if o.billing == 'spot' else 'false'}", f"  disk_size: {DEFAULT_DISK_GB}",
+              "setup: |", "  # Your environment: e.g. pip install -r requirements.txt (gpuplan leaves this to you).",
+              "  true", "run: |",
+              '  MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
+              "  " + _torchrun("$SKYPILOT_NUM_NODES", "$SKYPILOT_NUM_GPUS_PER_NODE", "$SKYPILOT_NODE_RANK",
+                               "$MASTER_ADDR")]
+    return "\n".join(lines) + "\n"
+
+
+def dstack_task(plan: Plan, option: Option, name: str, gpu_memory_gb: float) -> str:
+    _check(option, Engine.DSTACK)
+    o = option
+    acc = SKY_ACCELERATORS.get(o.gpu, o.gpu).split("-")[0]
+    lines = [*_header(plan, o), "type: task", f"name: {q(name)}", f"nodes: {o.nodes}", "commands:",
+             "  # Your environment first: e.g. pip install -r requirements.txt (gpuplan leaves this to you).",
+             "  - " + q(_torchrun("$DSTACK_NODES_NUM", "$DSTACK_GPUS_PER_NODE", "$DSTACK_NODE_RANK",
+                                  "$DSTACK_MASTER_NODE_IP")),
+             "resources:", f"  gpu: {q(f'{acc}:{gpu_memory_gb:g}GB:{o.gpu_count:g}')}",
+             f"  disk: {q(f'{DEFAULT_DISK_GB}GB..')}",
+             f"spot_policy: {'spot' if o.billing == 'spot' else 'on-demand'}",
+             f"backends: [{o.provider}]", f"regions: [{q(o.region)}]"]
+    if o.billing not in ("spot", "hourly"):
+        lines.insert(len(_header(plan, o)), f"# note: dstack runs on-demand or spot; the plan's {o.billing} "
+                     "billing is not something dstack can buy")
+    return "\n".join(lines) + "\n"
+
+
+def export(plan: Plan, engine: Engine, path: Path, *, name: str, gpu_memory_gb: float) -> Path:
+    """Write the winner for ``engine`` to ``path``; nothing is written if it cannot run there."""
+    if not path.parent.exists():
+        raise InputError(f"folder {path.parent} does not exist: nothing was written", "create it or pick another path")
+    option = plan.cheapest
+    text = skypilot_task(plan, option, name) if engine is Engine.SKYPILOT else dstack_task(
+        plan, option, name, gpu_memory_gb)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,105 @@
+"""Exported SkyPilot and dstack tasks, checked by the engines' own code (installed as test extras).
+
+Not a schema copied into this project: SkyPilot's task schema (sky.utils.schemas) through
+its validator, and dstack's own run-configuration parser.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import CliResult
+
+Run = Callable[..., CliResult]
+# SkyPilot's and dstack's own imports warn about their dependencies (SQLAlchemy 2.0 moves,
+# pydantic); the project turns warnings into errors, but those are not ours to fix.
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.filterwarnings("ignore::PendingDeprecationWarning"),
+              pytest.mark.filterwarnings("ignore::UserWarning")]
+SEVENTY_B = ("plan", "--model", "llama-2-70b", "--tokens", "2e11", "--deadline", "30d")
+
+
+def sky_validate(path: Path) -> dict:  # type: ignore[type-arg]
+    from sky.utils import common_utils, schemas
+
+    task = yaml.safe_load(path.read_text(encoding="utf-8"))
+    common_utils.validate_schema(task, schemas.get_task_schema(), "Invalid task YAML: ")
+    return task  # type: ignore[no-any-return]
+
+
+def dstack_parse(path: Path):  # type: ignore[no-untyped-def]
+    from dstack._internal.core.models.configurations import parse_run_configuration
+
+    return parse_run_configuration(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def test_the_70b_case_is_a_cluster_with_a_scaling_note(gpuplan: Run) -> None:
+    code, out, err = gpuplan(*SEVENTY_B, "--json")
+    assert code == 0, err
+    win = json.loads(out)["cheapest"]
+    assert win["nodes"] > 1 and win["gpus_total"] == win["nodes"] * win["gpu_count"]
+    assert any("scaling over" in n and "Gbps" in n for n in win["notes"])
+    assert any("deadline needs" in n for n in win["notes"])
+
+
+def test_skypilot_export_of_a_cluster_loads_in_skypilot(gpuplan: Run, tmp_path: Path) -> None:
+    path = tmp_path / "task.yaml"
+    code, out, err = gpuplan(*SEVENTY_B, "--export", "skypilot", str(path), "--json")
+    assert code == 0, err
+    win = json.loads(out)["cheapest"]
+    task = sky_validate(path)
+    assert task["num_nodes"] == win["nodes"]
+    assert task["resources"]["instance_type"] == win["offer"] and task["resources"]["cloud"] == "aws"
+    assert task["resources"]["use_spot"] is (win["billing"] == "spot")
+    assert "$SKYPILOT_NODE_RANK" in task["run"] and "torchrun" in task["run"]
+    assert "Estimated cost" in path.read_text(encoding="utf-8").splitlines()[1]
+
+
+def test_dstack_export_of_a_cluster_loads_in_dstack(gpuplan: Run, tmp_path: Path) -> None:
+    path = tmp_path / ".dstack.yml"
+    code, out, err = gpuplan(*SEVENTY_B, "--export", "dstack", str(path), "--json")
+    assert code == 0, err
+    win = json.loads(out)["cheapest"]
+    conf = dstack_parse(path)
+    assert conf.nodes == win["nodes"]
+    assert conf.resources.gpu.count.min == win["gpu_count"]
+    assert [b.value for b in conf.backends] == ["aws"] and conf.regions == [win["region"]]
+    assert conf.spot_policy.value == ("spot" if win["billing"] == "spot" else "on-demand")
+
+
+def test_a_single_node_export_loads_too(gpuplan: Run, tmp_path: Path) -> None:
+    sky, dst = tmp_path / "a.yaml", tmp_path / "b.yml"
+    assert gpuplan("plan", "--gpu-hours", "200", "--export", "skypilot", str(sky))[0] == 0
+    assert gpuplan("plan", "--gpu-hours", "200", "--export", "dstack", str(dst))[0] == 0
+    assert sky_validate(sky)["num_nodes"] == 1
+    assert dstack_parse(dst).nodes == 1
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("--nodes", "0"), "--nodes must be between 1"),
+    (("--max-nodes", "-1"), "--max-nodes must be between 1"),
+    (("--export", "nosuchengine", "x.yaml"), "unknown --export engine"),
+    (("--export", "skypilot", "/nonexistent-folder/x.yaml"), "does not exist"),
+    (("--provider", "tencent", "--export", "skypilot", "PLACEHOLDER"), "skypilot does not support tencent"),
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(gpuplan: Run, tmp_path: Path, args: tuple[str, ...],
+                                                         words: str) -> None:
+    args = tuple(str(tmp_path / "t.yaml") if a == "PLACEHOLDER" else a for a in args)
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", *args)
+    assert code == 2, err
+    assert words in err and "Traceback" not in err
+    assert not (tmp_path / "t.yaml").exists()
+    if "tencent" in words:
+        assert "gpuplan launch --from-plan --count 1" in err
+
+
+def test_pinned_nodes_plan_that_many(gpuplan: Run) -> None:
+    code, out, err = gpuplan("plan", "--gpu-hours", "2000", "--provider", "aws", "--gpu", "h100", "--nodes", "2",
+                             "--json")
+    assert code == 0, err
+    assert {o["nodes"] for o in json.loads(out)["options"]} == {2}
