@@ -40,6 +40,9 @@ from launch.ledger import LaunchRecord, LaunchState, Ledger, now
 
 ClientFor = Callable[[str, str], ComputeClient]
 LAUNCH_MODES = (BillingMode.HOURLY, BillingMode.MONTHLY, BillingMode.SPOT)
+# Tagged machines show up in list-by-tag within seconds on both clouds; after this long,
+# a launch whose call failed ambiguously and shows no machine started none.
+SETTLE_AFTER = timedelta(minutes=10)
 
 
 def crash_point(step: str) -> None:
@@ -354,8 +357,13 @@ def _settle(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo]) -> None:
         state = LaunchState.RUNNING if len(live) >= r.count else LaunchState.PARTIAL
     elif live:
         state = LaunchState.PENDING
+    elif r.state in (LaunchState.INTENT, LaunchState.UNKNOWN) and now() - r.created_at > SETTLE_AFTER:
+        # Nothing carries the launch's tag this long after the call: the provider started nothing.
+        ledger.set_state(r.id, LaunchState.FAILED, f"no machine with tag {TAG_ID}={r.id} "
+                         f"{SETTLE_AFTER.total_seconds() / 60:.0f} min after the launch")
+        return
     else:
-        return  # nothing found: an intent that never reached the provider stays for `down` to close
+        return  # nothing found yet: keep looking; `down` can close it now
     if state is not r.state:
         ledger.set_state(r.id, state)
 

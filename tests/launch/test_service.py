@@ -198,3 +198,15 @@ def test_a_pseudo_region_offer_needs_a_real_place() -> None:
     with pytest.raises(InputError, match="--region or --zone"):
         quote_launch(spec(provider="tencent", instance_type="GN10Xp.20XLARGE320", region=None), CAT,
                      hours_per_month=HPM)
+
+
+def test_an_ambiguous_launch_with_no_machine_after_ten_minutes_is_closed(ledger: Ledger) -> None:
+    cloud = Cloud(fail_next_run=ProviderError("connection reset after the request was sent"))
+    with pytest.raises(ProviderError):
+        launch(ledger, cloud)
+    (r,) = ledger.launches()
+    status(ledger, lambda p, reg: FakeCompute(cloud))
+    assert ledger.launch(r.id).state is LaunchState.UNKNOWN  # too early to say
+    ledger.db.execute("UPDATE launches SET created_at = '2000-01-01T00:00:00+00:00' WHERE id = ?", (r.id,))
+    status(ledger, lambda p, reg: FakeCompute(cloud))
+    assert ledger.launch(r.id).state is LaunchState.FAILED

@@ -1,0 +1,145 @@
+"""End to end through the real CLI process and boto3, against a moto server on 127.0.0.1.
+
+The CLI reaches moto through the standard AWS_ENDPOINT_URL, exactly as it would a private
+endpoint; the test's fake keys replace any real ones, so no real account can be touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "gpuplanFAKEawsSECRETkey0000000000000000"  # never a real key: only moto sees it
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture
+def moto_url() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    url = f"http://{host}:{port}"
+    # moto keeps its state per process, not per server: start every test from an empty cloud
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
+    yield url
+    server.stop()
+
+
+@pytest.fixture
+def ec2(moto_url: str) -> Any:
+    import boto3
+
+    return boto3.client("ec2", endpoint_url=moto_url, region_name="us-east-1", aws_access_key_id="gpuplan-FAKE-access-key-id",
+                        aws_secret_access_key=SECRET)
+
+
+@pytest.fixture
+def env(moto_url: str, tmp_path: Path) -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "TENCENTCLOUD_"))}
+    e.update({"AWS_ENDPOINT_URL": moto_url, "AWS_ACCESS_KEY_ID": "gpuplan-FAKE-access-key-id", "AWS_SECRET_ACCESS_KEY": SECRET,
+              "AWS_DEFAULT_REGION": "us-east-1", "GPUPLAN_HOME": str(tmp_path / "home"),
+              "HOME": str(tmp_path / "user"), "GPUPLAN_POLL_SECONDS": "0.05", "PYTHONPATH": str(ROOT),
+              "NO_PROXY": "127.0.0.1,localhost", "COLUMNS": "200", "PYTHONWARNINGS": "ignore::DeprecationWarning"})
+    return e
+
+
+@pytest.fixture
+def ami(ec2: Any) -> str:
+    return str(ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"])
+
+
+def cli(env: dict[str, str], *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "planner", *args], env={**env, **extra}, capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+
+
+def states(ec2: Any) -> dict[str, str]:
+    return {i["InstanceId"]: i["State"]["Name"] for r in ec2.describe_instances()["Reservations"]
+            for i in r["Instances"]}
+
+
+def launch_args(ami: str, *more: str) -> tuple[str, ...]:
+    return ("launch", "--provider", "aws", "--instance-type", "p3.2xlarge", "--region", "us-east-1", "--image", ami,
+            "--ttl", "2h", "--yes", *more)
+
+
+@pytest.mark.parametrize("billing", ["hourly", "spot"])
+def test_launch_running_ls_down(env: dict[str, str], ec2: Any, ami: str, billing: str) -> None:
+    r = cli(env, *launch_args(ami, "--billing", billing, "--json"))
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["state"] == "running" and got["billing"] == billing
+    (iid,) = got["instance_ids"]
+    tags = {t["Key"]: t["Value"] for res in ec2.describe_instances(InstanceIds=[iid])["Reservations"]
+            for i in res["Instances"] for t in i.get("Tags", [])}
+    assert tags["gpuplan:id"] == got["id"] and tags["gpuplan:managed"] == "true" and "gpuplan:expires" in tags
+    ls = json.loads(cli(env, "ls", "--json").stdout)["launches"]
+    assert [x["id"] for x in ls] == [got["id"]]
+    assert cli(env, "down", got["id"], "--yes").returncode == 0
+    assert states(ec2)[iid] == "terminated"
+
+
+def test_dry_run_answers_without_creating_anything(env: dict[str, str], ec2: Any, ami: str) -> None:
+    r = cli(env, *launch_args(ami, "--dry-run", "--json"))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["dry_run"] is True and states(ec2) == {}
+
+
+@pytest.mark.parametrize("step", ["intent", "after-run", "after-record", "waiting"])
+def test_kill_9_at_any_step_leaves_nothing_unfindable(env: dict[str, str], ec2: Any, ami: str, step: str) -> None:
+    r = cli(env, *launch_args(ami), GPUPLAN_CRASH_AT=step)
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    (row,) = json.loads(cli(env, "ls", "--json").stdout)["launches"]
+    assert sorted(row["instance_ids"]) == sorted(i for i, s in states(ec2).items() if s != "terminated")
+    assert bool(row["instance_ids"]) == (step != "intent")
+    assert cli(env, "down", row["id"], "--yes").returncode == 0
+    assert all(s == "terminated" for s in states(ec2).values())
+
+
+def test_reconcile_finds_gpuplan_machines_the_ledger_lost(env: dict[str, str], ec2: Any, ami: str) -> None:
+    got = json.loads(cli(env, *launch_args(ami, "--json")).stdout)
+    ledger = Path(env["GPUPLAN_HOME"]) / "data" / "ledger.sqlite3"
+    for f in ledger.parent.glob("ledger.sqlite3*"):
+        f.unlink()
+    r = cli(env, "ls", "--reconcile", "--provider", "aws", "--region", "us-east-1", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [u["instance_id"] for u in json.loads(r.stdout)["untracked"]] == got["instance_ids"]
+
+
+def test_capacity_in_a_pinned_zone_is_a_clear_error(env: dict[str, str], ami: str) -> None:
+    r = cli(env, "launch", "--provider", "aws", "--instance-type", "p3.2xlarge", "--zone", "us-east-1z", "--image",
+            ami, "--yes")
+    assert r.returncode in (2, 4, 6) and "Traceback" not in r.stderr and r.stderr.strip()
+
+
+def test_missing_credentials_say_what_to_set(env: dict[str, str], ami: str, tmp_path: Path) -> None:
+    bare = {k: v for k, v in env.items() if not k.startswith("AWS_ACCESS") and not k.startswith("AWS_SECRET")}
+    bare["AWS_CONFIG_FILE"] = str(tmp_path / "none")
+    bare["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "none")
+    bare["AWS_EC2_METADATA_DISABLED"] = "true"
+    r = subprocess.run([sys.executable, "-m", "planner", *launch_args(ami)], env=bare, capture_output=True, text=True,
+                       timeout=120, cwd=ROOT)
+    assert r.returncode == 3 and "AWS_ACCESS_KEY_ID" in r.stderr
+
+
+def test_no_secret_in_any_output_or_file(env: dict[str, str], ami: str) -> None:
+    runs = [cli(env, *launch_args(ami, "--json")), cli(env, "ls", "--json"), cli(env, "--debug", "ls"),
+            cli(env, "down", "--all", "--yes")]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+        assert SECRET not in r.stdout and SECRET not in r.stderr
+    for path in Path(env["GPUPLAN_HOME"]).rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
