@@ -40,9 +40,9 @@ class Demand(Protocol):
 
 
 def scaled_run(ref_hours: Decimal, offer: Offer, speed: float, basis: str, measured: bool,
-               cluster: Scaling | None = None) -> Run:
+               cluster: Scaling | None = None, cls: WorkloadClass = WorkloadClass.TRANSFORMER) -> Run:
     """``ref_hours`` of single-reference-GPU work spread over the offer's GPUs (and nodes)."""
-    eff = efficiency(offer.gpu_count, offer.interconnect)
+    eff = efficiency(offer.gpu_count, offer.interconnect, cls)
     nodes = cluster.nodes if cluster else 1
     across = cluster.efficiency if cluster else 1.0
     wall = ref_hours / Decimal(repr(speed * offer.gpu_count * eff * nodes * across))
@@ -82,7 +82,8 @@ class RefGpuHours:
             if isinstance(scaling, str):
                 return scaling
             cluster = scaling
-        return scaled_run(self.gpu_hours, offer, speed.relative, speed.basis, speed.measured, cluster)
+        return scaled_run(self.gpu_hours, offer, speed.relative, speed.basis, speed.measured, cluster,
+                          self.workload_class)
 
     def assumptions(self) -> dict[str, Any]:
         return {

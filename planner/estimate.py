@@ -323,7 +323,9 @@ def estimate_images(
     if w.images is None:
         raise InputError("no dataset size given", "give --images, e.g. --images 1281167 for ImageNet-1k")
     per_gpu, basis, measured = image_throughput(w, spec, catalog)
-    eff = efficiency(gpus, interconnect) if gpus > 1 else 1.0
+    from planner.perf import WorkloadClass
+
+    eff = efficiency(gpus, interconnect, WorkloadClass.CNN) if gpus > 1 else 1.0
     overhead, overhead_basis = _overhead(w.overhead, catalog)
     samples = w.images * w.epochs
     step_hours = samples / (per_gpu * gpus * eff) / 3600

@@ -5,10 +5,12 @@ with a log-linear model, log(throughput) = speed[gpu] + difficulty[suite, model]
 alternating least squares, so every suite and model contributes and GPUs that never
 ran in the same suite are still linked through the ones that did. A GPU with no rows
 for the class and precision gets a spec-based estimate: the measured speed of the
-nearest GPU of the same architecture, scaled by the ratio of the spec that bounds the
-class (tensor TFLOPS for CNNs, which are compute-bound; the geometric mean of tensor
-TFLOPS and memory bandwidth for transformers, which are memory-bound). Each answer
-says which of the two it is.
+nearest measured GPU of the same architecture (nearest in log peak TFLOPS and log memory
+bandwidth), scaled by the geometric mean of the two ratios. The TFLOPS are those of the
+precision asked for, on both sides and never mixed: dense FP16/BF16 tensor TFLOPS
+(FP32 accumulate) for mixed precision, FP32 TFLOPS for fp32. A GPU missing that figure
+is compared on memory bandwidth alone. docs/performance.md has the leave-one-out error
+of this rule. Each answer says whether it is measured or estimated, and from what.
 """
 
 from __future__ import annotations
@@ -143,16 +145,36 @@ def measured_log_speeds(catalog: Catalog, cls: WorkloadClass, precision: SpeedPr
     return {g: s for g, s in fitted.items() if g in keys}
 
 
-def spec_metric(spec: GpuSpec, cls: WorkloadClass, precision: SpeedPrecision) -> float | None:
-    """The spec figure that bounds this class's throughput, or None if the catalog lacks it."""
-    compute = spec.tensor_fp16_tflops if precision is SpeedPrecision.MIXED else spec.fp32_tflops
-    if compute is None:
-        compute = spec.fp32_tflops  # no tensor cores: mixed precision runs on the FP32 units
-    if cls is WorkloadClass.CNN or compute is None:
-        return compute
-    if spec.mem_bw_gbs is None:
-        return None
-    return math.sqrt(compute * spec.mem_bw_gbs)
+# Architectures without tensor cores run mixed precision on their FP32 units; the TFLOPS
+# compared are then FP32 on both sides, because every same-architecture anchor lacks
+# tensor cores too.
+NO_TENSOR_CORE_ARCHS = frozenset({"Kepler", "Maxwell", "Pascal"})
+
+
+class SpecFigures(NamedTuple):
+    """The two spec figures a speed estimate scales by (None where the catalog lacks one)."""
+
+    tflops: float | None
+    bandwidth: float | None
+
+
+def spec_figures(spec: GpuSpec, precision: SpeedPrecision) -> SpecFigures:
+    """Peak TFLOPS at ``precision`` and memory bandwidth, as the catalog gives them."""
+    if precision is SpeedPrecision.MIXED:
+        tflops = spec.tensor_fp16_tflops
+        if tflops is None and spec.arch in NO_TENSOR_CORE_ARCHS:
+            tflops = spec.fp32_tflops
+    else:
+        tflops = spec.fp32_tflops
+    return SpecFigures(tflops=tflops, bandwidth=spec.mem_bw_gbs)
+
+
+def _tflops_label(spec: GpuSpec, precision: SpeedPrecision) -> str:
+    if precision is SpeedPrecision.FP32:
+        return "FP32 TFLOPS"
+    if spec.tensor_fp16_tflops is None:
+        return "FP32 TFLOPS (no tensor cores)"
+    return "dense FP16 tensor TFLOPS"
 
 
 @lru_cache(maxsize=1024)
@@ -163,20 +185,28 @@ def log_speed(catalog: Catalog, gpu: str, cls: WorkloadClass, precision: SpeedPr
     if gpu in measured:
         return measured[gpu], True, "measured (Lambda benchmark fit)"
     spec = catalog.gpus[gpu]
-    metric = spec_metric(spec, cls, precision)
-    anchors = [
-        (k, s, m)
-        for k, s in measured.items()
-        if (m := spec_metric(catalog.gpus[k], cls, precision)) is not None
-    ]
-    if metric is None or not anchors:
-        metric = spec.mem_bw_gbs
-        anchors = [(k, s, m) for k, s in measured.items() if (m := catalog.gpus[k].mem_bw_gbs)]
-        if metric is None or not anchors:
-            raise ValueError(f"no benchmark or spec figure to estimate {gpu}")
-    same_arch = [a for a in anchors if catalog.gpus[a[0]].arch == spec.arch] or anchors
-    key, s, m = min(same_arch, key=lambda a: abs(math.log(a[2] / metric)))
-    return s + math.log(metric / m), False, f"spec-based estimate scaled from {key}"
+    mine = spec_figures(spec, precision)
+    # Both figures where the GPU has both; otherwise the one it has, on both sides.
+    use = [i for i, v in enumerate(mine) if v is not None]
+    if not use:
+        raise ValueError(f"no benchmark or spec figure to estimate {gpu}")
+    anchors = [(k, s, f) for k, s in measured.items()
+               if all((f := spec_figures(catalog.gpus[k], precision))[i] is not None for i in use)]
+    same_arch = [a for a in anchors if catalog.gpus[a[0]].arch == spec.arch]
+    pool = same_arch or anchors
+    if not pool:
+        raise ValueError(f"no measured GPU to estimate {gpu} from")
+
+    def log_ratio(f: SpecFigures, i: int) -> float:
+        return math.log(mine[i] / f[i])  # type: ignore[operator]
+
+    key, s, figs = min(pool, key=lambda a: (sum(log_ratio(a[2], i) ** 2 for i in use), a[0]))
+    estimate = s + sum(log_ratio(figs, i) for i in use) / len(use)
+    scaled = {2: f"{_tflops_label(spec, precision)} and memory bandwidth", 1: ""}[len(use)] or (
+        "memory bandwidth only (no TFLOPS figure for this precision)" if use == [1] else
+        f"{_tflops_label(spec, precision)} only (no memory bandwidth figure)")
+    where = f"same {spec.arch} architecture" if same_arch else f"no measured {spec.arch} GPU"
+    return estimate, False, f"spec-based estimate from {key} ({where}), scaled by {scaled}"
 
 
 @lru_cache(maxsize=4096)

@@ -404,6 +404,7 @@ def make_plan(
         "spot_overhead": str(s.spot_overhead),
         "fx": [r.label() for r in fx.used()],
         "catalog_as_of": cat.as_of.isoformat(),
+        "prices_as_of": cat.as_of_statement(c.providers),
         "prices": prices_statement(cat, c.providers),
         "catalog_layers": [f"{layer.layer}: {layer.origin} ({layer.rows} rows)" for layer in cat.layers],
     }

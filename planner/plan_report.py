@@ -103,7 +103,8 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
             "rank": i,
             "provider": o.provider,
             "offer": o.offer,
-            "region": o.region,
+            # A spot price is one zone's: name it where the run would go.
+            "region": f"{o.region} {o.zone}" if o.billing == "spot" and o.zone else o.region,
             "gpus": _gpus(o.gpu_count, o.gpu) if o.nodes == 1 else f"{o.nodes} x {_gpus(o.gpu_count, o.gpu)}",
             "billing": f"{o.billing}{'*' if o.estimate else ''}",
             "wall_hours": _fmt_hours(o.wall_hours),
@@ -130,7 +131,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
     a = p.assumptions
     out.print(
         f"[dim]Assumptions: {a.get('hours_per_month')} h/month, spot restart overhead "
-        f"{Decimal(a.get('spot_overhead', '0')):.0%}, prices as of {a.get('catalog_as_of')}; "
+        f"{Decimal(a.get('spot_overhead', '0')):.0%}, prices {a.get('prices_as_of') or 'as of ' + str(a.get('catalog_as_of'))}; "
         f"FX {'; '.join(a.get('fx', [])[:1]) or 'none'}.[/dim]",
         highlight=False,
     )

@@ -54,6 +54,13 @@ class Stock(StrEnum):
     UNKNOWN = "unknown"
 
 
+class AsOfKind(StrEnum):
+    """What a row's ``as_of`` is: the price's own date, or only the day a copy was read."""
+
+    PRICE_DATE = "price_date"  # the source dates the price, or it was observed live that day
+    READ_DATE = "read_date"  # the source gives no date: as_of is when the copy was read
+
+
 class Layer(StrEnum):
     SHIPPED = "shipped"
     CACHE = "cache"
@@ -107,6 +114,7 @@ class InstanceType(Sourced):
     reserved_3y: Decimal | None = None
     stock: Stock = Stock.UNKNOWN
     layer: Layer = Layer.SHIPPED
+    as_of_kind: AsOfKind = AsOfKind.PRICE_DATE
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -144,7 +152,7 @@ class InstanceType(Sourced):
 INSTANCE_COLUMNS = (
     "provider", "instance_type", "family", "gpu", "gpu_count", "vcpu", "mem_gb", "region", "zone", "zones",
     "currency", "hourly", "hourly_high", "monthly", "monthly_high", "spot", "spot_high", "reserved_1y",
-    "reserved_3y", "stock", "source", "as_of", "notes",
+    "reserved_3y", "stock", "as_of_kind", "source", "as_of", "notes",
 )
 _REQUIRED = ("instance_type", "gpu", "gpu_count", "region", "currency", "source", "as_of")
 _PRICES = ("hourly", "hourly_high", "monthly", "monthly_high", "spot", "spot_high", "reserved_1y", "reserved_3y")
@@ -188,6 +196,7 @@ def parse_instances(text: str, *, origin: str, layer: Layer, provider: str | Non
                 zones=tuple(z for z in (r.get("zones") or "").split(";") if z),
                 currency=Currency.parse(r["currency"]),
                 stock=Stock(r.get("stock") or Stock.UNKNOWN),
+                as_of_kind=AsOfKind(r.get("as_of_kind") or AsOfKind.PRICE_DATE),
                 layer=layer,
                 source=r["source"],
                 as_of=date.fromisoformat(r["as_of"].strip()),
@@ -433,6 +442,11 @@ class Catalog:
         return Catalog(gpus=self.gpus, instances=instances, cards=self.cards, electricity=self.electricity,
                        layers=self.layers, networks=self._networks)
 
+    def with_gpus(self, gpus: dict[str, GpuSpec]) -> Catalog:
+        """The same offers and prices with other GPU specs (what-if runs, tests)."""
+        return Catalog(gpus=gpus, instances=self.instances, cards=self.cards, electricity=self.electricity,
+                       layers=self.layers)
+
     @cached_property
     def providers(self) -> tuple[str, ...]:
         """Every provider with rows, in first-seen order, then buying cards."""
@@ -474,6 +488,21 @@ class Catalog:
         """The newest date of any price in the catalog."""
         dates = [i.as_of for i in self.instances] + [c.as_of for c in self.cards]
         return max(dates)
+
+    def as_of_statement(self, providers: Iterable[str] | None = None) -> str:
+        """When each cloud's prices are from: their own date, or the day a copy was read where the source gives none."""
+        wanted = None if providers is None else set(providers)
+        parts = []
+        for p in dict.fromkeys(i.provider for i in self.instances):
+            if wanted is not None and p not in wanted:
+                continue
+            rows = [i for i in self.instances if i.provider == p]
+            newest = max(i.as_of for i in rows).isoformat()
+            if all(i.as_of_kind is AsOfKind.READ_DATE for i in rows):
+                parts.append(f"{p} read {newest} (the source gives no price date)")
+            else:
+                parts.append(f"{p} as of {newest}")
+        return "; ".join(parts) or f"as of {self.as_of.isoformat()}"
 
     @cached_property
     def networks(self) -> dict[tuple[str, str], NetworkSpec]:

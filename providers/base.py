@@ -40,6 +40,9 @@ class Offer(BaseModel):
     estimated: frozenset[BillingMode] = frozenset()
     # Live rows only: the zone each rate was taken from, and zones that sell none now.
     rate_zones: dict[BillingMode, str] = {}
+    # Every zone's spot price, cheapest first, where the data is per zone: the spread a
+    # typical price is picked from, and the cheapest zone `--spot-price cheapest` uses.
+    spot_zones: tuple[tuple[str, Decimal], ...] = ()
     sold_out_zones: tuple[str, ...] = ()
     stock: Stock = Stock.UNKNOWN
     layer: Layer = Layer.SHIPPED

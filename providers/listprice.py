@@ -5,16 +5,17 @@ Configured by data, not code: the catalog's rows for the provider and its billin
 publishes no spot price. Adding a list-price cloud is one CSV under
 ``pricing/data/instances/`` plus its billing-rule entries.
 
-Live rows (from ``gpuplan catalog refresh``) are per zone; they are folded into one offer
-per (instance type, region): hourly, monthly and reserved take the cheapest zone that
-sells the type (you can pick that zone), spot takes the median over selling zones (a
-spot price is a moving market: the cheapest zone's price now is not what a run pays),
-and every rate names its zone. Zones that are sold out are kept aside for ``--explain``.
+Per-zone rows (the shipped AWS snapshot, and live rows from ``gpuplan catalog refresh``)
+are folded into one offer per (instance type, region): hourly, monthly and reserved take
+the cheapest zone that sells the type (you can pick that zone), spot takes the median
+over selling zones (a spot price is a moving market: the cheapest zone's price now is
+not what a run pays; with an even count the dearer middle zone, so the price is always a
+real zone's), and every rate names its zone. ``spot_pricing="cheapest"`` takes the
+cheapest zone's spot instead. Zones that are sold out are kept aside for ``--explain``.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from decimal import Decimal
 
@@ -49,11 +50,14 @@ def _interconnect(gpu_interconnect: Interconnect, gpu_count: float) -> Interconn
 
 
 def _median_row(rows: list[InstanceType], mode: BillingMode) -> tuple[Decimal, str]:
-    """The median rate over zones and the zone whose rate is nearest it (the lower on a tie)."""
+    """The median rate over zones and its zone; with an even count, the dearer middle zone.
+
+    The dearer middle keeps the price a real zone's (a run is launched in one zone) and,
+    with two zones, stops "median" meaning "cheapest", the headline this replaces.
+    """
     priced = sorted((r.rate(mode), r.zone) for r in rows if r.rate(mode) is not None)  # type: ignore[type-var]
-    mid = Decimal(str(statistics.median_low([p for p, _ in priced])))  # type: ignore[type-var]
-    zone = next(z for p, z in priced if p == mid)
-    return mid, zone
+    mid, zone = priced[len(priced) // 2]
+    return mid, zone  # type: ignore[return-value]
 
 
 class ListPriceProvider(Provider):
@@ -106,13 +110,15 @@ class ListPriceProvider(Provider):
             if top != rates[mode]:
                 highs[mode] = top  # type: ignore[assignment]
         extra = self._estimates(rates.get(BillingMode.HOURLY), BillingMode.SPOT in rates)
+        spot_zones = tuple(sorted(((r.zone, r.spot) for r in pool if r.spot is not None),
+                                  key=lambda zp: (zp[1], zp[0])))
         return Offer(
             provider=first.provider, name=first.instance_type, family=first.family, region=first.region,
             zones=tuple(sorted(r.zone for r in selling)), gpu=first.gpu, gpu_count=first.gpu_count,
             interconnect=_interconnect(self.catalog.gpus[first.gpu].interconnect, first.gpu_count),
             vcpu=first.vcpu, mem_gb=first.mem_gb, currency=first.currency,
             rates={**extra, **rates}, rates_high=highs, estimated=frozenset(extra), rate_zones=zones,
-            sold_out_zones=sold_out, stock=Stock.AVAILABLE if selling else Stock.SOLD_OUT, layer=first.layer,
+            spot_zones=spot_zones, sold_out_zones=sold_out, stock=Stock.AVAILABLE if selling else Stock.SOLD_OUT, layer=first.layer,
             source=first.source, as_of=max(r.as_of for r in rows), notes=first.notes,
         )
 
@@ -137,14 +143,34 @@ class ListPriceProvider(Provider):
         unit_price = Money(amount=rate, currency=offer.currency)
         notes = [n for n in (rule.note,) if n]
         zone = offer.rate_zones.get(mode)
-        high = offer.rates_high.get(mode)
         if zone is not None:
-            how = "median over zones that sell it" if (
-                mode is BillingMode.SPOT and self.spot_pricing == SpotPricing.TYPICAL) else "cheapest zone that sells it"
-            spread = f"; {rate}-{high} {offer.currency} across zones" if high is not None else ""
-            notes.append(f"live price of {zone} ({how}{spread})")
-        elif high is not None:
+            notes.append(self._zone_note(offer, mode, zone))
+        elif (high := offer.rates_high.get(mode)) is not None:
             notes.append(f"cheapest zone's list price; up to {high} {offer.currency} in other zones")
         item = LineItem.priced(f"{offer.name} {mode}", cost / rate, _UNITS[mode], unit_price)
         return Quote(offer=offer, billing=mode, wall_hours=wall_hours, cost=Money(amount=cost, currency=offer.currency),
                      line_items=(item,), notes=tuple(notes), estimate=mode in offer.estimated, zone=zone)
+
+    def _zone_note(self, offer: Offer, mode: BillingMode, zone: str) -> str:
+        """Which zone's price this is, and how it sits among the other zones' prices."""
+        cur = offer.currency
+        live = "live " if offer.live else ""
+        if mode is BillingMode.SPOT and len(offer.spot_zones) > 1:
+            lo_zone, lo = offer.spot_zones[0]
+            hi_zone, hi = offer.spot_zones[-1]
+            span = f"{_num(lo)} ({lo_zone}) to {_num(hi)} {cur} ({hi_zone}) over {len(offer.spot_zones)} zones"
+            if self.spot_pricing == SpotPricing.TYPICAL:
+                return (f"{live}spot priced at the median zone, {zone} ({_num(offer.rates[mode])} {cur}); "
+                        f"spot ranges {span}; --spot-price cheapest plans with {lo_zone}")
+            return f"{live}spot priced at the cheapest zone now, {zone}; spot ranges {span}"
+        if mode is BillingMode.SPOT and offer.spot_zones:
+            return f"{live}spot price of {zone}, the only zone of {offer.region} with one"
+        high = offer.rates_high.get(mode)
+        if high is None:
+            return f"{live}price of {zone} (the same in every zone that sells it)"
+        return f"{live}price of {zone}, the cheapest zone that sells it; up to {_num(high)} {cur} in other zones"
+
+
+def _num(d: Decimal) -> str:
+    """A price as written in the source, without trailing zeros (0.720100 -> 0.7201)."""
+    return format(d.normalize(), "f")

@@ -35,9 +35,8 @@ def build_interconnect(spec_interconnect: Interconnect, n: int) -> Interconnect:
     """How n bought cards talk: bridges pair cards; SXM modules sit on an NVLink baseboard."""
     if spec_interconnect is Interconnect.NVLINK_BRIDGE:
         return Interconnect.NVLINK if n == 2 else Interconnect.PCIE
-    if spec_interconnect is Interconnect.NVLINK:
-        # SXM boards need an HGX baseboard; bought as cards they talk over PCIe.
-        return Interconnect.PCIE if n > 2 else spec_interconnect
+    # SXM modules only run on an NVLink/NVSwitch baseboard (HGX/DGX class), so a bought
+    # set scales over NVLink; the baseboard itself is not priced (the offer says so).
     return spec_interconnect
 
 

@@ -90,6 +90,7 @@ def test_explain_lists_exclusions(gpuplan: Run) -> None:
     (["plan", "--gpu-hours", "10", "-o", "yaml"], "output format"),
     (["plan", "--gpu-hours", "10", "--ref-gpu", "V1000"], "unknown GPU"),
     (["offers", "--provider", "gcp"], "unknown provider"),
+    (["plan", "--gpu-hours", "10", "--spot-price", "lowest"], "'typical' or 'cheapest'"),
 ])
 def test_bad_input_is_one_clear_line_and_a_nonzero_exit(gpuplan: Run, args: list[str], needle: str) -> None:
     code, out, err = gpuplan(*args)

@@ -82,6 +82,14 @@ def test_bridged_cards_use_nvlink_only_in_pairs() -> None:
     assert offers[4].interconnect is Interconnect.PCIE
 
 
+def test_bought_sxm_modules_scale_over_their_nvlink_baseboard() -> None:
+    sxm = [o for o in LocalProvider(SHIPPED).list_offers() if "SXM" in o.gpu and o.gpu_count > 2]
+    assert sxm, "the shipped card prices include SXM modules"
+    for o in sxm:
+        assert o.interconnect is Interconnect.NVLINK
+        assert "baseboard" in o.notes  # the baseboard is needed and not priced: the offer must say so
+
+
 def test_unknown_provider_suggests() -> None:
     with pytest.raises(UnknownNameError) as err:
         parse_provider("tencnet", SHIPPED)
