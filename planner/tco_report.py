@@ -45,6 +45,7 @@ def payload(r: TcoResult) -> dict[str, Any]:
         "currency": r.currency.value,
         "months": r.months,
         "usage_gpu_hours_per_month": str(r.usage_gpu_hours),
+        "usage_unit": r.unit.label,
         "assumptions": r.assumptions,
         "options": [
             {
@@ -53,7 +54,8 @@ def payload(r: TcoResult) -> dict[str, Any]:
                 "monthly_cost": [cents(m) for m in o.monthly_cost],
                 "cumulative_cost": [cents(m) for m in o.cumulative_cost],
                 "total_cost": cents(o.total_cost),
-                "cost_per_gpu_hour": None if o.cost_per_gpu_hour is None else str(o.cost_per_gpu_hour.quantize(Decimal("0.0001"))),
+                "cost_per_ref_gpu_hour": None if o.cost_per_ref_gpu_hour is None
+                else str(o.cost_per_ref_gpu_hour.quantize(Decimal("0.0001"))),
                 "line_items": [_line_json(i) for i in o.lines],
                 "notes": o.notes,
             }
@@ -67,7 +69,7 @@ def payload(r: TcoResult) -> dict[str, Any]:
         ],
         "monthly_vs_hourly_hours": {k: None if v is None else str(v.quantize(Decimal("0.01")))
                                     for k, v in r.monthly_vs_hourly_hours.items()},
-        "owned_cost_per_gpu_hour": {k: [{"utilization": str(u), "cost": str(c.quantize(Decimal("0.0001")))}
+        "owned_cost_per_ref_gpu_hour": {k: [{"utilization": str(u), "cost": str(c.quantize(Decimal("0.0001")))}
                                         for u, c in pts] for k, pts in r.owned_curves.items()},
         "verdict": r.verdict,
     }
@@ -94,16 +96,18 @@ def sections(r: TcoResult) -> list[Section]:
     steps = sorted({m for m in (1, 6, 12, 24, 36, 48, 60, r.months) if m <= r.months})
     out = [
         Section(
-            title=f"Buy vs rent over {r.months} months at {r.usage_gpu_hours:g} GPU-hours a month (costs in {c})",
+            title=(f"Buy vs rent over {r.months} months at {r.usage_gpu_hours:g} {r.unit.ref_gpu} GPU-hours of work "
+                   f"a month (costs in {c})"),
             columns=[("option", "option", False), ("kind", "kind", False), ("gpus", "GPUs", False),
                      ("region", "region", False), ("first", "month 1", True), ("later", "later months", True),
-                     ("total", f"total {r.months} mo", True), ("per_gpu_h", "per GPU-h", True)],
+                     ("total", f"total {r.months} mo", True), ("per_gpu_h", "per ref GPU-h", True)],
             rows=[{"option": _option_label(o), "kind": o.kind.value, "gpus": f"{o.gpu_count:g}x {o.gpu}",
                    "region": o.region or "-", "first": shown(o.monthly_cost[0]),
                    "later": shown(o.monthly_cost[1]) if len(o.monthly_cost) > 1 else "-",
-                   "total": shown(o.total_cost), "per_gpu_h": shown(o.cost_per_gpu_hour, 4)}
+                   "total": shown(o.total_cost), "per_gpu_h": shown(o.cost_per_ref_gpu_hour, 4)}
                   for o in sorted(r.options, key=lambda o: o.total_cost)],
-            caption="* estimated price. Buy: month 1 pays the hardware net of its resale value.",
+            caption=("* estimated price. Buy: month 1 pays the hardware net of its resale value. Per ref GPU-h: per "
+                     f"{r.unit.ref_gpu} GPU-hour of work, each option's hours scaled by its speed and scaling."),
         ),
     ]
     if r.breakeven:
@@ -115,7 +119,7 @@ def sections(r: TcoResult) -> list[Section]:
                    "formula": shown(b.months_formula, 1) or "never",
                    "util": f"{b.utilization:.1%}" if b.utilization is not None else "above 100%"}
                   for b in r.breakeven],
-            caption="Break-even utilization: where the owned cost per GPU-hour meets the rental's at this usage.",
+            caption="Break-even utilization: where the owned cost per unit of work meets the rental's at this usage.",
         ))
     if r.monthly_vs_hourly_hours:
         out.append(Section(
@@ -134,7 +138,7 @@ def sections(r: TcoResult) -> list[Section]:
     for name, pts in r.owned_curves.items():
         picks = [p for p in pts if p[0] in (Decimal("0.1"), Decimal("0.25"), Decimal("0.5"), Decimal("0.75"), Decimal(1))]
         out.append(Section(
-            title=f"{name}: cost per delivered GPU-hour by utilization ({c})",
+            title=f"{name}: cost per {r.unit.ref_gpu} GPU-hour of work by utilization ({c})",
             columns=[(f"u{u}", f"{u:.0%}", True) for u, _ in picks],
             rows=[{f"u{u}": shown(v, 4) for u, v in picks}],
         ))
@@ -158,10 +162,10 @@ def sections(r: TcoResult) -> list[Section]:
 def assumption_lines(r: TcoResult) -> list[str]:
     a = r.assumptions
     lines = [f"Usage: {a['usage']}; {a['hours_per_month']} hours per month; spot restart overhead "
-             f"{Decimal(a['spot_overhead']):.0%}; prices as of {a['catalog_as_of']}.",
+             f"{Decimal(a['spot_overhead']):.0%}; prices {a['prices_as_of']}.",
              f"FX: {'; '.join(a['fx']) or 'none'}.",
              f"Resale counted {a['resale_counted']}. Power: {a['power']}.",
-             "GPU-hours count the same on every GPU model (no speed normalisation; see `gpuplan plan`)."]
+             f"Work, not hours: {a['usage_counts_work']}."]
     for d in a["defaults"]:
         flag = " [ASSUMPTION]" if d["assumption"] else ""
         lines.append(f"{d['key']} = {d['value']} {d['unit']}{flag}: {d['source']} ({d['as_of']})")
@@ -342,7 +346,7 @@ def write_chart(r: TcoResult, path: Path) -> None:
         ax.set_xlabel("month")
         ax.set_ylabel(f"cumulative cost ({r.currency})")
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
-        ax.set_title(f"Buy vs rent at {r.usage_gpu_hours:g} GPU-hours a month")
+        ax.set_title(f"Buy vs rent at {r.usage_gpu_hours:g} {r.unit.ref_gpu} GPU-hours of work a month")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8, loc="upper left")
         fig.tight_layout()

@@ -32,10 +32,13 @@ def load_scenario(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"cannot read scenario file {path}: {exc}") from None
     data = {k.replace("-", "_"): v for k, v in data.items()}
+    if "class" in data:  # the flag's name; the field avoids the Python keyword
+        data["workload_class"] = data.pop("class")
     unknown = sorted(set(data) - set(Scenario.model_fields))
     if unknown:
+        known = ["class" if k == "workload_class" else k for k in Scenario.model_fields]
         raise InputError(f"scenario file {path} has unknown keys: {', '.join(unknown)}",
-                         f"known keys: {', '.join(Scenario.model_fields)}")
+                         f"known keys: {', '.join(known)}")
     for key in ("buy", "vs", "billing", "fx"):
         if isinstance(data.get(key), str):
             data[key] = [data[key]]
@@ -60,14 +63,18 @@ def make_scenario(flags: dict[str, Any], scenario_file: Path | None) -> Any:
         return Scenario(**merged)
     except ValidationError as exc:
         where, msg = first_error(exc)
-        raise InputError(f"bad value for --{where.replace('_', '-')}: {msg}",
+        flag = "class" if where == "workload_class" else where.replace("_", "-")
+        raise InputError(f"bad value for --{flag}: {msg}",
                          "check the flag or the scenario file") from None
 
 
 
 @app.command()
 def tco(
-    usage: Annotated[Optional[str], _opt("--usage", "GPU-hours of work per month, e.g. 300.")] = None,
+    usage: Annotated[Optional[str], _opt("--usage", "GPU-hours of work per month on the reference GPU (--ref-gpu), e.g. 300.")] = None,
+    ref_gpu: Annotated[Optional[str], _opt("--ref-gpu", "GPU the usage is measured on. [default: V100-SXM2-32GB]", "GPU")] = None,
+    workload_class: Annotated[Optional[str], _opt("--class", "Workload class for relative speed: transformer or cnn. [default: transformer]", "CLASS")] = None,
+    precision: Annotated[Optional[str], _opt("--precision", "mixed (fp16/bf16 AMP) or fp32. [default: mixed]", "PRECISION")] = None,
     hours_per_day: Annotated[Optional[str], _opt("--hours-per-day", "Or: hours a day the whole machine runs (with --days-per-month).")] = None,
     days_per_month: Annotated[Optional[str], _opt("--days-per-month", "Days a month it runs. [default: 30]")] = None,
     months: Annotated[Optional[int], typer.Option("--months", help="Horizon in months. [default: 36]")] = None,
@@ -129,13 +136,14 @@ def tco(
     flags: dict[str, Any] = {k: None if v is None else to_decimal(v, "--" + k.replace("_", "-"))
                              for k, v in numbers.items()}
     flags.update(months=months, buy=buy, vs=vs, region=region, billing=billing, condition=condition,
-                 colo=colo, currency=currency, fx=fx)
+                 colo=colo, currency=currency, fx=fx, ref_gpu=ref_gpu, workload_class=workload_class,
+                 precision=precision)
     sc = make_scenario(flags, scenario)
     settings = load_settings(currency=sc.currency, fx=tuple(sc.fx) if sc.fx else None,
                              hours_per_month=sc.hours_per_month, spot_overhead=sc.spot_overhead)
     result = build_tco(sc, currency=settings.currency, fx=settings.fx_table(),
                        hours_per_month=settings.hours_per_month, spot_overhead=settings.spot_overhead,
-                       catalog=catalog_from(settings, catalog))
+                       catalog=catalog_from(settings, catalog), ref_gpu=settings.ref_gpu)
     written = []
     for path, text in ((markdown_file, markdown), (html_file, html_page)):
         if path is not None:

@@ -48,7 +48,7 @@ class TcoOption(BaseModel):
     monthly_cost: list[Decimal]
     cumulative_cost: list[Decimal]
     total_cost: Decimal
-    cost_per_gpu_hour: Decimal | None
+    cost_per_ref_gpu_hour: Decimal | None  # total cost / reference GPU-hours of work done
     estimate: bool = False
     lines: list[TcoLine]
     notes: list[str] = []
@@ -65,8 +65,8 @@ def cumulative(monthly: list[Decimal]) -> list[Decimal]:
 def _option(name: str, kind: BillingMode, monthly: list[Decimal], usage: Decimal, **kw: Any) -> TcoOption:
     cum = cumulative(monthly)
     months = len(monthly)
-    per_gpu_h = cum[-1] / (usage * months) if usage > 0 and months else None
+    per_work_h = cum[-1] / (usage * months) if usage > 0 and months else None
     return TcoOption(name=name, kind=kind, monthly_cost=monthly, cumulative_cost=cum, total_cost=cum[-1],
-                     cost_per_gpu_hour=per_gpu_h, **kw)
+                     cost_per_ref_gpu_hour=per_work_h, **kw)
 
 

@@ -49,6 +49,9 @@ class Owned(BaseModel):
     maintenance_fraction: Decimal
     colo_per_kw_month: Money | None = None
     hours_per_month: Decimal
+    # Reference GPU-hours of work one GPU-hour of these cards does (speed x scaling, see
+    # planner.tco.work); 1 when the cards are the reference GPU and scale perfectly.
+    work_per_gpu_hour: Decimal = Decimal(1)
 
     @property
     def currency(self) -> Currency:
@@ -74,8 +77,9 @@ class Owned(BaseModel):
     def life_months(self) -> int:
         return max(1, math.ceil(self.depreciation_years * 12))
 
-    def utilization(self, usage_gpu_hours: Decimal) -> Decimal:
-        return usage_gpu_hours / (self.n * self.hours_per_month)
+    def utilization(self, usage: Decimal) -> Decimal:
+        """The share of the cards' hours that ``usage`` reference GPU-hours of work a month keep busy."""
+        return usage / (self.work_per_gpu_hour * self.n * self.hours_per_month)
 
     def average_watts(self, u: Decimal) -> Decimal:
         per_gpu = self.tdp_w * u + self.tdp_w * self.idle_fraction * (1 - u)
@@ -113,17 +117,24 @@ class Owned(BaseModel):
             return None
         return (self.depreciation_per_month + self.opex_per_month(u)) / (self.n * u * self.hours_per_month)
 
+    def cost_per_work_hour(self, u: Decimal) -> Decimal | None:
+        """Owned cost per reference GPU-hour of work done at utilization ``u``."""
+        per_gpu_hour = self.cost_per_gpu_hour(u)
+        return None if per_gpu_hour is None else per_gpu_hour / self.work_per_gpu_hour
+
     def monthly_costs(self, u: Decimal, months: int) -> list[Decimal]:
         """Cash per month: CAPEX_net at the start of each life, opex every month."""
         opex = self.opex_per_month(u)
         return [opex + (self.capex_net if i % self.life_months == 0 else ZERO) for i in range(months)]
 
-    def breakeven_utilization(self, rate_per_gpu_hour: Decimal) -> Decimal | None:
-        """The u at which the owned cost per GPU-hour equals ``rate_per_gpu_hour``.
+    def breakeven_utilization(self, rate_per_work_hour: Decimal) -> Decimal | None:
+        """The u at which the owned cost per reference GPU-hour of work equals ``rate_per_work_hour``.
 
-        Solves (dep + fixed + e0 + e1 u) = r n u H for u, where e0 is the energy at
-        u = 0 and e1 its slope; None when renting stays cheaper even at u = 1.
+        Solves (dep + fixed + e0 + e1 u) = r w n u H for u, where w is the work one
+        GPU-hour does, e0 the energy at u = 0 and e1 its slope; None when renting
+        stays cheaper even at u = 1.
         """
+        rate_per_gpu_hour = rate_per_work_hour * self.work_per_gpu_hour
         e0 = self.energy_per_month(ZERO)
         e1 = self.energy_per_month(Decimal(1)) - e0
         fixed = self.depreciation_per_month + self.maintenance_per_month + self.colo_per_month
@@ -210,6 +221,7 @@ def make_owned(
     fx: Fx,
     hours_per_month: Decimal,
     catalog: Catalog,
+    work_per_gpu_hour: Decimal = Decimal(1),
 ) -> Owned:
     if spec.tdp_w is None:
         raise PriceMissingError(f"{spec.key} has no TDP in the catalog", "its power draw cannot be estimated")
@@ -251,13 +263,14 @@ def make_owned(
         pue=pue, kwh_price=kwh, kwh_label=kwh_label, depreciation_years=years,
         resale_fraction=_check_fraction(_pick(sc.resale, "resale_fraction"), "--resale"),
         maintenance_fraction=_check_fraction(_pick(sc.maintenance, "maintenance_fraction"), "--maintenance"),
-        colo_per_kw_month=colo, hours_per_month=hours_per_month,
+        colo_per_kw_month=colo, hours_per_month=hours_per_month, work_per_gpu_hour=work_per_gpu_hour,
     )
 
 
-def buy_option(owned: Owned, usage: Decimal, months: int) -> TcoOption:
+def buy_option(owned: Owned, usage: Decimal, months: int, notes: list[str] | None = None) -> TcoOption:
+    """Buying ``owned`` for ``usage`` reference GPU-hours of work a month over ``months``."""
     u = owned.utilization(usage)
-    notes = [f"utilization {u:.1%} of {owned.gpu_count} GPUs x {owned.hours_per_month:g} h",
+    notes = [*(notes or []), f"utilization {u:.1%} of {owned.gpu_count} GPUs x {owned.hours_per_month:g} h",
              f"card price {owned.card_native} ({owned.card_source}, {owned.card_as_of})"]
     if months > owned.life_months:
         notes.append(f"the horizon outlasts the {owned.depreciation_years:g}-year life: the hardware is bought "

@@ -53,11 +53,16 @@ def rent_option(
     spot_overhead: Decimal,
     catalog: Catalog,
     notes: list[str] | None = None,
+    work_per_hour: Decimal | None = None,
 ) -> TcoOption:
-    """``offer`` under ``mode`` for ``usage`` GPU-hours every month, ``months`` months."""
+    """``offer`` under ``mode`` for ``usage`` reference GPU-hours of work every month, ``months`` months.
+
+    ``work_per_hour`` is the reference GPU-hours one instance-hour does (planner.tco.work);
+    left out, the offer's own GPU is the reference and its GPUs scale perfectly.
+    """
     if mode not in offer.rates:
         raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
-    instance_hours = usage / Decimal(repr(offer.gpu_count))
+    instance_hours = usage / (work_per_hour if work_per_hour is not None else Decimal(repr(offer.gpu_count)))
     extra = list(notes or [])
     conv = fx.rate(offer.currency, currency)
 

@@ -12,7 +12,10 @@ class Scenario(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    usage: Decimal | None = None
+    usage: Decimal | None = None  # GPU-hours of work a month on the reference GPU
+    ref_gpu: str | None = None  # default: the settings' ref_gpu
+    workload_class: str | None = None  # "class" in a scenario file, --class on the command line
+    precision: str | None = None
     hours_per_day: Decimal | None = None
     days_per_month: Decimal | None = None
     months: int = 36

@@ -59,9 +59,10 @@ def offer(hourly: str = "1.50", monthly: str | None = "700", provider: str = "aw
                  interconnect=Interconnect.PCIE, currency=USD, rates=rates, source="test", as_of=date(2026, 1, 1))
 
 
-def rent(o: Offer, usage: Decimal, months: int, mode: BillingMode = BillingMode.HOURLY):  # type: ignore[no-untyped-def]
+def rent(o: Offer, usage: Decimal, months: int, mode: BillingMode = BillingMode.HOURLY,  # type: ignore[no-untyped-def]
+         work_per_hour: Decimal | None = None):
     return rent_option(o, mode, usage, months, currency=USD, fx=FX, hours_per_month=Decimal(730),
-                       spot_overhead=Decimal("0.1"), catalog=Catalog.shipped())
+                       spot_overhead=Decimal("0.1"), catalog=Catalog.shipped(), work_per_hour=work_per_hour)
 
 
 def q2(d: Decimal) -> str:
@@ -70,8 +71,11 @@ def q2(d: Decimal) -> str:
 
 def test_the_hand_worked_example() -> None:
     doc = DOCS.read_text(encoding="utf-8")
-    o = owned()
-    usage = Decimal(730)
+    w = Decimal("1.6") * Decimal("0.95")  # each card 1.6x the reference GPU, 95% scaling on two
+    assert f"w = 1.6 × 0.95 = **{w.normalize()}**" in doc
+    o = owned(work_per_gpu_hour=w)
+    usage = Decimal("0.5") * w * 2 * 730  # the docs' 1,109.6 reference GPU-hours
+    assert f"usage {usage.normalize():,} reference" in doc
     u = o.utilization(usage)
     expected = {
         "CAPEX": (o.capex, "3,000.00"),
@@ -87,22 +91,26 @@ def test_the_hand_worked_example() -> None:
     for what, (value, text) in expected.items():
         assert q2(value) == text, what
         assert f"**{text}" in doc, f"docs/tco.md lost the {what} figure {text}"
-    per_gpu_hour = o.cost_per_gpu_hour(u)
+    per_gpu_hour, per_work_hour = o.cost_per_gpu_hour(u), o.cost_per_work_hour(u)
     assert per_gpu_hour is not None and f"{per_gpu_hour:.4f}" == "0.2489" and "**0.2489**" in doc
+    assert per_work_hour is not None and f"{per_work_hour:.4f}" == "0.1637" and "**0.1637**" in doc
 
     buy = buy_option(o, usage, 36)
-    hourly = rent(offer(), usage, 36)
-    assert q2(hourly.monthly_cost[0]) == "1,095.00" and "**1,095.00**" in doc
-    assert [q2(c) for c in buy.cumulative_cost[:3]] == ["2,369.17", "2,488.34", "2,607.51"]
-    assert breakeven_month(buy.cumulative_cost, hourly.cumulative_cost) == 3 and "**month 3**" in doc
+    # The rented instance is one reference GPU: one reference GPU-hour of work an hour.
+    hourly = rent(offer(), usage, 36, work_per_hour=Decimal(1))
+    assert q2(hourly.monthly_cost[0]) == "1,664.40" and "**1,664.40**" in doc
+    assert [q2(c) for c in buy.cumulative_cost[:2]] == ["2,369.17", "2,488.34"]
+    assert [q2(c) for c in hourly.cumulative_cost[:2]] == ["1,664.40", "3,328.80"]
+    assert breakeven_month(buy.cumulative_cost, hourly.cumulative_cost) == 2 and "**month 2**" in doc
     formula = o.capex_net / (hourly.monthly_cost[0] - o.opex_per_month(u))
-    assert f"{formula:.2f}" == "2.31" and "**2.31**" in doc
+    assert f"{formula:.2f}" == "1.46" and "**1.46**" in doc
     bu = o.breakeven_utilization(Decimal("1.50"))
-    assert bu is not None and f"{bu:.2%}" == "5.91%" and "**5.91 %**" in doc
+    assert bu is not None and f"{bu:.2%}" == "3.82%" and "**3.82 %**" in doc
     mvh = monthly_vs_hourly_hours(offer())
     assert mvh is not None and f"{mvh:.2f}" == "466.67" and "**466.67**" in doc
     assert q2(buy.total_cost) == "6,540.12" and "**6,540.12**" in doc
-    assert q2(hourly.total_cost) == "39,420.00" and "**39,420.00**" in doc
+    assert q2(hourly.total_cost) == "59,918.40" and "**59,918.40**" in doc
+    assert buy.cost_per_ref_gpu_hour == buy.total_cost / (usage * 36)
 
 
 def test_line_items_multiply_out() -> None:
@@ -239,6 +247,30 @@ def test_breakeven_utilization_prices_owned_at_the_rental_rate(o: Owned, rate: D
         assert cost is not None and abs(cost - rate) <= rate * Decimal("1e-9")
 
 
+@settings(max_examples=60)
+@given(owned_hw(), FRACTION, st.decimals(min_value=Decimal("0.1"), max_value=10, places=2))
+def test_faster_cards_do_the_same_work_in_fewer_hours(o: Owned, u: Decimal, k: Decimal) -> None:
+    """Work, not hours: cards k times faster are busy 1/k as long for the same usage, and
+    their cost per unit of work at a given utilization is 1/k of the slower cards'."""
+    usage = u * o.n * o.hours_per_month
+    fast = o.model_copy(update={"work_per_gpu_hour": k})
+    assert abs(fast.utilization(usage) * k - o.utilization(usage)) <= o.utilization(usage) * Decimal("1e-20")
+    slow_cost, fast_cost = o.cost_per_work_hour(u), fast.cost_per_work_hour(u)
+    assert slow_cost is not None and fast_cost is not None
+    assert abs(fast_cost * k - slow_cost) <= slow_cost * Decimal("1e-20")
+
+
+@given(st.decimals(min_value=1, max_value=5000, places=1), st.decimals(min_value=Decimal("0.25"), max_value=8, places=2))
+def test_a_rental_k_times_faster_bills_1_over_k_the_hours(usage: Decimal, k: Decimal) -> None:
+    base = rent(offer(monthly=None), usage, 1, work_per_hour=Decimal(1))
+    fast = rent(offer(monthly=None), usage, 1, work_per_hour=k)
+    (base_item,), (fast_item,) = base.lines, fast.lines
+    # Billed per second, rounded up (and a 28-digit quotient can round up one more second).
+    seconds, digits = 2 * Decimal(1) / 3600, Decimal("1e-20")
+    assert usage - digits <= base_item.quantity <= usage + seconds
+    assert usage / k - digits <= fast_item.quantity <= usage / k + seconds
+
+
 # ------------------------------------------------------------------ the issue's example
 
 
@@ -288,7 +320,7 @@ def test_bad_scenarios_fail_with_hints() -> None:
     with pytest.raises(InputError, match="usage"):
         example(usage=Decimal(-1))
     with pytest.raises(InputError, match="can deliver"):
-        example(usage=Decimal(5000))
+        example(usage=Decimal(4 * 730 * 10))  # more than four cards even ten times a V100 could do
     with pytest.raises(InputError, match="billing"):
         example(billing=["buy"])
     with pytest.raises(PriceMissingError):

@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pricing.catalog import Catalog, Interconnect
 from planner.cli import app
+from planner.perf import SpeedPrecision, WorkloadClass, relative_speed
+from planner.scaling import efficiency
 
 EXAMPLE = ["tco", "--usage", "300", "--months", "36", "--buy", "4x RTX-4090",
            "--vs", "GN10Xp.20XLARGE320", "--vs", "p3.16xlarge"]
@@ -121,9 +124,48 @@ def test_flags_override_the_scenario(tmp_path: Path) -> None:
 
 
 def test_hours_per_day_counts_the_machine() -> None:
+    """8 h a day for 20 days keeps the first machine busy 160 of its 730 hours; the work is what
+    its GPUs do in that time, at their speed and scaling."""
     data = json.loads(invoke("tco", "--hours-per-day", "8", "--days-per-month", "20", "--buy", "2x RTX-4090",
                              "--vs", "p3.16xlarge", "--json"))
-    assert data["usage_gpu_hours_per_month"] == "320"
+    cat = Catalog.shipped()
+    speed = relative_speed(cat, "RTX-4090", "V100-SXM2-32GB", WorkloadClass.TRANSFORMER, SpeedPrecision.MIXED).relative
+    work = 8 * 20 * 2 * speed * efficiency(2, Interconnect.PCIE, WorkloadClass.TRANSFORMER)
+    assert float(data["usage_gpu_hours_per_month"]) == pytest.approx(work, abs=0.01)
+    buy = next(o for o in data["options"] if o["kind"] == "buy")
+    assert any(n.startswith(f"utilization {160 / 730:.1%}") for n in buy["notes"])
+
+
+def test_usage_is_work_on_the_reference_gpu_and_the_report_says_so() -> None:
+    """--ref-gpu, --class and --precision say what the usage hours were measured on; each option's
+    hours then scale by its speed: the same usage on an A100 reference is more work than on a V100."""
+    v100 = json.loads(invoke(*EXAMPLE, "--json"))
+    a100 = json.loads(invoke(*EXAMPLE, "--ref-gpu", "a100-80gb", "--class", "cnn", "--precision", "fp32", "--json"))
+    assert "V100-SXM2-32GB" in v100["usage_unit"] and "A100-SXM4-80GB" in a100["usage_unit"]
+    assert (a100["assumptions"]["workload_class"], a100["assumptions"]["precision"]) == ("cnn", "fp32")
+    assert "relative speed" in v100["assumptions"]["usage_counts_work"]
+    cat = Catalog.shipped()
+
+    def speed(gpu: str, ref: str, cls: WorkloadClass, prec: SpeedPrecision) -> float:
+        return relative_speed(cat, gpu, ref, cls, prec).relative
+
+    for data, ref, cls, prec in ((v100, "V100-SXM2-32GB", WorkloadClass.TRANSFORMER, SpeedPrecision.MIXED),
+                                 (a100, "A100-SXM4-80GB", WorkloadClass.CNN, SpeedPrecision.FP32)):
+        hourly = next(o for o in data["options"] if o["name"] == "p3.16xlarge hourly")
+        instance_hours = 300 / (speed("V100-SXM2-16GB", ref, cls, prec) * 8
+                                * efficiency(8, Interconnect.NVLINK, cls))
+        (item,) = hourly["line_items"]
+        assert float(item["quantity"]) == pytest.approx(instance_hours, rel=1e-4)
+        buy = next(o for o in data["options"] if o["kind"] == "buy")
+        busy = 300 / (speed("RTX-4090", ref, cls, prec) * efficiency(4, Interconnect.PCIE, cls))
+        assert any(n.startswith(f"utilization {busy / (4 * 730):.1%}") for n in buy["notes"])
+
+
+def test_scenario_files_take_the_class_under_its_flag_name(tmp_path: Path) -> None:
+    sc = tmp_path / "s.toml"
+    sc.write_text('usage = 100\nmonths = 6\nbuy = "2x RTX-4090"\nclass = "cnn"\nref_gpu = "a100"\n', encoding="utf-8")
+    data = json.loads(invoke("tco", "--scenario", str(sc), "--json"))
+    assert data["assumptions"]["workload_class"] == "cnn" and data["assumptions"]["ref_gpu"] == "A100-SXM4-40GB"
 
 
 def test_csv_is_the_cumulative_series() -> None:
@@ -143,6 +185,11 @@ def test_csv_is_the_cumulative_series() -> None:
         (["--chart", "c.txt"], ".png or .svg"),
         (["--billing", "weekly"], "billing mode"),
         (["--resale", "2"], "--resale"),
+        (["--usage", "nan"], "finite"),
+        (["--usage", "0"], "positive"),
+        (["--ref-gpu", "V1000"], "unknown GPU"),
+        (["--class", "rnn"], "unknown --class"),
+        (["--precision", "int4"], "unknown --precision"),
     ],
 )
 def test_bad_input_is_one_line_without_traceback(
@@ -158,6 +205,12 @@ def test_bad_input_is_one_line_without_traceback(
     err = " ".join(err.split())
     assert code == 2, err
     assert needle in err and "Traceback" not in err and out == ""
+
+
+@pytest.mark.parametrize("hours", ["25", "0", "-1", "nan"])
+def test_hours_per_day_out_of_range_is_one_line(gpuplan: Callable[..., tuple[int, str, str]], hours: str) -> None:
+    code, out, err = gpuplan("tco", "--hours-per-day", hours, "--buy", "4x RTX-4090")
+    assert code == 2 and "--hours-per-day" in " ".join(err.split()) and "Traceback" not in err and out == ""
 
 
 def test_missing_scenario_file(gpuplan: Callable[..., tuple[int, str, str]], tmp_path: Path) -> None:
