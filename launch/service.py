@@ -132,7 +132,9 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
         have = ", ".join(m.value for m in offer.rates if m in LAUNCH_MODES) or "none"
         raise PriceMissingError(f"{offer.name} has no {spec.billing} price in the catalog", f"priced modes: {have}")
     zones = tuple(z for z in offer.zones if z.startswith(region)) if offer.zones else ()
-    if spec.zone is not None and offer.zones and spec.zone not in offer.zones:
+    # Only zones named like the region's can be checked: the shipped AWS rows carry AZ ids
+    # (use1-az1), which an account's zone names (us-east-1a) do not match.
+    if spec.zone is not None and zones and spec.zone not in zones:
         raise InputError(f"{offer.name} is not sold in zone {spec.zone} as far as the catalog knows",
                          f"zones: {', '.join(zones or offer.zones)}")
     unit = Money(amount=rate, currency=offer.currency)

@@ -20,6 +20,7 @@ import math
 import statistics
 from collections import defaultdict
 from functools import lru_cache
+from itertools import pairwise
 
 from pricing.catalog import Interconnect, data_rows
 from planner.perf import WorkloadClass
@@ -50,7 +51,7 @@ def _measured(gpus: float, interconnect: Interconnect, cls: WorkloadClass) -> fl
     if len(points) == 1:
         raise ValueError(f"no scaling measurements for {cls} over {interconnect}")
     x = math.log2(gpus)
-    for (n0, e0), (n1, e1) in zip(points, points[1:], strict=False):
+    for (n0, e0), (n1, e1) in pairwise(points):
         if gpus <= n1:
             x0, x1 = math.log2(n0), math.log2(n1)
             return e0 + (e1 - e0) * (x - x0) / (x1 - x0)

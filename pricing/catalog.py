@@ -239,25 +239,24 @@ def write_instances(path: Path, rows: Iterable[InstanceType]) -> None:
 
 
 def merge_instances(layers: Sequence[list[InstanceType]]) -> list[InstanceType]:
-    """Stack layers: a later row replaces the earlier one with the same key.
+    """Stack layers: a later layer's rows for an instance type in a region replace every
+    earlier row of that type and region, in every zone.
 
-    A refreshed (cache) row of a real region also retires the earlier rows of the same
-    provider and instance type in that region or in a pseudo-region such as
+    So a user's region-wide row overrides the shipped per-zone rows, and a refresh's
+    per-zone rows the shipped ones. A refreshed (cache) row of a real region also retires
+    the earlier rows of the same provider and instance type in a pseudo-region such as
     ``cn-mainland``: the live per-zone rows are the better answer for that type.
     """
     merged: dict[tuple[str, str, str, str], InstanceType] = {}
     for rows in layers:
-        retire = {(i.provider, i.instance_type.lower(), i.region) for i in rows if i.layer is Layer.CACHE}
-        if retire:
-            for key, old in list(merged.items()):
-                if old.layer is Layer.CACHE:
-                    continue
-                for region in (old.region,):
-                    if (old.provider, old.instance_type.lower(), region) in retire or (
-                        old.region in PSEUDO_REGIONS
-                        and any(p == old.provider and t == old.instance_type.lower() for p, t, _ in retire)
-                    ):
-                        del merged[key]
+        places = {(i.provider, i.instance_type.lower(), i.region) for i in rows}
+        refreshed = {(i.provider, i.instance_type.lower()) for i in rows if i.layer is Layer.CACHE}
+        for key, old in list(merged.items()):
+            kind = (old.provider, old.instance_type.lower())
+            if (*kind, old.region) in places or (
+                old.layer is not Layer.CACHE and old.region in PSEUDO_REGIONS and kind in refreshed
+            ):
+                del merged[key]
         for i in rows:
             merged[i.key] = i
     return list(merged.values())

@@ -31,3 +31,22 @@ def test_shell_examples_run(script: Path) -> None:
                           cwd=EXAMPLES)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_every_package_is_installed() -> None:
+    """setuptools installs only the packages pyproject names or matches: a package left out
+    (planner.cli, the entry point's home) breaks `pip install . && gpuplan` though every test
+    here, run from the source tree, passes."""
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    tops = ("pricing", "providers", "planner")
+    found = {".".join(p.parent.relative_to(root).parts) for top in tops for p in (root / top).rglob("__init__.py")}
+    if "packages" in config and isinstance(config["packages"], list):
+        missing = found - set(config["packages"])
+    else:
+        patterns = config["packages"]["find"]["include"]
+        missing = {p for p in found if not any(fnmatch.fnmatch(p, pat) for pat in patterns)}
+    assert not missing, sorted(missing)

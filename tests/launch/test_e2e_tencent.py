@@ -66,11 +66,13 @@ def test_refresh_fills_the_cache_and_plan_prefers_it(fake: FakeCvm, env: dict[st
     plan = json.loads(r.stdout)
     one = [o for o in plan["options"] if o["offer"] == "GN10Xp.2XLARGE40"]
     spot = next(o for o in one if o["billing"] == "spot")
-    # the live SPOTPAID price (test value 2.00 CNY in ap-guangzhou-3, 2.20 in -4: median of two is the lower)
+    # the live SPOTPAID price (test value 2.00 CNY in ap-guangzhou-3, 2.20 in -4): the typical price of two
+    # zones is the dearer one, so "typical" never quietly means "cheapest" (issue 12; --spot-price cheapest
+    # asks for that)
     assert spot["region"] == "ap-guangzhou" and spot["estimate"] is False and spot["live"] is True
     price = spot["line_items"][0]["unit_price"]
-    assert (Decimal(price["amount"]), price["currency"]) == (Decimal("2.00"), "CNY")
-    assert spot["zone"] == "ap-guangzhou-3"
+    assert (Decimal(price["amount"]), price["currency"]) == (Decimal("2.20"), "CNY")
+    assert spot["zone"] == "ap-guangzhou-4"
     assert "live prices and stock for tencent" in plan["assumptions"]["prices"]
     # GN7.2XLARGE32 is sold out in ap-guangzhou-4: said in the exclusions, not silently dropped
     assert any(e["offer"] == "GN7.2XLARGE32" and e["rule"] == "sold_out" and "ap-guangzhou-4" in e["reason"]

@@ -102,6 +102,7 @@ def test_an_estimate_never_crosses_precisions(gpu: str, factor: float) -> None:
     """Mixed precision scales by tensor TFLOPS only, fp32 by FP32 TFLOPS only: changing the
     other precision's figure must not move the estimate."""
     spec = CAT.gpus[gpu]
+    assert spec.fp32_tflops is not None and spec.tensor_fp16_tflops is not None
     fp32_changed = CAT.with_gpus({**CAT.gpus, gpu: spec.model_copy(update={"fp32_tflops": spec.fp32_tflops * factor})})
     tensor_changed = CAT.with_gpus(
         {**CAT.gpus, gpu: spec.model_copy(update={"tensor_fp16_tflops": spec.tensor_fp16_tflops * factor})})

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog, InstanceType, Layer
+from pricing.money import Currency
 from providers.listprice import ListPriceProvider, SpotPricing
 from planner.demand import RefGpuHours
 from planner.plan import Constraints, make_plan
@@ -76,7 +77,7 @@ def test_p4d_no_longer_heads_the_plan_on_one_zones_price() -> None:
 
 def _zone_row(zone: str, spot: Decimal) -> InstanceType:
     return InstanceType(provider="aws", instance_type="x.large", family="x", gpu="T4", gpu_count=1, vcpu=4, mem_gb=16,
-                        region="us-east-1", zone=zone, currency="USD", hourly=Decimal(1), spot=spot,
+                        region="us-east-1", zone=zone, currency=Currency.USD, hourly=Decimal(1), spot=spot,
                         layer=Layer.SHIPPED, source="test", as_of=date(2026, 1, 1))
 
 
