@@ -32,6 +32,7 @@ Rules this client keeps, and why:
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -117,6 +118,9 @@ def _error_code(exc: Exception) -> str:
     return str((getattr(exc, "response", None) or {}).get("Error", {}).get("Code", ""))
 
 
+_ZONE_ID = re.compile(r"[a-z]{2,5}\d-az\d+")  # AWS zone IDs: use1-az1, apne1-az4, usw2-az2
+
+
 class AwsCompute(ComputeClient):
     """EC2 lifecycle for gpuplan in one region.
 
@@ -192,6 +196,7 @@ class AwsCompute(ComputeClient):
             image = self._image(request, info)
             notes.append(image.note)
             described = self._describe_image(image.image_id, notes)
+            request = self._zone_names(request, notes)
             offered = self._offered(request.instance_type, notes)
             zones, pinned = self._candidate_zones(request, offered, notes)
             devices = self._block_devices(described, request.disk_gb) if request.disk_gb else None
@@ -300,6 +305,24 @@ class AwsCompute(ComputeClient):
         if request.image:
             return ImageChoice(request.image, f"image {request.image}: given with --image")
         return default_image(self.ssm, self.ec2, dlami_kind(info.architectures if info else ()))
+
+    def _zone_names(self, request: LaunchRequest, notes: list[str]) -> LaunchRequest:
+        """Zone IDs (use1-az1, as prices are published) -> this account's zone names (us-east-1a).
+
+        Zone names are shuffled per account, zone IDs are not; RunInstances takes names.
+        """
+        wanted = [z for z in (request.zone, *request.zones) if z and _ZONE_ID.fullmatch(z)]
+        if not wanted:
+            return request
+        response = self.ec2.describe_availability_zones(ZoneIds=sorted(set(wanted)))
+        names = {str(z["ZoneId"]): str(z["ZoneName"]) for z in response.get("AvailabilityZones", [])}
+        missing = [z for z in wanted if z not in names]
+        if missing:
+            raise InputError(f"zone ID {', '.join(missing)} is not in {self.region} for this account",
+                             f"pick a zone of {self.region}, e.g. with --zone {self.region}a")
+        notes.append("zone " + ", ".join(f"{z} is {names[z]} in this account" for z in dict.fromkeys(wanted)))
+        return request.model_copy(update={"zone": names.get(request.zone or "", request.zone),
+                                          "zones": tuple(names.get(z, z) for z in request.zones)})
 
     def region_zones(self) -> list[str]:
         """The region's availability zones that are available now, by name (no Local or Wavelength zones)."""

@@ -143,3 +143,21 @@ def test_no_secret_in_any_output_or_file(env: dict[str, str], ami: str) -> None:
     for path in Path(env["GPUPLAN_HOME"]).rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_from_plan_launches_the_spot_winner_in_the_zone_its_price_is_from(env: dict[str, str], moto_url: str) -> None:
+    import boto3
+
+    r = cli(env, "plan", "--gpu-hours", "200", "--provider", "aws", "--billing", "spot", "--json")
+    assert r.returncode == 0, r.stderr
+    win = json.loads(r.stdout)["cheapest"]
+    assert win["zone"]  # a spot price is one zone's price, and the plan names it
+    ec2 = boto3.client("ec2", endpoint_url=moto_url, region_name=win["region"], aws_access_key_id="gpuplan-FAKE-access-key-id",
+                       aws_secret_access_key=SECRET)
+    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    r = cli(env, "launch", "--from-plan", "--image", image, "--yes", "--json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    name = {z["ZoneId"]: z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]}[win["zone"]]
+    assert (got["billing"], got["region"], got["instances"][0]["zone"]) == ("spot", win["region"], name)
+    assert cli(env, "down", got["id"], "--yes").returncode == 0

@@ -361,3 +361,15 @@ def test_client_tokens_stay_within_ec2s_limit() -> None:
     assert short == "gp-0001-us-east-1a"
     long = zone_client_token("x" * 60, "ap-northeast-1a")
     assert len(long) == 64 and long != zone_client_token("x" * 60, "ap-northeast-1c")
+
+
+def test_a_zone_id_from_the_price_data_launches_in_the_accounts_zone_of_that_id(compute: AwsCompute,
+                                                                                moto_ec2: Any) -> None:
+    # Spot prices are published per zone ID (use1-az1); RunInstances takes this account's zone name.
+    zones = moto_ec2.describe_availability_zones()["AvailabilityZones"]
+    pick = next(z for z in zones if z["ZoneName"] == "us-east-1b")
+    result = compute.run(_request(zone=pick["ZoneId"]))
+    assert result.zone == "us-east-1b"
+    assert any(f"{pick['ZoneId']} is us-east-1b" in n for n in result.notes)
+    with pytest.raises(InputError, match="not in us-east-1"):
+        compute.run(_request(zone="usw2-az9", client_token="gp-0002"))
