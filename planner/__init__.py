@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from planner.plan import Plan
 
+# The one place the version lives: pyproject.toml reads it, `gpuplan --version` and the
+# "gpuplan_version" key of every --json output print it.
+__version__ = "0.1.0"
+
 
 def plan(**kwargs: Any) -> Plan:
     """Plan a job from Python exactly as ``gpuplan plan`` does; see :func:`planner.plan.make_plan`."""

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 _no_color = False
+_wide = False
 
 
 def set_no_color(value: bool) -> None:
@@ -40,3 +41,22 @@ def stderr() -> Console:
     from rich.console import Console
 
     return Console(stderr=True, no_color=_no_color or None, width=_width("stderr"))
+
+
+def set_wide(value: bool) -> None:
+    """``--wide``: every table column at full width, however narrow the terminal."""
+    global _wide
+    _wide = value
+
+
+def wide() -> bool:
+    return _wide
+
+
+def stdout_at(width: int) -> Console:
+    """A console like :func:`stdout` but ``width`` cells wide, for a table wider than the terminal."""
+    from rich.console import Console
+
+    base = stdout()
+    return Console(no_color=_no_color or None, soft_wrap=False, width=width, force_terminal=base.is_terminal,
+                   color_system=base.color_system)  # type: ignore[arg-type]

@@ -29,7 +29,9 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
             mem = inference_memory(w)
             mb = mem.max_batch(vram)
             need = w.batch or 1
-            entry.update(fits=mb is None or mb >= need, max_batch_size=mb, memory_gb=mem.as_dict(need))
+            at = w.batch or mb or 1  # the total is at --batch, else at the max batch, as training's is
+            entry.update(fits=mb is None or mb >= need, max_batch_size=mb, memory_gb=mem.as_dict(at),
+                         total_at_batch=at)
             per_gpu_weights = vram - mem.overhead - (mem.per_sample or 0) * need
             entry["fewest_gpus"] = {"gpus": -(-int(mem.weights * 1000) // max(1, int(per_gpu_weights * 1000)))
                                     if per_gpu_weights > 0 else None, "layout": "tensor-parallel weight split"}
@@ -55,10 +57,11 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
                     Sharding.NONE if w.sharding is Sharding.AUTO else w.sharding)
                 mem = training_memory(w, gpus, sh, rc)
                 entry.update(fits=False, max_batch_size=0, memory_gb=mem.as_dict(w.micro_batch or 1),
-                             layout={"sharding": sh.value, "recompute": rc.value})
+                             total_at_batch=w.micro_batch or 1, layout={"sharding": sh.value, "recompute": rc.value})
             else:
-                entry.update(fits=True, max_batch_size=lay.max_batch, memory_gb=lay.memory.as_dict(w.micro_batch or lay.max_batch or 1),
-                             layout={"sharding": lay.sharding.value, "recompute": lay.recompute.value})
+                at = w.micro_batch or lay.max_batch or 1
+                entry.update(fits=True, max_batch_size=lay.max_batch, memory_gb=lay.memory.as_dict(at),
+                             total_at_batch=at, layout={"sharding": lay.sharding.value, "recompute": lay.recompute.value})
             few = fewest_gpus(w, vram)
             entry["fewest_gpus"] = None if few is None else {
                 "gpus": few.gpus, "sharding": few.sharding.value, "recompute": few.recompute.value,

@@ -16,8 +16,8 @@ from pricing.catalog import Catalog, InstanceType
 from pricing.money import Money
 from providers.base import Offer
 from providers.registry import all_providers
-from planner.plan import Constraints, offer_filter
-from planner.report import Column, render_rows, OutputFormat
+from planner.plan import Constraints, check_regions, offer_filter
+from planner.report import Column, OutputFormat, decimal_json, render_rows
 from planner.settings import Settings
 
 _BIG = Decimal("1e30")
@@ -27,9 +27,10 @@ def offer_rows(catalog: Catalog, c: Constraints, s: Settings) -> list[dict[str, 
     """Offers the constraints allow, cheapest per GPU-hour first (cards by price)."""
     fxt = s.fx_table()
     items: list[dict[str, Any]] = []
-    for prov in all_providers(catalog, spot_pricing=s.spot_price):
-        if c.providers is not None and prov.name not in c.providers:
-            continue
+    selected = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
+                if c.providers is None or p.name in c.providers]
+    check_regions(c.regions, [o for p in selected for o in p.list_offers()])
+    for prov in selected:
         for o in prov.list_offers():
             spec = catalog.gpus[o.gpu]
             vram = spec.vram_gb * o.gpu_count
@@ -51,7 +52,7 @@ def offer_rows(catalog: Catalog, c: Constraints, s: Settings) -> list[dict[str, 
                 "per_gb_vram_hour": shown(BillingMode.HOURLY, vram), "monthly": shown(BillingMode.MONTHLY),
                 "spot": shown(BillingMode.SPOT), "spot_estimated": BillingMode.SPOT in o.estimated,
                 "reserved_1y": shown(BillingMode.RESERVED_1Y), "reserved_3y": shown(BillingMode.RESERVED_3Y),
-                "buy": shown(BillingMode.BUY), "native_rates": {m.value: str(r) for m, r in o.rates.items()},
+                "buy": shown(BillingMode.BUY), "native_rates": {m.value: decimal_json(r) for m, r in o.rates.items()},
                 "rate_zones": {m.value: z for m, z in o.rate_zones.items()},
                 "sold_out_zones": list(o.sold_out_zones), "live": o.live,
                 "source": o.source, "as_of": o.as_of,
@@ -84,13 +85,15 @@ def render_offers(items: list[dict[str, Any]], fmt: OutputFormat, s: Settings) -
          "buy": _money(i["buy"])}
         for i in items
     ]
-    cols = [Column(key="provider", header="provider"), Column(key="offer", header="offer"),
-            Column(key="region", header="region"), Column(key="gpus", header="GPUs"),
-            Column(key="hourly", header="per hour", justify="right"),
-            Column(key="per_gpu_hour", header="per GPU-h", justify="right"),
-            Column(key="per_gb_vram_hour", header="per GB-VRAM-h", justify="right"),
-            Column(key="monthly", header="per month", justify="right"),
-            Column(key="spot", header="spot/h", justify="right"),
-            Column(key="buy", header="buy (per card)", justify="right")]
-    return render_rows(rows, cols, fmt, title=f"Offers (prices in {s.currency})",
-                       caption="- = no public price in the catalog; * = estimated spot price.")
+    cols = [Column(key="provider", header="provider", priority=4), Column(key="offer", header="offer", priority=0),
+            Column(key="region", header="region", priority=2), Column(key="gpus", header="GPUs", priority=2),
+            Column(key="hourly", header="per hour", justify="right", priority=1),
+            Column(key="per_gpu_hour", header="per GPU-h", justify="right", priority=0),
+            Column(key="per_gb_vram_hour", header="per GB-VRAM-h", justify="right", priority=5),
+            Column(key="monthly", header="per month", justify="right", priority=3),
+            Column(key="spot", header="spot/h", justify="right", priority=3),
+            Column(key="buy", header="buy (per card)", justify="right", priority=1)]
+    notes = ["- = no public price in the catalog."]
+    if any(i["spot_estimated"] for i in items):
+        notes.append("Spot marked * is an estimated price.")
+    return render_rows(rows, cols, fmt, title=f"Offers (prices in {s.currency})", caption=" ".join(notes))

@@ -8,6 +8,7 @@ reason; the rest are sorted by cost, then wall-clock time.
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
@@ -26,7 +27,7 @@ from providers.registry import all_providers
 from planner.demand import Demand, RefGpuHours, Run
 from planner.perf import SpeedPrecision, WorkloadClass
 from planner.settings import Settings, load_settings
-from planner.units import positive
+from planner.limits import bounded
 
 
 DEFAULT_MAX_NODES = 64
@@ -112,6 +113,7 @@ class Exclusion(BaseModel):
     provider: str
     offer: str
     region: str
+    zone: str | None = None  # where the data names one: the zone of the excluded price, or the offer's only zone
     billing: BillingMode | None = None
     rule: ExclusionRule
     reason: str
@@ -141,6 +143,30 @@ def region_matches(offer: Offer, regions: tuple[str, ...]) -> bool:
     return any(n.startswith(r.lower()) for r in regions for n in names)
 
 
+def check_regions(regions: tuple[str, ...] | None, offers: list[Offer]) -> None:
+    """Refuse a region or zone prefix that no cloud offer among ``offers`` matches.
+
+    A misspelt region would otherwise drop every cloud offer and leave only the cards to
+    buy (which have no region), quietly answering another question.
+    """
+    if not regions:
+        return
+    cloud = [o for o in offers if o.provider != LOCAL]
+    if not cloud:
+        raise InputError("--region filters cloud offers, and no cloud provider is selected",
+                         "drop --region, or add a cloud with --provider")
+    regions_known = sorted({o.region for o in cloud})
+    zones_known = sorted({z for o in cloud for z in o.zones})
+    for r in regions:
+        if any(region_matches(o, (r,)) for o in cloud):
+            continue
+        close = difflib.get_close_matches(r.lower(), regions_known + zones_known, n=3, cutoff=0.0)
+        providers = ", ".join(dict.fromkeys(o.provider for o in cloud))
+        zones = f"; a zone prefix such as {zones_known[0]} works too" if zones_known else ""
+        raise InputError(f"--region {r!r} matches no offer of {providers}; closest known: {', '.join(close)}",
+                         f"regions: {', '.join(regions_known)}{zones}")
+
+
 def offer_filter(offer: Offer, spec: GpuSpec, c: Constraints, *, priced: bool = True) -> tuple[ExclusionRule, str] | None:
     """Why ``c`` excludes ``offer`` before any costing, or None; ``priced=False`` keeps unpriced offers."""
     vram = spec.vram_gb * min(offer.gpu_count, 1)
@@ -163,6 +189,13 @@ def offer_filter(offer: Offer, spec: GpuSpec, c: Constraints, *, priced: bool = 
         wanted = ", ".join(sorted(c.billing))
         return ExclusionRule.NO_PRICE, f"no {wanted} price in the catalog"
     return None
+
+
+def exclusion_zone(offer: Offer, mode: BillingMode | None) -> str | None:
+    """The zone an exclusion is about, where the data says: the rate's zone, else the offer's only zone."""
+    if mode is not None and (zone := offer.rate_zones.get(mode)):
+        return zone
+    return offer.zones[0] if len(offer.zones) == 1 else None
 
 
 def _host_note(offer: Offer, spec: GpuSpec) -> str | None:
@@ -195,7 +228,7 @@ def explain(options: list[Option]) -> str:
     affordable = [o for o in options if o.cost.amount <= win.cost.amount * 3]
     fastest = min(affordable, key=lambda o: (o.wall_hours, o.cost.amount))
     if fastest is not win and fastest.wall_hours < win.wall_hours / 2:
-        head += f". Fastest: {fastest.provider} {fastest.offer} {fastest.billing}, {fastest.wall_hours:.1f} h for {fastest.cost}"
+        head += f". Fastest within 3× the cost: {fastest.provider} {fastest.offer} {fastest.billing}, {fastest.wall_hours:.1f} h for {fastest.cost}"
     return head + "."
 
 
@@ -294,16 +327,17 @@ def make_plan(
     fx: Fx = s.fx_table()
     options: list[Option] = []
     excluded: list[Exclusion] = []
-    for provider in providers or all_providers(cat, spot_pricing=s.spot_price):
-        if c.providers is not None and provider.name not in c.providers:
-            continue
+    selected = [p for p in providers or all_providers(cat, spot_pricing=s.spot_price)
+                if c.providers is None or p.name in c.providers]
+    check_regions(c.regions, [o for p in selected for o in p.list_offers()])
+    for provider in selected:
         for offer in provider.list_offers():
             spec = cat.gpus[offer.gpu]
 
             def drop(rule: ExclusionRule, reason: str, mode: BillingMode | None = None, _o: Offer = offer) -> None:
                 excluded.append(
-                    Exclusion(provider=_o.provider, offer=_o.name, region=_o.region, billing=mode, rule=rule,
-                              reason=reason)
+                    Exclusion(provider=_o.provider, offer=_o.name, region=_o.region, zone=exclusion_zone(_o, mode),
+                              billing=mode, rule=rule, reason=reason)
                 )
 
             if (why := offer_filter(offer, spec, c)) is not None:
@@ -445,7 +479,7 @@ def plan_from_options(
     except ValueError as exc:
         raise InputError(str(exc)) from None
     demand = RefGpuHours(
-        gpu_hours=positive(gpu_hours, "GPU-hours"),
+        gpu_hours=bounded(gpu_hours, "gpu_hours", f"gpu_hours {gpu_hours}"),
         ref_gpu=cat.gpu(ref_gpu or s.ref_gpu).key,
         catalog=cat,
         workload_class=cls,

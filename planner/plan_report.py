@@ -6,11 +6,16 @@ from decimal import Decimal
 from typing import Any
 
 from planner.plan import Plan
-from planner.report import Column, OutputFormat, dump_json, render_rows
+from planner.report import Column, OutputFormat, decimal_json, dump_json, money_json, render_rows
 
 
 def _fmt_hours(h: Decimal) -> str:
     return f"{h:,.1f}" if h >= 1 else f"{h:.2f}"
+
+
+def where(region: str, zone: str | None) -> str:
+    """'ap-guangzhou (ap-guangzhou-3)' where the zone is known, else the region."""
+    return f"{region} ({zone})" if zone and zone != region else region
 
 
 def _gpus(count: float, gpu: str) -> str:
@@ -48,16 +53,16 @@ def plan_payload(p: Plan) -> dict[str, Any]:
             "live": o.live,
             "wall_hours": round(float(o.wall_hours), 4),
             "gpu_hours": round(float(o.gpu_hours), 4),
-            "cost": str(o.cost.rounded()),
-            "native_cost": {"amount": str(o.native_cost.rounded()), "currency": o.native_cost.currency},
+            "cost": money_json(o.cost.amount),
+            "native_cost": {"amount": money_json(o.native_cost.amount), "currency": o.native_cost.currency},
             "estimate": o.estimate,
             "line_items": [
                 {
                     "description": i.description,
-                    "quantity": str(i.quantity.normalize()),
+                    "quantity": decimal_json(i.quantity),
                     "unit": i.unit,
-                    "unit_price": {"amount": str(i.unit_price.amount), "currency": i.unit_price.currency},
-                    "cost": {"amount": str(i.cost.rounded()), "currency": i.cost.currency},
+                    "unit_price": {"amount": decimal_json(i.unit_price.amount), "currency": i.unit_price.currency},
+                    "cost": {"amount": money_json(i.cost.amount), "currency": i.cost.currency},
                 }
                 for i in o.line_items
             ],
@@ -76,18 +81,21 @@ def plan_payload(p: Plan) -> dict[str, Any]:
     }
 
 
+# (key, header, justify, priority): priority 0 is never cut; on a narrow terminal the
+# highest numbers are dropped first (see planner.table_layout).
 PLAN_COLUMNS = [
-    ("rank", "#", "right"),
-    ("provider", "provider", "left"),
-    ("offer", "offer", "left"),
-    ("region", "region", "left"),
-    ("gpus", "GPUs", "left"),
-    ("billing", "billing", "left"),
-    ("wall_hours", "wall h", "right"),
-    ("gpu_hours", "GPU-h", "right"),
-    ("cost", "cost", "right"),
-    ("native", "native cost", "right"),
+    ("rank", "#", "right", 4),
+    ("provider", "provider", "left", 4),
+    ("offer", "offer", "left", 0),
+    ("region", "region", "left", 3),
+    ("gpus", "GPUs", "left", 2),
+    ("billing", "billing", "left", 1),
+    ("wall_hours", "wall h", "right", 2),
+    ("gpu_hours", "GPU-h", "right", 5),
+    ("cost", "cost", "right", 0),
+    ("native", "native cost", "right", 6),
 ]
+ESTIMATED = "Billing marked * is an estimated price."
 
 
 def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: str) -> str | None:
@@ -96,7 +104,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
 
     if fmt is OutputFormat.JSON:
         return dump_json(plan_payload(p))
-    cols = [Column(key=k, header=h, justify=j) for k, h, j in PLAN_COLUMNS]
+    cols = [Column(key=k, header=h, justify=j, priority=pr) for k, h, j, pr in PLAN_COLUMNS]
 
     def row(i: int, o: Any) -> dict[str, Any]:
         return {
@@ -117,15 +125,22 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
     rows = [row(i, o) for i, o in enumerate(p.options, 1)]
     if fmt is not OutputFormat.TABLE:
         cols.append(Column(key="notes", header="notes"))
-        return render_rows(rows, cols, fmt, title=title)
-    shown = rows if limit <= 0 else rows[:limit]
+        text = render_rows(rows, cols, fmt, title=title)
+        if fmt is OutputFormat.MARKDOWN and any(o.estimate for o in p.options):
+            text = (text or "") + "\n" + ESTIMATED + "\n"
+        return text
+    shown_options = p.options if limit <= 0 else p.options[:limit]
+    shown = rows[: len(shown_options)]
     more = len(rows) - len(shown)
-    caption = f"{more} more option(s): --limit 0 shows all. " if more else ""
-    caption += "* estimated price."
-    render_rows(shown, cols, fmt, title=f"{title} (costs in {p.currency})", caption=caption)
+    notes = [f"{more} more option(s): --limit 0 shows all."] if more else []
+    if any(o.estimate for o in shown_options):
+        notes.append(ESTIMATED)
+    render_rows(shown, cols, fmt, title=f"{title} (costs in {p.currency})", caption=" ".join(notes))
     winners = {id(o) for o in p.cheapest_by_billing().values()}
-    best = [row(i, o) for i, o in enumerate(p.options, 1) if id(o) in winners]
-    render_rows(best, cols, fmt, title="Cheapest per billing mode")
+    best_options = [(i, o) for i, o in enumerate(p.options, 1) if id(o) in winners]
+    best = [row(i, o) for i, o in best_options]
+    render_rows(best, cols, fmt, title="Cheapest per billing mode",
+                caption=ESTIMATED if any(o.estimate for _, o in best_options) else "")
     out = stdout()
     out.print(f"[bold]Why:[/bold] {p.explanation}", highlight=False)
     a = p.assumptions
@@ -140,9 +155,13 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
                   f"x{rng['high']:.2f} of them ({rng['basis'].split(' (')[0]}); --json gives low/high per option.[/dim]",
                   highlight=False)
     if explain and p.excluded:
-        ex = [{"offer": f"{e.provider} {e.offer}", "billing": e.billing or "all", "reason": e.reason} for e in p.excluded]
-        render_rows(ex, [Column(key="offer", header="offer"), Column(key="billing", header="billing"),
-                         Column(key="reason", header="excluded because")], fmt, title="Excluded")
+        ex = [{"offer": f"{e.provider} {e.offer}", "where": where(e.region, e.zone), "billing": e.billing or "all",
+               "reason": e.reason} for e in p.excluded]
+        # The region stays, or a row excluded in one region reads as contradicting the table.
+        render_rows(ex, [Column(key="offer", header="offer", priority=0),
+                         Column(key="where", header="region (zone)", droppable=False),
+                         Column(key="billing", header="billing", priority=0),
+                         Column(key="reason", header="excluded because", droppable=False)], fmt, title="Excluded")
     elif p.excluded:
         out.print(f"[dim]{len(p.excluded)} option(s) excluded: --explain lists them with reasons.[/dim]", highlight=False)
     return None

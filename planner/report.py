@@ -9,15 +9,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Sequence
 from datetime import date
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from enum import Enum, StrEnum
 from typing import Any
 
 from pydantic import BaseModel
 
 from pricing.errors import InputError
+from pricing.money import round_cents
 
 
 class OutputFormat(StrEnum):
@@ -37,12 +39,31 @@ def pick_format(output: str | None, as_json: bool) -> OutputFormat:
         raise InputError(f"unknown output format {output!r}", f"use one of {known}") from None
 
 
+# The JSON number contract (README, "JSON contract"): money is a decimal string with
+# exactly MONEY_PLACES places; every other decimal (quantity, unit price, rate, fraction)
+# is a decimal string with at most DECIMAL_PLACES places; never an exponent.
+MONEY_PLACES = 2
+DECIMAL_PLACES = 6
+
+
+def money_json(d: Decimal) -> str:
+    """An amount of money for JSON: '378.21', '46000.00'."""
+    return f"{round_cents(d):f}"
+
+
+def decimal_json(d: Decimal, places: int = DECIMAL_PLACES) -> str:
+    """Any other Decimal for JSON: at most ``places`` places, no trailing zeros, no exponent ('200', '12.411111')."""
+    text = f"{d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):f}"
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return "0" if text == "-0" else text
+
+
 def jsonable(value: Any) -> Any:
-    """Plain JSON types; Decimals become strings so no precision is lost."""
+    """Plain JSON types; Decimals become decimal strings (see :func:`decimal_json`)."""
     if isinstance(value, BaseModel):
         return jsonable(value.model_dump())
     if isinstance(value, Decimal):
-        return str(value)
+        return decimal_json(value)
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, date):
@@ -60,22 +81,47 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
+def _no_exponents(value: Any) -> Any:
+    """Whole floats of 1e16 and more (FLOPs) as integers: Python would write them as 8.4e+22."""
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and abs(value) >= 1e16 and value.is_integer() else value
+    if isinstance(value, dict):
+        return {k: _no_exponents(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_exponents(v) for v in value]
+    return value
+
+
 def dump_json(payload: Any) -> str:
     """Indented for a person at a terminal; compact when piped, where size and speed matter.
+
+    Every object payload starts with ``"gpuplan_version"``, so a saved answer says which
+    gpuplan gave it.
 
     Plain values go straight to the encoder; only Decimals, models and dates take the
     slower ``jsonable`` path (StrEnums are already strings).
     """
     import sys
 
+    from planner import __version__
+
+    if isinstance(payload, dict):
+        payload = {"gpuplan_version": __version__, **payload}
+    payload = _no_exponents(payload)
     indent = 2 if sys.stdout.isatty() else None
     return json.dumps(payload, indent=indent, ensure_ascii=False, default=_json_default)
 
 
 class Column(BaseModel):
+    """A table column. ``priority`` 0 is never cut, wrapped or dropped (an offer's name, its cost);
+    on a narrow terminal the others wrap at spaces, then the highest numbers are dropped first,
+    except a column that must stay (``droppable=False``: the reason of an exclusion)."""
+
     key: str
     header: str
     justify: str = "left"
+    priority: int = 1
+    droppable: bool = True
 
 
 def _cell(value: Any) -> str:
@@ -111,14 +157,30 @@ def render_rows(
         if caption:
             lines += ["", caption]
         return "\n".join(lines) + "\n"
+    return _print_table(rows, columns, title=title, caption=caption)
+
+
+def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], *, title: str, caption: str) -> None:
     from rich.table import Table
 
-    from planner.console import stdout
+    from planner.console import stdout, stdout_at, wide
+    from planner.table_layout import KEEP, fit_columns
 
+    out = stdout()
+    cells = [[_cell(r.get(c.key)) for c in columns] for r in rows]
+    layout = fit_columns([c.header for c in columns], cells,
+                         [c.priority if c.droppable or c.priority == 0 else KEEP for c in columns],
+                         None if wide() else out.width)
+    if layout.dropped:
+        hidden = ", ".join(columns[i].header for i in layout.dropped)
+        caption = (caption + " " if caption else "") + f"Not shown at this width: {hidden} (--wide shows all)."
     table = Table(title=title or None, caption=caption or None, caption_justify="left")
-    for c in columns:
-        table.add_column(c.header, justify=c.justify)  # type: ignore[arg-type]
-    for r in rows:
-        table.add_row(*(_cell(r.get(c.key)) for c in columns))
-    stdout().print(table)
-    return None
+    for i, w in zip(layout.shown, layout.widths, strict=True):
+        c = columns[i]
+        # Widths come from the layout (essential ones hold their longest cell), so rich never shrinks a column.
+        table.add_column(c.header, justify=c.justify, width=w, overflow="fold")  # type: ignore[arg-type]
+    for row in cells:
+        table.add_row(*(row[i] for i in layout.shown))
+    # A table wider than the terminal (--wide, or essential columns alone too wide) is printed
+    # whole, to wrap in the terminal, rather than cut by rich.
+    (out if layout.total <= out.width else stdout_at(layout.total)).print(table)

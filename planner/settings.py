@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from datetime import date
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
@@ -19,21 +20,42 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pricing.billing import HOURS_PER_MONTH
 from pricing.errors import InputError, first_error
-from pricing.money import Currency, Fx, FxRate, parse_fx, shipped_fx_rates
+from pricing.money import Currency, Fx, FxRate, age_text, parse_fx, shipped_fx_rates
 from pricing.paths import APP, cache_dir, catalog_cache_dir, config_dir, data_dir, home
+from planner.limits import check, check_fields
 
 if TYPE_CHECKING:
     from pricing.catalog import Catalog
 
 ENV_PREFIX = "GPUPLAN_"
-__all__ = ["APP", "cache_dir", "catalog_cache_dir", "config_dir", "data_dir", "home", "config_file", "Settings",
-           "load_settings", "load_catalog"]
+__all__ = ["APP", "cache_dir", "catalog_cache_dir", "config_dir", "data_dir", "home", "config_file",
+           "config_candidates", "ignored_config_files", "Settings", "load_settings", "load_catalog", "stale_fx_rates"]
 
 DEFAULT_REF_GPU = "V100-SXM2-32GB"  # the seed's card: Tencent GN10Xp's V100 NVLink 32 GB
 
 
+def config_candidates() -> list[Path]:
+    """Where a config file is looked for, first found wins.
+
+    ``$GPUPLAN_HOME/config/config.toml`` is the documented place; ``$GPUPLAN_HOME/config.toml``
+    is where people put it first, so it is read too rather than silently ignored.
+    """
+    out = [config_dir() / "config.toml"]
+    if (h := home()) is not None:
+        out.append(h / "config.toml")
+    return out
+
+
 def config_file() -> Path:
-    return config_dir() / "config.toml"
+    """The config file in effect: the first candidate that exists, else the documented place."""
+    candidates = config_candidates()
+    return next((c for c in candidates if c.is_file()), candidates[0])
+
+
+def ignored_config_files() -> list[Path]:
+    """Candidates that exist but lose to an earlier one (said on stderr, never silently)."""
+    found = [c for c in config_candidates() if c.is_file()]
+    return found[1:]
 
 
 class SpotChoice(StrEnum):
@@ -114,11 +136,15 @@ def load_settings(**flags: Any) -> Settings:
     merged.update(_from_env())
     merged.update({k: v for k, v in flags.items() if v is not None})
     try:
-        return Settings(**merged)
+        settings = Settings(**merged)
     except ValidationError as exc:
         where, msg = first_error(exc)
         raise InputError(f"bad setting {where or 'settings'}: {msg}",
                          "check flags, GPUPLAN_* variables and the config file") from None
+    check_fields(settings)
+    for rate in settings.fx:
+        check("fx_rate", rate.rate, f"exchange rate 1 {rate.base} = {rate.rate} {rate.quote}")
+    return settings
 
 
 def load_catalog(settings: Settings, extra_files: tuple[Path, ...] = ()) -> Catalog:
@@ -126,3 +152,24 @@ def load_catalog(settings: Settings, extra_files: tuple[Path, ...] = ()) -> Cata
     from pricing.catalog import Catalog
 
     return Catalog.load(cache=catalog_cache_dir(), user_files=(*settings.catalog, *extra_files))
+
+
+STALE_FX_DAYS = 90  # older than a quarter, a rate has moved enough to change rankings near a tie
+
+
+def stale_fx_rates(rates: set[FxRate] | list[FxRate], today: date | None = None) -> list[FxRate]:
+    """Shipped (dated) rates older than :data:`STALE_FX_DAYS`; the user's own rates are never stale."""
+    return sorted((r for r in rates if (age := r.age_days(today)) is not None and age > STALE_FX_DAYS),
+                  key=lambda r: (r.base, r.quote))
+
+
+def run_warnings(used_fx: set[FxRate], today: date | None = None) -> list[str]:
+    """What a finished command should tell the user on stderr: old exchange rates, ignored config files."""
+    out = []
+    for r in stale_fx_rates(used_fx, today):
+        out.append(f"converted at the shipped rate 1 {r.base} = {r.rate} {r.quote} of {r.as_of}, "
+                   f"{age_text(r.age_days(today) or 0)} old; give a current one with --fx {r.base}/{r.quote}=RATE "
+                   "(or GPUPLAN_FX, or fx in the config file)")
+    for path in ignored_config_files():
+        out.append(f"config file {path} is ignored: {config_file()} is read instead (keep one)")
+    return out

@@ -1,9 +1,10 @@
-"""Rendering a TCO result: JSON payload, tables, Markdown, a self-contained HTML page, a chart.
+"""Rendering a TCO result: JSON payload, tables, Markdown, a self-contained HTML page.
 
 All renderers read the same :func:`sections`, so the terminal table, the Markdown file
-and the HTML page never disagree. The HTML page carries its own CSS and an inline SVG
-chart drawn here (no matplotlib, no external URL), so it works from a bare install
-and prints well; ``--chart FILE.png|.svg`` uses matplotlib (the ``chart`` extra).
+and the HTML page never disagree. The HTML page carries its own CSS and the inline SVG
+chart of :mod:`planner.tco_chart` (no matplotlib, no external URL), so it works from a
+bare install and prints well; ``--chart FILE.png|.svg`` draws the same chart with
+matplotlib (the ``chart`` extra), in the same colours.
 """
 
 from __future__ import annotations
@@ -15,19 +16,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pricing.errors import InputError
-from pricing.money import round_cents
-from planner.report import Column
-from pricing.billing import BillingMode
 from pricing.line_items import quantity_text
+from planner.report import Column, decimal_json, money_json
 from planner.tco import TcoLine, TcoOption, TcoResult
+from planner.tco.lines import per_hour_text
+from planner.tco_chart import STYLE_NOTE, chart_format, option_colors, svg_chart, write_chart
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
+__all__ = ["chart_format", "cumulative_csv", "html_page", "markdown", "payload", "print_tables", "sections",
+           "svg_chart", "write_chart"]
+ESTIMATED = "Options marked * have an estimated price."
 
 
 def cents(d: Decimal) -> str:
-    return str(round_cents(d))
+    return money_json(d)
 
 
 def shown(d: Decimal | None, places: int = 2) -> str | None:
@@ -35,8 +36,8 @@ def shown(d: Decimal | None, places: int = 2) -> str | None:
 
 
 def _line_json(i: TcoLine) -> dict[str, Any]:
-    return {"description": i.description, "quantity": str(i.quantity.quantize(Decimal("0.000001")).normalize()), "unit": i.unit,
-            "unit_price": str(i.unit_price.amount), "cost": cents(i.cost.amount), "when": i.when.value}
+    return {"description": i.description, "quantity": decimal_json(i.quantity), "unit": i.unit,
+            "unit_price": decimal_json(i.unit_price.amount), "cost": cents(i.cost.amount), "when": i.when.value}
 
 
 def payload(r: TcoResult) -> dict[str, Any]:
@@ -44,7 +45,7 @@ def payload(r: TcoResult) -> dict[str, Any]:
     return {
         "currency": r.currency.value,
         "months": r.months,
-        "usage_gpu_hours_per_month": str(r.usage_gpu_hours),
+        "usage_gpu_hours_per_month": decimal_json(r.usage_gpu_hours),
         "usage_unit": r.unit.label,
         "assumptions": r.assumptions,
         "options": [
@@ -55,7 +56,7 @@ def payload(r: TcoResult) -> dict[str, Any]:
                 "cumulative_cost": [cents(m) for m in o.cumulative_cost],
                 "total_cost": cents(o.total_cost),
                 "cost_per_ref_gpu_hour": None if o.cost_per_ref_gpu_hour is None
-                else str(o.cost_per_ref_gpu_hour.quantize(Decimal("0.0001"))),
+                else decimal_json(o.cost_per_ref_gpu_hour, 4),
                 "line_items": [_line_json(i) for i in o.lines],
                 "notes": o.notes,
             }
@@ -63,37 +64,63 @@ def payload(r: TcoResult) -> dict[str, Any]:
         ],
         "breakeven": [
             {"buy": b.buy, "vs": b.vs, "month": b.month,
-             "months_formula": None if b.months_formula is None else str(b.months_formula.quantize(Decimal("0.01"))),
-             "utilization": None if b.utilization is None else str(b.utilization.quantize(Decimal("0.0001")))}
+             "months_formula": None if b.months_formula is None else decimal_json(b.months_formula, 2),
+             "utilization": None if b.utilization is None else decimal_json(b.utilization, 4)}
             for b in r.breakeven
         ],
-        "monthly_vs_hourly_hours": {k: None if v is None else str(v.quantize(Decimal("0.01")))
+        "monthly_vs_hourly_hours": {k: None if v is None else decimal_json(v, 2)
                                     for k, v in r.monthly_vs_hourly_hours.items()},
-        "owned_cost_per_ref_gpu_hour": {k: [{"utilization": str(u), "cost": str(c.quantize(Decimal("0.0001")))}
+        "owned_cost_per_ref_gpu_hour": {k: [{"utilization": decimal_json(u, 4), "cost": decimal_json(c, 4)}
                                         for u, c in pts] for k, pts in r.owned_curves.items()},
         "verdict": r.verdict,
     }
 
 
 class Section(BaseModel):
-    """One table of the report: (key, header, right-aligned?) columns and rows of text."""
+    """One table of the report: (key, header, right-aligned?) columns and rows of text.
+
+    ``priority`` ranks columns for a narrow terminal (0: never cut; see planner.table_layout,
+    default 2) and ``keep`` names the ones that wrap but are never dropped; ``wrap`` names
+    the columns whose text may wrap in HTML (the rest stay on one line, so
+    "8x V100-SXM2-32GB" never breaks at its hyphens).
+    """
 
     title: str
     columns: list[tuple[str, str, bool]]
     rows: list[dict[str, Any]]
     caption: str = ""
+    priority: dict[str, int] = {}
+    keep: list[str] = []
+    wrap: list[str] = []
 
     def cols(self) -> list[Column]:
-        return [Column(key=k, header=h, justify="right" if right else "left") for k, h, right in self.columns]
+        return [Column(key=k, header=h, justify="right" if right else "left", priority=self.priority.get(k, 2),
+                       droppable=k not in self.keep)
+                for k, h, right in self.columns]
 
 
 def _option_label(o: TcoOption) -> str:
     return o.name + ("*" if o.estimate else "")
 
 
+def _per_hour(d: Decimal | None) -> str | None:
+    return None if d is None else per_hour_text(d)
+
+
+def _this_usage(r: TcoResult, name: str, pts: list[tuple[Decimal, Decimal]]) -> Decimal | None:
+    """The curve point at the scenario's own utilization: the one whose cost is the option's own cost per unit
+    (the curves include that utilization, so the match is exact but for Decimal rounding)."""
+    o = next((o for o in r.options if o.name == name), None)
+    if o is None or o.cost_per_ref_gpu_hour is None or not pts:
+        return None
+    per_unit = o.cost_per_ref_gpu_hour
+    return min(pts, key=lambda p: abs(p[1] - per_unit))[0]
+
+
 def sections(r: TcoResult) -> list[Section]:
     c = r.currency
     steps = sorted({m for m in (1, 6, 12, 24, 36, 48, 60, r.months) if m <= r.months})
+    estimated = any(o.estimate for o in r.options)
     out = [
         Section(
             title=(f"Buy vs rent over {r.months} months at {r.usage_gpu_hours:g} {r.unit.ref_gpu} GPU-hours of work "
@@ -104,10 +131,15 @@ def sections(r: TcoResult) -> list[Section]:
             rows=[{"option": _option_label(o), "kind": o.kind.value, "gpus": f"{o.gpu_count:g}x {o.gpu}",
                    "region": o.region or "-", "first": shown(o.monthly_cost[0]),
                    "later": shown(o.monthly_cost[1]) if len(o.monthly_cost) > 1 else "-",
-                   "total": shown(o.total_cost), "per_gpu_h": shown(o.cost_per_ref_gpu_hour, 4)}
+                   "total": shown(o.total_cost), "per_gpu_h": _per_hour(o.cost_per_ref_gpu_hour)}
                   for o in sorted(r.options, key=lambda o: o.total_cost)],
-            caption=("* estimated price. Buy: month 1 pays the hardware net of its resale value. Per ref GPU-h: per "
-                     f"{r.unit.ref_gpu} GPU-hour of work, each option's hours scaled by its speed and scaling."),
+            caption=" ".join([("Buy: month 1 pays the hardware net of its resale value. Per ref GPU-h: per "
+                               f"{r.unit.ref_gpu} GPU-hour of work, each option's hours scaled by its speed and "
+                               "scaling; the horizon's total over the work done."),
+                              *([ESTIMATED] if estimated else [])]),
+            priority={"option": 0, "total": 0, "per_gpu_h": 1, "kind": 2, "first": 3, "later": 3, "gpus": 4,
+                      "region": 4},
+            wrap=["option"],
         ),
     ]
     if r.breakeven:
@@ -119,7 +151,10 @@ def sections(r: TcoResult) -> list[Section]:
                    "formula": shown(b.months_formula, 1) or "never",
                    "util": f"{b.utilization:.1%}" if b.utilization is not None else "above 100%"}
                   for b in r.breakeven],
-            caption="Break-even utilization: where the owned cost per unit of work meets the rental's at this usage.",
+            caption=f"Break-even utilization: where the owned cost per unit of work over these {r.months} months "
+                    "meets the rental's at this usage.",
+            priority={"buy": 0, "vs": 0, "month": 1, "util": 1, "formula": 3},
+            wrap=["buy", "vs"],
         ))
     if r.monthly_vs_hourly_hours:
         out.append(Section(
@@ -128,19 +163,26 @@ def sections(r: TcoResult) -> list[Section]:
             rows=[{"instance": k, "hours": f"{v:,.1f} h" if v is not None else "no monthly price"}
                   for k, v in r.monthly_vs_hourly_hours.items()],
             caption="= monthly price / hourly price, per instance.",
+            priority={"instance": 0, "hours": 0},
         ))
     out.append(Section(
         title=f"Cumulative cost ({c})",
         columns=[("option", "option", False)] + [(f"m{m}", f"month {m}", True) for m in steps],
         rows=[{"option": _option_label(o), **{f"m{m}": shown(o.cumulative_cost[m - 1]) for m in steps}}
               for o in r.options],
+        caption=ESTIMATED if estimated else "",
+        priority={"option": 0, f"m{r.months}": 0, "m1": 3},
+        wrap=["option"],
     ))
+    standard = (Decimal("0.1"), Decimal("0.25"), Decimal("0.5"), Decimal("0.75"), Decimal(1))
     for name, pts in r.owned_curves.items():
-        picks = [p for p in pts if p[0] in (Decimal("0.1"), Decimal("0.25"), Decimal("0.5"), Decimal("0.75"), Decimal(1))]
+        here = _this_usage(r, name, pts)
+        picks = [p for p in pts if p[0] in standard or p[0] == here]
         out.append(Section(
-            title=f"{name}: cost per {r.unit.ref_gpu} GPU-hour of work by utilization ({c})",
-            columns=[(f"u{u}", f"{u:.0%}", True) for u, _ in picks],
-            rows=[{f"u{u}": shown(v, 4) for u, v in picks}],
+            title=f"{name}: cost per {r.unit.ref_gpu} GPU-hour of work by utilization, over {r.months} months ({c})",
+            columns=[(f"u{u}", f"{u:.1%} (this usage)" if u == here else f"{u:.0%}", True) for u, _ in picks],
+            rows=[{f"u{u}": _per_hour(v) for u, v in picks}],
+            priority={f"u{here}": 0},
         ))
     out.append(Section(
         title=f"Line items (quantity x unit price = cost, {c})",
@@ -152,10 +194,13 @@ def sections(r: TcoResult) -> list[Section]:
                else f"{i.unit_price.amount:,.4f}".rstrip("0").rstrip("."),
                "cost": shown(i.cost.amount), "when": i.when.value}
               for o in r.options for i in o.lines],
+        priority={"option": 0, "cost": 0, "item": 1, "qty": 2, "price": 2, "unit": 3, "when": 3},
+        keep=["item"], wrap=["option", "item"],
     ))
     notes = [{"option": o.name, "note": n} for o in r.options for n in o.notes]
     if notes:
-        out.append(Section(title="Notes", columns=[("option", "option", False), ("note", "note", False)], rows=notes))
+        out.append(Section(title="Notes", columns=[("option", "option", False), ("note", "note", False)], rows=notes,
+                           priority={"option": 0, "note": 1}, keep=["note"], wrap=["option", "note"]))
     return out
 
 
@@ -217,87 +262,52 @@ def markdown(r: TcoResult) -> str:
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
-h1{font-size:1.5rem}h2{font-size:1.1rem;margin-top:1.6rem;border-bottom:1px solid #ccc}
+h1{font-size:1.5rem;margin:0 0 .6rem}h2{font-size:1.1rem;margin-top:1.6rem;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}
-th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top;white-space:nowrap}
+td.w{white-space:normal;min-width:9rem}th{white-space:normal}
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f3f3f3}.verdict{background:#eef6ee;border-left:4px solid #2ca02c;padding:.6rem 1rem}
-.caption{color:#555;font-size:.8rem}.chart svg{max-width:100%;height:auto}
+.sw{display:inline-block;width:.8em;height:.8em;margin-right:.4em;vertical-align:-.05em;border-radius:2px}
+.caption{color:#555;font-size:.8rem}.chart svg{width:100%;max-width:900px;height:auto}
 ul.assumptions{font-size:.8rem;color:#333}
-@media print{body{margin:0;max-width:none;font-size:10pt}h2{page-break-after:avoid}
-table,.chart{page-break-inside:avoid}.verdict{border-left-color:#000;background:none}}
+@page{size:A4;margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:9.5pt;padding:0}h1{font-size:15pt}h2{break-after:avoid;margin-top:1rem}
+table{font-size:8pt}tr,.chart{break-inside:avoid}thead{display:table-header-group}
+.verdict{border-left-color:#000;background:none;padding:.2rem .8rem}.chart svg{max-height:88mm}
+td,th{padding:.15rem .35rem}}
 """
 
 
-def _html_table(s: Section) -> str:
+def _html_table(s: Section, colors: dict[str, str]) -> str:
     head = "".join(f'<th class="{"r" if right else ""}">{html.escape(h)}</th>' for _, h, right in s.columns)
-    body = "".join(
-        "<tr>" + "".join(f'<td class="{"r" if right else ""}">{html.escape(str(row.get(k) if row.get(k) is not None else "-"))}</td>'
-                         for k, _, right in s.columns) + "</tr>"
-        for row in s.rows
-    )
+
+    def cell(key: str, right: bool, value: Any) -> str:
+        text = html.escape(str(value if value is not None else "-"))
+        classes = " ".join(c for c in ("r" if right else "", "w" if key in s.wrap else "") if c)
+        # The option's colour in the chart, so a row and its line are found at a glance.
+        color = colors.get(str(value).rstrip("*")) if key in ("option", "vs", "buy") else None
+        swatch = f'<span class="sw" style="background:{color}"></span>' if color else ""
+        return f'<td class="{classes}">{swatch}{text}</td>'
+
+    body = "".join("<tr>" + "".join(cell(k, right, row.get(k)) for k, _, right in s.columns) + "</tr>"
+                   for row in s.rows)
     cap = f'<p class="caption">{html.escape(s.caption)}</p>' if s.caption else ""
     return f"<h2>{html.escape(s.title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{cap}"
 
 
-def svg_chart(r: TcoResult, width: int = 860, height: int = 420) -> str:
-    """Cumulative cost per option, break-even points marked, as inline SVG (no URLs)."""
-    left, right, top, bottom = 80, 250, 20, 50
-    pw, ph = width - left - right, height - top - bottom
-    top_cost = max((o.cumulative_cost[-1] for o in r.options), default=Decimal(1)) or Decimal(1)
-    ymax = float(top_cost) * 1.05
-    n = r.months
-
-    def x(m: float) -> float:
-        return left + (m / n) * pw if n else left
-
-    def y(v: float) -> float:
-        return top + ph - (v / ymax) * ph
-
-    # No xmlns: inline SVG in HTML5 needs none, and the page then holds no URL at all but cited sources.
-    out = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-           f'role="img" aria-label="Cumulative cost per option"><rect width="100%" height="100%" fill="white"/>']
-    for k in range(6):
-        grid = ymax * k / 5
-        out.append(f'<line x1="{left}" y1="{y(grid):.1f}" x2="{left + pw}" y2="{y(grid):.1f}" stroke="#ddd"/>'
-                   f'<text x="{left - 6}" y="{y(grid) + 4:.1f}" font-size="11" text-anchor="end">{grid:,.0f}</text>')
-    tick = max(1, round(n / 12))
-    for m in range(0, n + 1, tick):
-        out.append(f'<text x="{x(m):.1f}" y="{top + ph + 16}" font-size="11" text-anchor="middle">{m}</text>')
-    out.append(f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>'
-               f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#333"/>'
-               f'<text x="{left + pw / 2}" y="{height - 10}" font-size="12" text-anchor="middle">month</text>'
-               f'<text x="16" y="{top + ph / 2}" font-size="12" text-anchor="middle" '
-               f'transform="rotate(-90 16 {top + ph / 2})">cumulative cost ({r.currency})</text>')
-    colors = {}
-    for i, o in enumerate(r.options):
-        color = PALETTE[i % len(PALETTE)]
-        colors[o.name] = color
-        pts = " ".join(f"{x(m):.1f},{y(float(v)):.1f}" for m, v in [(0, Decimal(0)), *((k + 1, c) for k, c in enumerate(o.cumulative_cost))])
-        dash = ' stroke-dasharray="6 3"' if o.kind is not BillingMode.BUY and o.estimate else ""
-        width_ = 3 if o.kind is BillingMode.BUY else 2
-        out.append(f'<polyline fill="none" stroke="{color}" stroke-width="{width_}"{dash} points="{pts}"/>')
-        ly = top + 14 + i * 18
-        out.append(f'<line x1="{left + pw + 12}" y1="{ly - 4}" x2="{left + pw + 34}" y2="{ly - 4}" stroke="{color}" '
-                   f'stroke-width="3"{dash}/><text x="{left + pw + 40}" y="{ly}" font-size="11">{html.escape(_option_label(o))}</text>')
-    by_name = {o.name: o for o in r.options}
-    for b in r.breakeven:
-        if b.month is None:
-            continue
-        at = float(by_name[b.buy].cumulative_cost[b.month - 1])
-        out.append(f'<circle cx="{x(b.month):.1f}" cy="{y(at):.1f}" r="5" fill="none" stroke="black" stroke-width="2">'
-                   f'<title>{html.escape(b.buy)} overtakes {html.escape(b.vs)} in month {b.month}</title></circle>'
-                   f'<text x="{x(b.month) + 7:.1f}" y="{y(at) - 7:.1f}" font-size="10">m{b.month}</text>')
-    out.append("</svg>")
-    return "".join(out)
-
-
 def html_page(r: TcoResult) -> str:
+    colors = option_colors(r)
+    tables = [_html_table(s, colors) for s in sections(r)]
+    # The summary table, then the chart: the first printed page holds the answer, not a gap.
     body = [f"<h1>GPU cost of ownership: buy vs rent over {r.months} months</h1>",
             f'<p class="verdict"><strong>Verdict:</strong> {html.escape(r.verdict)}</p>',
-            '<h2>Cumulative cost</h2><div class="chart">', svg_chart(r),
-            '</div><p class="caption">Circles mark the month buying overtakes a rental. Dashed lines: estimated prices.</p>']
-    body += [_html_table(s) for s in sections(r)]
+            tables[0],
+            f'<h2>Cumulative cost ({html.escape(r.currency)}, log scale)</h2><div class="chart">', svg_chart(r),
+            f'</div><p class="caption">Each line is labelled with its total at month {r.months}. Log scale: every '
+            f"gridline step multiplies the cost, so cheap and dear options both keep their shape. "
+            f"{html.escape(STYLE_NOTE)}</p>",
+            *tables[1:]]
     body.append('<h2>Assumptions</h2><ul class="assumptions">'
                 + "".join(f"<li>{html.escape(x)}</li>" for x in assumption_lines(r)) + "</ul>")
     body.append('<p class="caption">Estimate generated by gpuplan from its shipped price snapshot; '
@@ -305,53 +315,3 @@ def html_page(r: TcoResult) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>gpuplan TCO report</title>"
             f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n")
-
-
-# ---------------------------------------------------------------- matplotlib chart
-
-
-def chart_format(path: Path) -> str:
-    """png or svg, from the file name; anything else is an input error."""
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in ("png", "svg"):
-        raise InputError(f"cannot write a chart as {path.name!r}", "end the file name in .png or .svg")
-    return fmt
-
-
-def write_chart(r: TcoResult, path: Path) -> None:
-    """Cumulative cost over months per option with break-evens marked, as PNG or SVG."""
-    fmt = chart_format(path)
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # no display: render straight to a file
-        import matplotlib.pyplot as plt
-        import matplotlib.ticker
-    except ImportError:
-        raise InputError("--chart needs matplotlib, which is not installed",
-                         "pip install 'gpuplan[chart]' (the HTML report has its own chart)") from None
-    fig, ax = plt.subplots(figsize=(10, 5.5), dpi=100)
-    try:
-        months = list(range(0, r.months + 1))
-        for o in r.options:
-            style = "--" if o.estimate else "-"
-            ax.plot(months, [0.0, *(float(v) for v in o.cumulative_cost)], style,
-                    linewidth=2.5 if o.kind is BillingMode.BUY else 1.6, label=_option_label(o))
-        by_name = {o.name: o for o in r.options}
-        for b in r.breakeven:
-            if b.month is not None:
-                v = float(by_name[b.buy].cumulative_cost[b.month - 1])
-                ax.plot([b.month], [v], "o", markersize=8, markerfacecolor="none", markeredgecolor="black")
-                ax.annotate(f"m{b.month}", (b.month, v), textcoords="offset points", xytext=(6, 6), fontsize=8)
-        ax.set_xlabel("month")
-        ax.set_ylabel(f"cumulative cost ({r.currency})")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
-        ax.set_title(f"Buy vs rent at {r.usage_gpu_hours:g} {r.unit.ref_gpu} GPU-hours of work a month")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
-        fig.tight_layout()
-        # Fixed metadata keeps the file reproducible (no creation date).
-        meta = {"Date": None} if fmt == "svg" else {"Software": "gpuplan"}
-        fig.savefig(path, format=fmt, metadata=meta)
-    finally:
-        plt.close(fig)

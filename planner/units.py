@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from pricing.errors import InputError
 from pricing.money import Currency, Money, to_decimal
+from planner.limits import bounded
 
 _DURATION_UNITS = {"m": Decimal(1) / 60, "min": Decimal(1) / 60, "h": Decimal(1), "d": Decimal(24), "w": Decimal(168)}
 
@@ -21,29 +22,30 @@ def positive(value: object, what: str, *, allow_zero: bool = False) -> Decimal:
     return d
 
 
-def parse_duration(text: str) -> Decimal:
-    """Hours in ``36h``, ``3d``, ``2w``, ``90m`` or a bare number of hours."""
+def parse_duration(text: str, flag: str = "--deadline") -> Decimal:
+    """Hours in ``36h``, ``3d``, ``2w``, ``90m`` or a bare number of hours, within the deadline bound."""
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([a-zA-Z]*)\s*", text)
     unit = (m.group(2).lower() if m else "") or "h"
     if not m or unit not in _DURATION_UNITS:
         raise InputError(f"cannot read duration {text!r}", "write it like 36h, 3d, 2w or 90m")
     hours = positive(m.group(1), "duration") * _DURATION_UNITS[unit]
-    return hours
+    return bounded(hours, "deadline", f"{flag} {text.strip()!r}")
 
 
-def parse_money(text: str, default: Currency) -> Money:
-    """``5000``, ``5000 CNY`` or ``USD 5000`` as Money (bare numbers take ``default``)."""
-    parts = text.replace(",", "").split()
-    currency = default
-    amount = None
-    for part in parts:
-        if part.isalpha():
-            currency = Currency.parse(part)
-        else:
-            amount = part
-    if amount is None or len(parts) > 2:
-        raise InputError(f"cannot read amount {text!r}", "write it like 5000 or '5000 CNY'")
-    return Money(amount=positive(amount, "budget"), currency=currency)
+_MONEY = re.compile(r"\s*(?:([A-Za-z]+)\s*)?([-+]?[0-9][0-9,]*\.?[0-9]*(?:[eE][-+]?[0-9]+)?|[-+]?\.[0-9]+)\s*([A-Za-z]+)?\s*")
+
+
+def parse_money(text: str, default: Currency, flag: str = "--budget") -> Money:
+    """``5000``, ``5000 CNY``, ``USD 5000`` or ``5000USD`` as Money (bare numbers take ``default``)."""
+    m = _MONEY.fullmatch(text)
+    if m is None or (m.group(1) and m.group(3)):
+        if not any(ch.isdigit() for ch in text):
+            raise InputError(f"{flag} {text!r} is not a number", "write it like 5000 or '5000 CNY'")
+        raise InputError(f"cannot read {flag} {text!r}", "write it like 5000 or '5000 CNY'")
+    unit = m.group(1) or m.group(3)
+    currency = Currency.parse(unit) if unit else default
+    amount = positive(m.group(2).replace(",", ""), flag)
+    return Money(amount=bounded(amount, "budget", f"{flag} {text.strip()!r}"), currency=currency)
 
 
 def parse_enum(enum: Any, value: str | None, flag: str) -> Any:

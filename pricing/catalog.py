@@ -469,6 +469,33 @@ class Catalog:
             raise UnknownNameError("GPU", name, keys, "gpuplan gpus")
         return self.gpus[key]
 
+    @cached_property
+    def families(self) -> dict[str, tuple[str, ...]]:
+        """Normalized family name -> keys of its variants, for families of two or more.
+
+        A family is the model before its form factor and memory, the first part of the key
+        when that part has a digit: V100-SXM2-16GB and V100-PCIE-32GB are V100s; V100S,
+        H200 and RTX-4090 are families of their own (a lone card is no family).
+        """
+        out: dict[str, list[str]] = {}
+        for key in self.gpus:
+            head, sep, _ = key.partition("-")
+            if sep and any(ch.isdigit() for ch in head):
+                out.setdefault(normalize(head), []).append(key)
+        return {f: tuple(keys) for f, keys in out.items() if len(keys) > 1}
+
+    def gpu_family(self, name: str) -> list[GpuSpec]:
+        """Every variant when ``name`` is a family (``v100``, ``a100``, ``h100``), else the one GPU it names.
+
+        Filters (``--gpu`` of plan, offers and fit) use this; a single GPU (``--ref-gpu``,
+        ``estimate --gpu``, ``tco --buy``) uses :meth:`gpu`, where a family name resolves
+        to its alias (``v100`` is the V100-SXM2-32GB).
+        """
+        keys = self.families.get(normalize(name))
+        if keys is None:
+            return [self.gpu(name)]
+        return [self.gpus[k] for k in keys]
+
     def instance(self, name: str) -> list[InstanceType]:
         """All regional rows of one instance type, by exact (case-insensitive) name."""
         found = [i for i in self.instances if i.instance_type.lower() == name.strip().lower()]

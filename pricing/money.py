@@ -8,6 +8,9 @@ from ``data/fx.csv`` or given by the user (``--fx``, ``GPUPLAN_FX``, config).
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import StrEnum
@@ -115,9 +118,23 @@ class FxRate(BaseModel):
             raise ValueError("an FX rate must be a positive number")
         return v
 
-    def label(self) -> str:
-        when = f", as of {self.as_of}" if self.as_of else ""
+    def age_days(self, today: date | None = None) -> int | None:
+        """Days since the rate's date; None for a rate the user gave (it is as new as the run)."""
+        return None if self.as_of is None else ((today or date.today()) - self.as_of).days
+
+    def label(self, today: date | None = None) -> str:
+        age = self.age_days(today)
+        when = f", as of {self.as_of}: {age_text(age)} old" if self.as_of and age is not None else ""
         return f"1 {self.base} = {self.rate} {self.quote} ({self.source}{when})"
+
+
+def age_text(days: int) -> str:
+    """'12 days', '3 months', '2 years': how old a figure is, in the unit a reader thinks in."""
+    if days < 60:
+        return f"{days} day{'s' if days != 1 else ''}"
+    if days < 730:
+        return f"{days // 30} months"
+    return f"{days / 365:.1f} years"
 
 
 class Fx:
@@ -130,10 +147,10 @@ class Fx:
         if src == dst:
             return Decimal(1)
         for r in self.rates:
-            if (r.base, r.quote) == (src, dst):
-                return r.rate
-            if (r.base, r.quote) == (dst, src):
-                return 1 / r.rate
+            if (r.base, r.quote) in ((src, dst), (dst, src)):
+                if (seen := _FX_USED.get()) is not None:
+                    seen.add(r)
+                return r.rate if (r.base, r.quote) == (src, dst) else 1 / r.rate
         raise PriceMissingError(
             f"no exchange rate between {src} and {dst}",
             f"give one with --fx '1 {src} = N {dst}' or keep --currency {src}",
@@ -144,6 +161,22 @@ class Fx:
 
     def used(self) -> list[FxRate]:
         return list(self.rates)
+
+
+# The rates a command converted with, for the CLI's "this rate is old" warning: every
+# Fx converts through here, however deep in the planner it was built.
+_FX_USED: ContextVar[set[FxRate] | None] = ContextVar("gpuplan_fx_used", default=None)
+
+
+@contextmanager
+def record_fx_use() -> Iterator[set[FxRate]]:
+    """Collect every rate an :class:`Fx` converts with inside the block."""
+    seen: set[FxRate] = set()
+    token = _FX_USED.set(seen)
+    try:
+        yield seen
+    finally:
+        _FX_USED.reset(token)
 
 
 def parse_fx(text: str) -> FxRate:

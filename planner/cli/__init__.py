@@ -18,9 +18,18 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """Console entry point: run the app, turning gpuplan errors into one line and an exit code."""
+    """Console entry point: run the app, turning gpuplan errors into one line and an exit code.
+
+    After a successful command, warnings it earned (an old exchange rate it converted
+    with, a config file that was ignored) go to stderr, below the data.
+    """
+    from pricing.money import record_fx_use
+
     try:
-        app()
+        with record_fx_use() as used_fx:
+            code = _run()
+            if code in (0, None):
+                _warn(used_fx)
     except GpuplanError as exc:
         if State.debug:
             raise
@@ -40,3 +49,20 @@ def main() -> None:
             raise
         sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)\n")
         sys.exit(1)
+    sys.exit(code)
+
+
+def _run() -> int | str | None:
+    """The app's exit code (click ends even a successful run with SystemExit)."""
+    try:
+        app()
+    except SystemExit as exc:
+        return exc.code
+    return 0
+
+
+def _warn(used_fx: set) -> None:  # type: ignore[type-arg]
+    from planner.settings import run_warnings
+
+    for line in run_warnings(used_fx):
+        sys.stderr.write(f"warning: {line}\n")

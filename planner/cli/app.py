@@ -22,8 +22,18 @@ class State:
     debug = False
 
 
+def _version(value: bool) -> None:
+    if value:
+        from planner import __version__
+
+        print(f"gpuplan {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="Plain output without colour.")] = False,
 ) -> None:

@@ -9,7 +9,7 @@ import typer
 from planner.cli.app import app
 from planner.cli.options import (
     CatalogOpt, CurrencyOpt, FxOpt, GpuFilterOpt, JsonOpt, MinVramOpt, OutputOpt, ProviderOpt, RegionOpt,
-    SpotPriceOpt, build_constraints, catalog_from, emit, settings_from,
+    SpotPriceOpt, WideOpt, build_constraints, catalog_from, emit, parse_multi, settings_from, use_wide,
 )
 
 catalog_app = typer.Typer(help="Where prices come from: show the catalog's layers, refresh live prices.",
@@ -21,10 +21,12 @@ app.add_typer(catalog_app, name="catalog")
 def gpus(
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """The GPU spec table: VRAM, bandwidth, FP32 and dense tensor TFLOPS, TDP, interconnect."""
     from planner.report import Column, OutputFormat, dump_json, pick_format, render_rows
 
+    use_wide(wide)
     fmt = pick_format(output, as_json)
     specs = sorted(catalog_from(settings_from()).gpus.values(), key=lambda g: (g.vram_gb, g.key))
     if fmt is OutputFormat.JSON:
@@ -39,13 +41,14 @@ def gpus(
         }
         for g in specs
     ]
-    cols = [Column(key="key", header="GPU"), Column(key="arch", header="arch"),
-            Column(key="vram_gb", header="VRAM GB", justify="right"),
-            Column(key="mem_bw_gbs", header="BW GB/s", justify="right"),
-            Column(key="fp32", header="FP32 TFLOPS", justify="right"),
-            Column(key="tensor", header="FP16 tensor TFLOPS (dense)", justify="right"),
-            Column(key="tdp_w", header="TDP W", justify="right"), Column(key="interconnect", header="interconnect"),
-            Column(key="aliases", header="also known as")]
+    cols = [Column(key="key", header="GPU", priority=0), Column(key="arch", header="arch", priority=3),
+            Column(key="vram_gb", header="VRAM GB", justify="right", priority=0),
+            Column(key="mem_bw_gbs", header="BW GB/s", justify="right", priority=2),
+            Column(key="fp32", header="FP32 TFLOPS", justify="right", priority=2),
+            Column(key="tensor", header="FP16 tensor TFLOPS (dense)", justify="right", priority=1),
+            Column(key="tdp_w", header="TDP W", justify="right", priority=2),
+            Column(key="interconnect", header="interconnect", priority=3),
+            Column(key="aliases", header="also known as", priority=4)]
     emit(render_rows(rows, cols, fmt, title="GPUs in the catalog", caption="- = not in the sources; `gpuplan gpus --json` gives every source."))
 
 
@@ -61,6 +64,7 @@ def offers(
     fx: FxOpt = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Instances and cards with price per instance-hour, per GPU-hour and per GB-of-VRAM-hour.
 
@@ -72,6 +76,7 @@ def offers(
     from planner.report import OutputFormat, dump_json, pick_format
 
     fmt = pick_format(output, as_json)
+    use_wide(wide)
     s = settings_from(currency, fx, spot_price=spot_price)
     cat = catalog_from(s, catalog)
     c = build_constraints(deadline=None, budget=None, min_vram=min_vram, provider=provider, billing=None,
@@ -127,7 +132,7 @@ def catalog_refresh(
     name = parse_provider(provider, cat)
     options = {"profile": profile} if profile else {}
     results = []
-    for r in dict.fromkeys(x.strip() for item in region for x in item.split(",") if x.strip()):
+    for r in dict.fromkeys(parse_multi(region, "--region") or ()):
         res = refresh(name, r, cat, **options)
         results.append(res)
         if not as_json:

@@ -40,6 +40,7 @@ SpotPriceOpt = Annotated[
 ProviderOpt = Annotated[Optional[list[str]], typer.Option("--provider", help="tencent, aws or local (repeatable).")]
 GpuFilterOpt = Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; names are forgiving).")]
 RegionOpt = Annotated[Optional[list[str]], typer.Option("--region", help="Region or zone prefix, e.g. us-east-1, ap-guangzhou (repeatable).")]
+WideOpt = Annotated[bool, typer.Option("--wide", help="Show every table column at full width, however narrow the terminal.")]
 MinVramOpt = Annotated[Optional[float], typer.Option("--min-vram", help="Least VRAM per GPU, in GB.")]
 
 WorkloadFileOpt = Annotated[Optional[str], typer.Option("--workload", help="Workload TOML file (see examples/).")]
@@ -98,16 +99,39 @@ def catalog_from(settings: "Settings", files: list[Path] | None = None) -> "Cata
     return load_catalog(settings, tuple(files or ()))
 
 
+def use_wide(wide: bool) -> None:
+    """Every table command sets it, so one run's --wide never leaks into the next in-process run."""
+    from planner.console import set_wide
+
+    set_wide(wide)
+
+
 def emit(text: str | None) -> None:
     if text is not None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def parse_multi(values: list[str] | None) -> list[str] | None:
-    """Repeatable options that also accept comma-separated lists."""
-    if not values:
+def parse_multi(values: list[str] | None, flag: str = "the option") -> list[str] | None:
+    """Repeatable options that also accept comma-separated lists; an empty value is refused.
+
+    ``--gpu ""`` would otherwise filter nothing and answer for every GPU.
+    """
+    if values is None:
         return None
-    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+    out = []
+    for item in values:
+        parts = [v.strip() for v in item.split(",")]
+        if not any(parts):
+            raise InputError(f"{flag} is empty", f"give a value, or leave {flag} out")
+        out += [v for v in parts if v]
+    return out or None
+
+
+def not_empty(value: str | None, flag: str) -> str | None:
+    """A single-valued option, refusing ``""`` (which would silently mean 'not given')."""
+    if value is not None and not value.strip():
+        raise InputError(f"{flag} is empty", f"give a value, or leave {flag} out")
+    return value
 
 
 def build_constraints(
@@ -127,22 +151,27 @@ def build_constraints(
     from pricing.billing import BillingMode
     from providers.registry import parse_provider
     from planner.plan import Constraints
+    from planner.limits import bounded
     from planner.units import parse_duration, parse_money, positive
 
     modes = None
-    if (names := parse_multi(billing)) is not None:
+    if (names := parse_multi(billing, "--billing")) is not None:
         try:
             modes = frozenset(BillingMode(b.lower()) for b in names)
         except ValueError:
             known = ", ".join(m.value for m in BillingMode)
             raise InputError(f"unknown billing mode in {', '.join(names)}", f"use {known}") from None
+    gpus = None
+    if (names := parse_multi(gpu, "--gpu")) is not None:
+        gpus = frozenset(spec.key for g in names for spec in cat.gpu_family(g))
+    deadline, budget = not_empty(deadline, "--deadline"), not_empty(budget, "--budget")
     return Constraints(
-        deadline_hours=parse_duration(deadline) if deadline else None,
-        budget=parse_money(budget, settings.currency) if budget else None,
-        min_vram_gb=float(positive(min_vram, "--min-vram")) if min_vram is not None else None,
-        providers=frozenset(parse_provider(p, cat) for p in names) if (names := parse_multi(provider)) else None,
+        deadline_hours=parse_duration(deadline) if deadline is not None else None,
+        budget=parse_money(budget, settings.currency) if budget is not None else None,
+        min_vram_gb=float(bounded(positive(min_vram, "--min-vram"), "min_vram")) if min_vram is not None else None,
+        providers=frozenset(parse_provider(p, cat) for p in names) if (names := parse_multi(provider, "--provider")) else None,
         billing=modes,
-        regions=tuple(r) if (r := parse_multi(region)) else None,
-        gpus=frozenset(cat.gpu(g).key for g in names) if (names := parse_multi(gpu)) else None,
-        max_gpus=float(positive(max_gpus, "--max-gpus")) if max_gpus is not None else None,
+        regions=tuple(r) if (r := parse_multi(region, "--region")) else None,
+        gpus=gpus,
+        max_gpus=float(bounded(positive(max_gpus, "--max-gpus"), "max_gpus")) if max_gpus is not None else None,
     )

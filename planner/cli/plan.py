@@ -14,8 +14,8 @@ from planner.cli.options import (
     ActiveParamsOpt, ExpertsOpt, ExpertsPerTokenOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt,
     BatchOpt, CatalogOpt, CurrencyOpt, EpochsOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, ImagesOpt, JsonOpt,
     MfuOpt, MinVramOpt, ModelOpt, OptimizerOpt, OutputOpt, OverheadOpt, ParamsOpt, ProviderOpt, RecomputeOpt,
-    RegionOpt, SeqLenOpt, ShardingOpt, SpotPriceOpt, TokensOpt, WorkloadFileOpt, build_constraints, catalog_from,
-    emit, settings_from,
+    RegionOpt, SeqLenOpt, ShardingOpt, SpotPriceOpt, TokensOpt, WideOpt, WorkloadFileOpt, build_constraints,
+    catalog_from, emit, settings_from, use_wide,
 )
 
 
@@ -65,13 +65,17 @@ def plan(
     explain: Annotated[bool, typer.Option("--explain", help="Also list excluded options and why.")] = False,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Rank every way to get the work done: each cloud offer and card purchase, under each billing mode."""
+    from planner.limits import bounded
     from planner.plan import make_plan
     from planner.plan_report import render_plan
     from planner.report import pick_format
 
     fmt = pick_format(output, as_json)
+    use_wide(wide)
+    bounded(limit, "limit")
     s = settings_from(
         currency, fx, hours_per_month,
         spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
@@ -158,6 +162,7 @@ def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, pre
     """The plan's demand and its title, from --gpu-hours or a workload (never both)."""
     from planner.demand import RefGpuHours
     from planner.perf import SpeedPrecision, WorkloadClass
+    from planner.limits import bounded, check_fields
     from planner.units import parse_enum, positive
 
     model_given = any(v is not None for k, v in workload.items() if k not in ("seq_len", "batch", "optimizer",
@@ -171,13 +176,16 @@ def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, pre
     if not model_given:
         cls = parse_enum(WorkloadClass, workload_class, "--class")
         prec = parse_enum(SpeedPrecision, precision, "--precision")
-        demand = RefGpuHours(gpu_hours=positive(gpu_hours, "--gpu-hours"), ref_gpu=cat.gpu(s.ref_gpu).key,
+        positive(gpu_hours, "--gpu-hours")
+        hours = bounded(gpu_hours, "gpu_hours")
+        demand = RefGpuHours(gpu_hours=hours, ref_gpu=cat.gpu(s.ref_gpu).key,
                              catalog=cat, workload_class=cls, precision=prec)
         return demand, f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
     from planner.estimate import WorkloadDemand
     from planner.workload import InferenceWorkload, TrainingWorkload, workload_from_options
 
     w = workload_from_options(precision=precision if precision != "mixed" else None, **workload)
+    check_fields(w)
     if isinstance(w, InferenceWorkload):
         raise InputError("plan costs training work", "use `gpuplan fit --infer` for inference memory")
     if isinstance(w, TrainingWorkload) and w.tokens is None:

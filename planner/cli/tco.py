@@ -6,6 +6,7 @@ flags win. Numbers are read as text and turned into Decimal so no float enters m
 
 # No `from __future__ import annotations`: typer evaluates option annotations at run time.
 import tomllib
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -13,7 +14,11 @@ import typer
 
 from pricing.errors import InputError, first_error
 from planner.cli.app import app
-from planner.cli.options import CatalogOpt, CurrencyOpt, FxOpt, JsonOpt, OutputOpt, catalog_from, emit, parse_multi
+from planner.cli.options import (
+    CatalogOpt, CurrencyOpt, FxOpt, JsonOpt, OutputOpt, WideOpt, catalog_from, emit, not_empty, parse_multi,
+    use_wide,
+)
+from planner.limits import check_fields
 
 
 
@@ -55,17 +60,20 @@ def make_scenario(flags: dict[str, Any], scenario_file: Path | None) -> Any:
     for key, value in flags.items():
         if value is None or value == [] or value is False:
             continue
-        merged[key] = parse_multi(value) if key in ("buy", "billing") else value
+        merged[key] = parse_multi(value, "--" + key) if key in ("buy", "billing", "vs") else value
     for key, value in list(merged.items()):
         if key in Scenario.model_fields and isinstance(value, float):
             merged[key] = repr(value)  # TOML floats: keep the digits the user wrote
     try:
-        return Scenario(**merged)
+        sc = Scenario(**merged)
     except ValidationError as exc:
         where, msg = first_error(exc)
         flag = "class" if where == "workload_class" else where.replace("_", "-")
         raise InputError(f"bad value for --{flag}: {msg}",
                          "check the flag or the scenario file") from None
+    check_fields(sc)
+    # 3e2 and 300 are the same usage: echo it as 300 in labels and JSON.
+    return sc.model_copy(update={k: Decimal(f"{v:f}") for k, v in sc if isinstance(v, Decimal)})
 
 
 
@@ -104,9 +112,10 @@ def tco(
     catalog: CatalogOpt = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
     markdown_file: Annotated[Optional[Path], typer.Option("--markdown", help="Also write the report as Markdown.", metavar="FILE")] = None,
     html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report with the chart.", metavar="FILE")] = None,
-    chart_file: Annotated[Optional[Path], typer.Option("--chart", help="Also write the cumulative-cost chart (.png or .svg; needs gpuplan[chart]).", metavar="FILE")] = None,
+    chart_file: Annotated[Optional[list[Path]], typer.Option("--chart", help="Also write the cumulative-cost chart (.png or .svg; needs gpuplan[chart]; repeatable).", metavar="FILE")] = None,
 ) -> None:
     """Buy vs rent over time: cumulative cost per option, break-even month and utilization, a verdict."""
     from pricing.money import to_decimal
@@ -125,8 +134,10 @@ def tco(
     )
 
     fmt = pick_format(output, as_json)
-    if chart_file is not None:
-        chart_format(chart_file)  # fail before any costing
+    use_wide(wide)
+    charts = list(dict.fromkeys(chart_file or ()))  # every --chart is written; the same file once
+    for path in charts:
+        chart_format(path)  # fail before any costing
     numbers = {"usage": usage, "hours_per_day": hours_per_day, "days_per_month": days_per_month,
                "card_price": card_price, "host_price": host_price, "host_watts": host_watts,
                "dataset_gb": dataset_gb, "cores_per_gpu": cores_per_gpu, "pue": pue, "kwh_price": kwh_price,
@@ -135,9 +146,10 @@ def tco(
                "hours_per_month": hours_per_month}
     flags: dict[str, Any] = {k: None if v is None else to_decimal(v, "--" + k.replace("_", "-"))
                              for k, v in numbers.items()}
-    flags.update(months=months, buy=buy, vs=vs, region=region, billing=billing, condition=condition,
-                 colo=colo, currency=currency, fx=fx, ref_gpu=ref_gpu, workload_class=workload_class,
-                 precision=precision)
+    flags.update(months=months, buy=buy, vs=vs, region=not_empty(region, "--region"), billing=billing,
+                 condition=not_empty(condition, "--condition"), colo=colo, currency=currency, fx=fx,
+                 ref_gpu=not_empty(ref_gpu, "--ref-gpu"), workload_class=not_empty(workload_class, "--class"),
+                 precision=not_empty(precision, "--precision"))
     sc = make_scenario(flags, scenario)
     settings = load_settings(currency=sc.currency, fx=tuple(sc.fx) if sc.fx else None,
                              hours_per_month=sc.hours_per_month, spot_overhead=sc.spot_overhead)
@@ -149,9 +161,9 @@ def tco(
         if path is not None:
             _write(path, text(result))
             written.append(str(path))
-    if chart_file is not None:
-        write_chart(result, chart_file)
-        written.append(str(chart_file))
+    for path in charts:
+        write_chart(result, path)
+        written.append(str(path))
     if fmt is OutputFormat.JSON:
         emit(dump_json(payload(result)))
     elif fmt is OutputFormat.MARKDOWN:

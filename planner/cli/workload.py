@@ -7,6 +7,7 @@ Both take the workload as flags (``--model llama-2-7b --tokens 2e10``) or as a T
 
 # No `from __future__ import annotations`: typer evaluates option annotations at run time.
 
+from decimal import Decimal
 from typing import Annotated, Any, Optional
 
 import typer
@@ -17,13 +18,15 @@ from planner.cli.options import (
     ActiveParamsOpt, BatchOpt, ContextOpt, EpochsOpt, ExpertsOpt, ExpertsPerTokenOpt, FlashOpt, HeadsOpt, HiddenOpt,
     ImagesOpt, InferOpt, JsonOpt, KvHeadsOpt, LayersOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt, MfuOpt, ModelOpt,
     OptimizerOpt, OutputOpt, OverheadGbOpt, OverheadOpt, ParamsOpt, PrecisionOpt, RecomputeOpt, SeqLenOpt, ShardingOpt,
-    TokensOpt, VocabOpt, WeightBitsOpt, WorkloadFileOpt, catalog_from, emit, parse_multi, settings_from,
+    TokensOpt, VocabOpt, WeightBitsOpt, WideOpt, WorkloadFileOpt, catalog_from, emit, parse_multi, settings_from,
+    use_wide,
 )
+from planner.limits import check, check_fields
 
 
 def _gpu_specs(cat: Any, names: list[str] | None) -> list[Any]:
-    if flat := parse_multi(names):
-        return list({s.key: s for s in (cat.gpu(n) for n in flat)}.values())
+    if flat := parse_multi(names, "--gpu"):
+        return list({s.key: s for n in flat for s in cat.gpu_family(n)}.values())
     return sorted(cat.gpus.values(), key=lambda g: (g.vram_gb, g.key))
 
 
@@ -60,6 +63,7 @@ def fit(
     list_models: Annotated[bool, typer.Option("--list-models", help="List the model presets and exit.")] = False,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Memory per GPU (weights, gradients, optimizer, activations), whether it fits, the max batch, and the fewest GPUs when sharded."""
     from planner.fit import fit_entries, fit_payload, workload_notes
@@ -67,11 +71,13 @@ def fit(
     from planner.workload import workload_from_options
 
     fmt = pick_format(output, as_json)
+    use_wide(wide)
     if list_models:
         _list_models(fmt)
         return
     if gpus < 1:
         raise InputError(f"--gpus must be 1 or more, got {gpus}")
+    check("gpus", Decimal(gpus))
     w = workload_from_options(
         workload_file=workload_file, model=model, params=params, layers=layers, hidden=hidden, heads=heads,
         kv_heads=kv_heads, vocab=vocab, seq_len=seq_len, batch=batch, precision=precision, optimizer=optimizer,
@@ -79,6 +85,7 @@ def fit(
         weight_bits=weight_bits, context=context, method=method, lora_rank=lora_rank, lora_targets=lora_targets,
         active_params=active_params, experts=experts, experts_per_token=experts_per_token,
     )
+    check_fields(w)
     cat = catalog_from(settings_from())
     entries = fit_entries(w, _gpu_specs(cat, gpu), gpus, cat)
     if fmt is OutputFormat.JSON:
@@ -96,13 +103,15 @@ def fit(
             "layout": " + ".join(v for v in (e.get("layout") or {}).values() if v not in ("none",)) or "-",
             "fewest": few.get("gpus"),
         })
-    cols = [Column(key="gpu", header="GPU"), Column(key="vram", header="VRAM GB", justify="right"),
-            Column(key="fits", header="fits"), Column(key="max_batch", header="max batch", justify="right"),
-            Column(key="weights", header="weights", justify="right"), Column(key="grads", header="grads", justify="right"),
-            Column(key="optim", header="optimizer", justify="right"),
-            Column(key="act", header="act/KV per sample", justify="right"),
-            Column(key="total", header="total", justify="right"), Column(key="layout", header="layout"),
-            Column(key="fewest", header="fewest GPUs sharded", justify="right")]
+    cols = [Column(key="gpu", header="GPU", priority=0), Column(key="vram", header="VRAM GB", justify="right", priority=2),
+            Column(key="fits", header="fits", priority=0), Column(key="max_batch", header="max batch", justify="right", priority=1),
+            Column(key="weights", header="weights", justify="right", priority=3),
+            Column(key="grads", header="grads", justify="right", priority=4),
+            Column(key="optim", header="optimizer", justify="right", priority=4),
+            Column(key="act", header="act/KV per sample", justify="right", priority=3),
+            Column(key="total", header="total", justify="right", priority=0),
+            Column(key="layout", header="layout", priority=2),
+            Column(key="fewest", header="fewest GPUs sharded", justify="right", priority=1)]
     from planner.workload import Method, TrainingWorkload
 
     arch = getattr(w, "arch", None)
@@ -113,7 +122,8 @@ def fit(
         name += f", {w.method.value} rank {w.lora_rank}"
     notes = " ".join(f"Note: {n}." for n in workload_notes(w))
     emit(render_rows(rows, cols, fmt, title=f"Memory fit of {name} per GPU ({gpus} GPU{'s' if gpus > 1 else ''}), GB",
-                      caption="GB = GiB. total is at the max batch (or batch 1 if it does not fit)." + (f" {notes}" if notes else "")))
+                      caption="GB = GiB. total is at --batch if given, else at the max batch (batch 1 if none fits); "
+                              "JSON: total_at_batch." + (f" {notes}" if notes else "")))
 
 @app.command()
 def estimate(
@@ -159,6 +169,7 @@ def estimate(
     fmt = pick_format(output, as_json)
     if not math.isfinite(gpus) or gpus <= 0:
         raise InputError(f"--gpus must be positive, got {gpus:g}")
+    check("gpus", Decimal(repr(gpus)))
     cat = catalog_from(settings_from())
     spec = cat.gpu(gpu)
     w = workload_from_options(
@@ -168,6 +179,7 @@ def estimate(
         images=images, epochs=epochs, method=method, lora_rank=lora_rank, lora_targets=lora_targets,
         active_params=active_params, experts=experts, experts_per_token=experts_per_token,
     )
+    check_fields(w)
     notes: list[str] = []
     if isinstance(w, InferenceWorkload):
         raise InputError("estimate covers training", "use `gpuplan fit --infer` for inference memory")
@@ -200,7 +212,7 @@ def estimate(
         rows.append({"what": "training FLOPs", "value": f"{est.flops:.3e}"})
     rows += [{"what": k, "value": str(v)} for k, v in est.assumptions.items()]
     rows += [{"what": "note", "value": n} for n in payload["notes"]]
-    emit(render_rows(rows, [Column(key="what", header="what"), Column(key="value", header="value")], fmt,
+    emit(render_rows(rows, [Column(key="what", header="what", priority=0), Column(key="value", header="value")], fmt,
                       title="Estimate"))
 
 

@@ -19,7 +19,8 @@ Owned hardware, ``n`` cards, utilization ``u`` = W / (w x n x hours per month):
 - energy/month   = average watts / 1000 x PUE x price per kWh x hours per month
 - fixed/month    = maintenance fraction x CAPEX / 12 + colocation per kW x peak kW
 - opex/month     = energy/month + fixed/month
-- cost per GPU-hour  = (CAPEX_net / (years x 12) + opex/month) / (n x u x hours per month)
+- CAPEX/month    = CAPEX_net x ceil(H / life months) / H     over the horizon of H months, as paid
+- cost per GPU-hour  = (CAPEX/month + opex/month) / (n x u x hours per month)
 - cost per reference GPU-hour of work = cost per GPU-hour / w
 
 Cash view for the horizon: CAPEX_net is paid in month 1 (and again at the start of every
@@ -33,7 +34,8 @@ with the restart overhead, monthly in whole subscriptions, reserved for every ho
 the term; a term that outlasts the horizon is still owed, in the last month).
 
 The break-even month is the first month whose cumulative buy cost is at or below the
-rental's; ``None`` when that never happens within the horizon. Costs per unit are per
+rental's; ``None`` when that never happens within the horizon; the break-even utilization
+uses the same horizon, so the two agree. Costs per unit are per
 reference GPU-hour of work, so options on different GPUs compare like for like.
 """
 
@@ -50,7 +52,8 @@ from pricing.errors import InputError
 from pricing.money import Currency, Fx, round_cents
 from providers.listprice import RENT_MODES
 from planner.host import tco_defaults
-from planner.tco.lines import ZERO, TcoLine, TcoOption, When, cumulative, line
+from planner.limits import check
+from planner.tco.lines import ZERO, TcoLine, TcoOption, When, cumulative, line, per_hour_text
 from planner.tco.owned import CONDITIONS, Owned, buy_option, card_price, make_owned, parse_buy
 from planner.tco.rent import monthly_vs_hourly_hours, pick_offer, rent_option
 from planner.tco.scenario import Scenario
@@ -151,8 +154,7 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
     from providers.local import build_interconnect
 
     cat = catalog
-    if sc.months < 1 or sc.months > 240:
-        raise InputError(f"--months must be 1 to 240, got {sc.months}")
+    check("months", Decimal(sc.months), f"--months {sc.months}")
     if not sc.buy and not sc.vs:
         raise InputError("nothing to compare", "add --buy '4x RTX-4090' and/or --vs p3.16xlarge")
     if hours_per_month <= 0:
@@ -199,10 +201,12 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
             breakevens.append(Breakeven(
                 buy=b.name, vs=r.name, month=breakeven_month(b.cumulative_cost, r.cumulative_cost),
                 months_formula=o.capex_net / gap if gap > 0 else None,
-                utilization=o.breakeven_utilization(steady / usage),
+                utilization=o.breakeven_utilization(steady / usage, months),
             ))
-    curves = {f"buy {o.name}": [(u, o.cost_per_work_hour(u) or ZERO)
-                                for u in (Decimal(k) / 20 for k in range(1, 21))] for o in owned}
+    # Over the horizon, like the totals: at this usage's utilization the curve reads the option's cost per unit.
+    curves = {f"buy {o.name}": [(u, o.cost_per_work_hour(u, months) or ZERO)
+                                for u in sorted({Decimal(k) / 20 for k in range(1, 21)} | {o.utilization(usage)})]
+              for o in owned}
     result_assumptions = assumptions(sc, owned, usage_label, currency, fx, hours_per_month, spot_overhead, cat, unit)
     if skipped:
         result_assumptions["skipped"] = skipped
@@ -221,7 +225,7 @@ def verdict(options: list[TcoOption], breakevens: list[Breakeven], usage: Decima
     best = min(options, key=lambda o: o.total_cost)
     head = (f"Over {months} months at {usage:g} {unit.ref_gpu} GPU-hours of work a month, the cheapest option is "
             f"{best.name} at {money_text(best.total_cost, currency)} "
-            f"({money_text(best.cost_per_ref_gpu_hour or ZERO, currency)} per {unit.ref_gpu} GPU-hour of work"
+            f"({per_hour_text(best.cost_per_ref_gpu_hour or ZERO)} {currency} per {unit.ref_gpu} GPU-hour of work"
             f"{', estimated price' if best.estimate else ''}).")
     buys = [o for o in options if o.kind is BillingMode.BUY]
     rents = [o for o in options if o.kind is not BillingMode.BUY]

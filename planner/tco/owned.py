@@ -111,15 +111,23 @@ class Owned(BaseModel):
     def depreciation_per_month(self) -> Decimal:
         return self.capex_net / (self.depreciation_years * 12)
 
-    def cost_per_gpu_hour(self, u: Decimal) -> Decimal | None:
+    def capex_per_month(self, months: int | None = None) -> Decimal:
+        """CAPEX_net per month: over a horizon of ``months`` as the cash view pays it (once per life
+        begun), so per-GPU-hour figures match the horizon's totals; over the life when None."""
+        if months is None:
+            return self.depreciation_per_month
+        lives = -(-months // self.life_months)
+        return self.capex_net * lives / months
+
+    def cost_per_gpu_hour(self, u: Decimal, months: int | None = None) -> Decimal | None:
         """Owned cost per delivered GPU-hour at utilization ``u`` (None at zero use)."""
         if u <= 0:
             return None
-        return (self.depreciation_per_month + self.opex_per_month(u)) / (self.n * u * self.hours_per_month)
+        return (self.capex_per_month(months) + self.opex_per_month(u)) / (self.n * u * self.hours_per_month)
 
-    def cost_per_work_hour(self, u: Decimal) -> Decimal | None:
-        """Owned cost per reference GPU-hour of work done at utilization ``u``."""
-        per_gpu_hour = self.cost_per_gpu_hour(u)
+    def cost_per_work_hour(self, u: Decimal, months: int | None = None) -> Decimal | None:
+        """Owned cost per reference GPU-hour of work done at utilization ``u`` (over ``months``)."""
+        per_gpu_hour = self.cost_per_gpu_hour(u, months)
         return None if per_gpu_hour is None else per_gpu_hour / self.work_per_gpu_hour
 
     def monthly_costs(self, u: Decimal, months: int) -> list[Decimal]:
@@ -127,8 +135,9 @@ class Owned(BaseModel):
         opex = self.opex_per_month(u)
         return [opex + (self.capex_net if i % self.life_months == 0 else ZERO) for i in range(months)]
 
-    def breakeven_utilization(self, rate_per_work_hour: Decimal) -> Decimal | None:
-        """The u at which the owned cost per reference GPU-hour of work equals ``rate_per_work_hour``.
+    def breakeven_utilization(self, rate_per_work_hour: Decimal, months: int | None = None) -> Decimal | None:
+        """The u at which the owned cost per reference GPU-hour of work (over ``months``, see
+        :meth:`capex_per_month`) equals ``rate_per_work_hour``.
 
         Solves (dep + fixed + e0 + e1 u) = r w n u H for u, where w is the work one
         GPU-hour does, e0 the energy at u = 0 and e1 its slope; None when renting
@@ -137,7 +146,7 @@ class Owned(BaseModel):
         rate_per_gpu_hour = rate_per_work_hour * self.work_per_gpu_hour
         e0 = self.energy_per_month(ZERO)
         e1 = self.energy_per_month(Decimal(1)) - e0
-        fixed = self.depreciation_per_month + self.maintenance_per_month + self.colo_per_month
+        fixed = self.capex_per_month(months) + self.maintenance_per_month + self.colo_per_month
         denominator = rate_per_gpu_hour * self.n * self.hours_per_month - e1
         if denominator <= 0:
             return None
