@@ -334,10 +334,11 @@ def make_plan(
         for offer in provider.list_offers():
             spec = cat.gpus[offer.gpu]
 
-            def drop(rule: ExclusionRule, reason: str, mode: BillingMode | None = None, _o: Offer = offer) -> None:
+            def drop(rule: ExclusionRule, reason: str, mode: BillingMode | None = None, _o: Offer = offer,
+                     zone: str | None = None) -> None:
                 excluded.append(
-                    Exclusion(provider=_o.provider, offer=_o.name, region=_o.region, zone=exclusion_zone(_o, mode),
-                              billing=mode, rule=rule, reason=reason)
+                    Exclusion(provider=_o.provider, offer=_o.name, region=_o.region,
+                              zone=zone or exclusion_zone(_o, mode), billing=mode, rule=rule, reason=reason)
                 )
 
             if (why := offer_filter(offer, spec, c)) is not None:
@@ -345,7 +346,7 @@ def make_plan(
                 continue
             for zone in offer.sold_out_zones:  # the offer stands in its other zones; say which were skipped
                 drop(ExclusionRule.SOLD_OUT, f"sold out in {zone} (live data of {offer.as_of}); priced in "
-                     f"{', '.join(offer.zones)}")
+                     f"{', '.join(offer.zones)}", zone=zone)
             host = _host_note(offer, spec)
             runs = NodeRuns(demand, offer, spec, c)
             first = runs.smallest_fitting()

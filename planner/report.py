@@ -157,7 +157,8 @@ def render_rows(
         if caption:
             lines += ["", caption]
         return "\n".join(lines) + "\n"
-    return _print_table(rows, columns, title=title, caption=caption)
+    _print_table(rows, columns, title=title, caption=caption)
+    return None
 
 
 def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], *, title: str, caption: str) -> None:

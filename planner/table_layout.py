@@ -16,6 +16,7 @@ from rich.cells import cell_len
 
 ESSENTIAL = 0  # full text on one line, never dropped
 KEEP = -1  # never dropped, but wraps like any other column
+LONG_WORD = 24  # a longer word (a URL in a note) is folded across lines rather than widen its column
 
 
 class Layout(BaseModel):
@@ -48,7 +49,7 @@ def fit_columns(headers: Sequence[str], cells: Sequence[Sequence[str]], prioriti
     natural = [max([_longest_line(headers[i]), *(_longest_line(row[i]) for row in cells)]) for i in range(n)]
     least = []
     for i in range(n):
-        words = max([_longest_word(headers[i]), *(_longest_word(row[i]) for row in cells)])
+        words = max([_longest_word(headers[i]), *(min(_longest_word(row[i]), LONG_WORD) for row in cells)])
         full = max(_longest_line(row[i]) for row in cells) if cells else 0
         least.append(max(words, full) if priorities[i] == ESSENTIAL else words)
     shown = list(range(n))

@@ -100,8 +100,8 @@ def nice_log_range(lo: float, hi: float) -> tuple[float, float, tuple[float, ...
         values = [m * 10.0**e for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 2)
                   for m in mantissas]
         values.sort()
-        low = max(v for v in values if v <= lo * (1 + 1e-9))
-        high = min(v for v in values if v >= hi * (1 - 1e-9))
+        low = max(v for v in values if v <= lo * (1 + 1e-12))
+        high = min(v for v in values if v >= hi * (1 - 1e-12))
         ticks = tuple(v for v in values if low <= v <= high)
         if len(ticks) <= 9:
             return low, high, ticks
@@ -181,9 +181,9 @@ def svg_chart(r: TcoResult, width: int = 900, height: int = 440) -> str:
         return top + ph - frac * ph
 
     # No xmlns: inline SVG in HTML5 needs none, and the page then holds no URL at all but cited sources.
-    out = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-           f'aria-label="{html.escape(m.title)}: cumulative cost per option" font-family="sans-serif">'
-           '<rect width="100%" height="100%" fill="white"/>']
+    out = [(f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+            f'aria-label="{html.escape(m.title)}: cumulative cost per option" font-family="sans-serif">'
+            '<rect width="100%" height="100%" fill="white"/>')]
     for t in m.y_ticks:
         ty = y(m.frac(t))
         out.append(f'<line x1="{left}" y1="{ty:.1f}" x2="{left + pw}" y2="{ty:.1f}" stroke="#e3e3e3"/>'

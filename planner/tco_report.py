@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -304,9 +303,9 @@ def html_page(r: TcoResult) -> str:
             f'<p class="verdict"><strong>Verdict:</strong> {html.escape(r.verdict)}</p>',
             tables[0],
             f'<h2>Cumulative cost ({html.escape(r.currency)}, log scale)</h2><div class="chart">', svg_chart(r),
-            f'</div><p class="caption">Each line is labelled with its total at month {r.months}. Log scale: every '
-            f"gridline step multiplies the cost, so cheap and dear options both keep their shape. "
-            f"{html.escape(STYLE_NOTE)}</p>",
+            (f'</div><p class="caption">Each line is labelled with its total at month {r.months}. Log scale: every '
+             "gridline step multiplies the cost, so cheap and dear options both keep their shape. "
+             f"{html.escape(STYLE_NOTE)}</p>"),
             *tables[1:]]
     body.append('<h2>Assumptions</h2><ul class="assumptions">'
                 + "".join(f"<li>{html.escape(x)}</li>" for x in assumption_lines(r)) + "</ul>")

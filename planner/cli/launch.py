@@ -270,9 +270,11 @@ def ls(
               "to_ttl": "-" if r.projected is None else f"{r.projected.amount:,.2f} {r.projected.currency}",
               "expires": "-" if r.record.expires_at is None else f"{r.record.expires_at:%m-%d %H:%M}"}
              for r in rows]
-    cols = [Column(key=k, header=h) for k, h in (("id", "launch"), ("provider", "provider"), ("what", "what"),
-            ("where", "where"), ("billing", "billing"), ("state", "state"), ("machines", "machines"), ("age", "age"),
-            ("cost", "cost so far"), ("to_ttl", "cost to TTL"), ("expires", "expires UTC"))]
+    # On a narrow terminal the launch id, its machines, state and cost stay (they are what `down` needs).
+    cols = [Column(key=k, header=h, priority=pr, droppable=pr != 1) for k, h, pr in (
+            ("id", "launch", 0), ("provider", "provider", 5), ("what", "what", 2), ("where", "where", 3),
+            ("billing", "billing", 4), ("state", "state", 0), ("machines", "machines", 1), ("age", "age", 4),
+            ("cost", "cost so far", 0), ("to_ttl", "cost to TTL", 3), ("expires", "expires UTC", 2))]
     emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption="" if table else "nothing launched"))
     for p, reg, i in untracked:
         _say(f"untracked: {p} {reg} {i.instance_id} ({i.state}), tag gpuplan:id={i.tags.get('gpuplan:id', '?')}: "

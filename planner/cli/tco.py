@@ -161,9 +161,9 @@ def tco(
         if path is not None:
             _write(path, text(result))
             written.append(str(path))
-    for path in charts:
-        write_chart(result, path)
-        written.append(str(path))
+    for chart in charts:
+        write_chart(result, chart)
+        written.append(str(chart))
     if fmt is OutputFormat.JSON:
         emit(dump_json(payload(result)))
     elif fmt is OutputFormat.MARKDOWN:

@@ -197,6 +197,7 @@ def test_fit_infer_total_is_at_the_max_batch_as_the_footer_says(gpuplan: Run) ->
     one = json.loads(gpuplan(*args, "--batch", "1")[1])["gpus"][0]
     assert one["total_at_batch"] == 1 and one["memory_gb"]["total"] < entry["memory_gb"]["total"]
     code, out, _ = gpuplan(*args[:-1])
+    assert code == 0
     row = next(line for line in out.splitlines() if "RTX-4090" in line)
     assert f"{entry['memory_gb']['total']:.2f}" in row and "total is at --batch if given, else at the max batch" in out
 
