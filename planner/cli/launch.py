@@ -106,8 +106,8 @@ def launch(
     spec = LaunchSpec(
         provider=provider.strip().lower(), instance_type=instance_type, region=region, zone=zone,
         billing=parse_enum(BillingMode, billing, "--billing"), months=months, count=nodes, image=image,
-        ttl_hours=parse_duration(ttl) if ttl else None,
-        max_cost=parse_money(max_cost, s.currency) if max_cost else None, dry_run=dry_run,
+        ttl_hours=parse_duration(ttl, "--ttl") if ttl else None,
+        max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost else None, dry_run=dry_run,
     )
     if count < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")
@@ -125,7 +125,7 @@ def launch(
     with Ledger() as ledger:
         out = start(q, ledger=ledger, client=client, progress=_say)
         if not dry_run:
-            out = _wait(out, ledger, client, parse_duration(wait_timeout))
+            out = _wait(out, ledger, client, parse_duration(wait_timeout, "--wait-timeout"))
     _report_launch(out, dry_run, as_json, cat)
 
 
@@ -321,7 +321,7 @@ def down(
                                  "pass --yes")
             if not typer.confirm(f"Terminate {names}?", default=False, err=True):
                 raise InputError("nothing ended")
-        timeout = float(parse_duration(wait_timeout)) * 3600
+        timeout = float(parse_duration(wait_timeout, "--wait-timeout")) * 3600
         ended = take_down(ledger, _clients(), records, timeout=timeout, poll=_poll_seconds())
     if as_json:
         emit(dump_json({"ended": [status_payload(e) for e in ended]}))

@@ -136,8 +136,8 @@ def tco(
     fmt = pick_format(output, as_json)
     use_wide(wide)
     charts = list(dict.fromkeys(chart_file or ()))  # every --chart is written; the same file once
-    for path in charts:
-        chart_format(path)  # fail before any costing
+    for chart in charts:
+        chart_format(chart)  # fail before any costing
     numbers = {"usage": usage, "hours_per_day": hours_per_day, "days_per_month": days_per_month,
                "card_price": card_price, "host_price": host_price, "host_watts": host_watts,
                "dataset_gb": dataset_gb, "cores_per_gpu": cores_per_gpu, "pue": pue, "kwh_price": kwh_price,
