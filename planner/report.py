@@ -40,9 +40,8 @@ def pick_format(output: str | None, as_json: bool) -> OutputFormat:
 
 
 # The JSON number contract (README, "JSON contract"): money is a decimal string with
-# exactly MONEY_PLACES places; every other decimal (quantity, unit price, rate, fraction)
-# is a decimal string with at most DECIMAL_PLACES places; never an exponent.
-MONEY_PLACES = 2
+# exactly 2 places; every other decimal (quantity, unit price, rate, fraction) is a
+# decimal string with at most DECIMAL_PLACES places; never an exponent.
 DECIMAL_PLACES = 6
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterable
 from datetime import date
 from decimal import Decimal
 from enum import StrEnum
@@ -157,7 +158,7 @@ def load_catalog(settings: Settings, extra_files: tuple[Path, ...] = ()) -> Cata
 STALE_FX_DAYS = 90  # older than a quarter, a rate has moved enough to change rankings near a tie
 
 
-def stale_fx_rates(rates: set[FxRate] | list[FxRate], today: date | None = None) -> list[FxRate]:
+def stale_fx_rates(rates: Iterable[FxRate], today: date | None = None) -> list[FxRate]:
     """Shipped (dated) rates older than :data:`STALE_FX_DAYS`; the user's own rates are never stale."""
     return sorted((r for r in rates if (age := r.age_days(today)) is not None and age > STALE_FX_DAYS),
                   key=lambda r: (r.base, r.quote))

@@ -2,9 +2,12 @@
 
 Rich shrinks every column evenly once wrapping is not enough, which cuts an offer's
 name to "p4d.2…" and its cost to "495.…" at 80 columns. Here each column has a
-priority: 0 columns (the offer, its cost) keep their full text on one line; the others
-wrap at spaces down to their longest word, and when even that does not fit, the
-least important (highest priority number, rightmost first) are dropped and named.
+priority: 0 columns (the offer, its cost) keep their full text on one line. When the
+table is too wide, the least important columns shown (highest priority number) fold at
+spaces down to their longest word; when that is not enough, the least important one is
+dropped and named (rightmost first among equals), and so on: a more important column is
+never wrapped while a less important one is still on screen. A KEEP column (an
+exclusion's reason) folds but is never dropped.
 """
 
 from __future__ import annotations
@@ -54,23 +57,32 @@ def fit_columns(headers: Sequence[str], cells: Sequence[Sequence[str]], prioriti
         least.append(max(words, full) if priorities[i] == ESSENTIAL else words)
     shown = list(range(n))
     dropped: list[int] = []
-    if width is not None:
-        while table_width([least[i] for i in shown]) > width:
-            candidates = [i for i in shown if priorities[i] > ESSENTIAL]
-            if not candidates:
-                break
-            # The highest priority number goes first; among equals, the rightmost.
-            victim = max(candidates, key=lambda i: (priorities[i], i))
-            shown.remove(victim)
-            dropped.append(victim)
     widths = {i: natural[i] for i in shown}
-    excess = table_width(list(widths.values())) - width if width is not None else 0
+    while width is not None and table_width(list(widths.values())) > width:
+        excess = table_width(list(widths.values())) - width
+        droppable = [i for i in shown if priorities[i] > ESSENTIAL]
+        # Only the least important columns shown (and KEEP ones, which never go) may fold: a
+        # more important column is not wrapped while a less important one is still on screen.
+        tier = max((priorities[i] for i in droppable), default=None)
+        foldable = [i for i in shown if priorities[i] == KEEP or (tier is not None and priorities[i] == tier)]
+        if tier is None or sum(natural[i] - least[i] for i in foldable) >= excess:
+            _shrink(widths, least, foldable, excess)
+            break  # fits, or only essential columns are left: the table overflows, uncut
+        # The highest priority number goes first; among equals, the rightmost.
+        victim = max(droppable, key=lambda i: (priorities[i], i))
+        shown.remove(victim)
+        dropped.append(victim)
+        del widths[victim]
+    content = tuple(widths[i] for i in shown)
+    return Layout(shown=tuple(shown), widths=content, dropped=tuple(sorted(dropped)), total=table_width(content))
+
+
+def _shrink(widths: dict[int, int], least: list[int], foldable: list[int], excess: int) -> None:
+    """Take ``excess`` cells from ``foldable`` columns, widest slack first, never below their least width."""
     while excess > 0:
-        slack = [i for i in shown if widths[i] > least[i]]
+        slack = [i for i in foldable if widths[i] > least[i]]
         if not slack:
-            break  # only essential columns left and still too wide: the table overflows, uncut
+            return
         widest = max(slack, key=lambda i: (widths[i] - least[i], i))
         widths[widest] -= 1
         excess -= 1
-    content = tuple(widths[i] for i in shown)
-    return Layout(shown=tuple(shown), widths=content, dropped=tuple(sorted(dropped)), total=table_width(content))

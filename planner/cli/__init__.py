@@ -8,11 +8,15 @@ Heavy modules are imported inside the commands so ``--help`` and ``plan`` stay q
 """
 
 import sys
+from typing import TYPE_CHECKING
 
 from pricing.errors import GpuplanError
 # Each module registers its commands on import; this order is the order of `gpuplan --help`.
 from planner.cli import plan, workload, tco, catalog, launch, config  # noqa: F401, I001
 from planner.cli.app import State, app
+
+if TYPE_CHECKING:
+    from pricing.money import FxRate
 
 __all__ = ["app", "main"]
 
@@ -61,7 +65,7 @@ def _run() -> int | str | None:
     return 0
 
 
-def _warn(used_fx: set) -> None:  # type: ignore[type-arg]
+def _warn(used_fx: "set[FxRate]") -> None:
     from planner.settings import run_warnings
 
     for line in run_warnings(used_fx):

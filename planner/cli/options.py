@@ -38,8 +38,8 @@ SpotPriceOpt = Annotated[
     typer.Option("--spot-price", help="typical (median over zones) or cheapest (the cheapest zone now). [default: typical]"),
 ]
 ProviderOpt = Annotated[Optional[list[str]], typer.Option("--provider", help="tencent, aws or local (repeatable).")]
-GpuFilterOpt = Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; names are forgiving).")]
-RegionOpt = Annotated[Optional[list[str]], typer.Option("--region", help="Region or zone prefix, e.g. us-east-1, ap-guangzhou (repeatable).")]
+GpuFilterOpt = Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; names are forgiving; a family such as v100 selects every variant).")]
+RegionOpt = Annotated[Optional[list[str]], typer.Option("--region", help="Region or zone prefix, e.g. us-east-1, ap-guangzhou (repeatable; one no offer has is an error).")]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Show every table column at full width, however narrow the terminal.")]
 MinVramOpt = Annotated[Optional[float], typer.Option("--min-vram", help="Least VRAM per GPU, in GB.")]
 

@@ -58,7 +58,7 @@ def fit(
     active_params: ActiveParamsOpt = None,
     experts: ExpertsOpt = None,
     experts_per_token: ExpertsPerTokenOpt = None,
-    gpu: Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable). [default: all]")] = None,
+    gpu: Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; a family such as h100 selects every variant). [default: all]")] = None,
     gpus: Annotated[int, typer.Option("--gpus", help="GPUs the job is spread over (sharding needs more than 1).")] = 1,
     list_models: Annotated[bool, typer.Option("--list-models", help="List the model presets and exit.")] = False,
     output: OutputOpt = None,

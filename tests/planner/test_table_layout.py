@@ -50,6 +50,11 @@ def test_layout_never_cuts_essential_columns_and_drops_the_least_important_first
         assert all((prio[d], d) > (prio[s], s) for s in droppable_left)
     if lay.dropped:
         assert lay.total <= width or not droppable_left
+    natural = {i: max([len(headers[i]), *(len(r[i]) for r in rows)]) for i in lay.shown}
+    tier = max((prio[i] for i in droppable_left), default=None)
+    for i, w in zip(lay.shown, lay.widths, strict=True):
+        if w < natural[i]:  # folded: only the least important tier, or a column that never goes
+            assert prio[i] == KEEP or prio[i] == tier
     assert lay.total == table_width(lay.widths)
 
 
