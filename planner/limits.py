@@ -73,6 +73,11 @@ BOUNDS: dict[str, Bound] = {
     "heads": _b(1, "1e5", "heads", inclusive=True),
     "kv_heads": _b(1, "1e5", "heads", inclusive=True),
     "vocab": _b(1, "1e8", "tokens", inclusive=True),
+    "ffn_hidden": _b(1, "1e7", "", inclusive=True, flag="ffn_hidden"),  # a workload-file key, no flag
+    "active_params": _b(0, "1e14", "parameters"),
+    "experts": _b(2, 100000, "experts", inclusive=True),
+    "experts_per_token": _b(1, 100000, "experts", inclusive=True),
+    "lora_rank": _b(1, 100000, "", inclusive=True),
     "overhead": _b(0, 10, "fraction of run time", inclusive=True),
     "overhead_gb": _b(0, 10000, "GB", inclusive=True),
     "gpus": _b(1, "1e6", "GPUs", inclusive=True),

@@ -107,9 +107,10 @@ def catalog_show(
         return
     from planner.report import Column, OutputFormat, render_rows
 
-    emit(render_rows(layers, [Column(key="layer", header="layer"), Column(key="origin", header="from"),
-                              Column(key="rows", header="rows", justify="right"),
-                              Column(key="as_of", header="as of")], OutputFormat.TABLE,
+    emit(render_rows(layers, [Column(key="layer", header="layer", priority=0),
+                              Column(key="origin", header="from", droppable=False),
+                              Column(key="rows", header="rows", justify="right", priority=0),
+                              Column(key="as_of", header="as of", priority=0)], OutputFormat.TABLE,
                      title="Catalog layers (later ones override earlier ones)",
                      caption=f"refreshed prices live under {catalog_cache_dir()}"))
 

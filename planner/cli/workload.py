@@ -230,5 +230,7 @@ def _list_models(fmt: Any) -> None:
         return
     rows = [{"name": p.name, "kind": p.kind.value, "params": f"{p.params / 1e9:.2f}B", "layers": p.layers,
              "hidden": p.hidden, "heads": p.heads, "kv_heads": p.kv_heads, "source": p.source[:60]} for p in ps]
-    cols = [Column(key=k, header=k) for k in ("name", "kind", "params", "layers", "hidden", "heads", "kv_heads", "source")]
+    order = {"name": 0, "params": 1, "kind": 2, "layers": 3, "hidden": 3, "heads": 4, "kv_heads": 4, "source": 5}
+    cols = [Column(key=k, header=k, priority=order[k])
+            for k in ("name", "kind", "params", "layers", "hidden", "heads", "kv_heads", "source")]
     emit(render_rows(rows, cols, fmt, title="Model presets"))

@@ -23,7 +23,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "limits.md"
 def _doc_rows() -> dict[str, tuple[str, str, str]]:
     rows = {}
     for line in DOC.read_text(encoding="utf-8").splitlines():
-        m = re.match(r"\| `(--[\w-]+)` \| `(\w+)` \| ([>≥]) ([\d,.]+) \| ([\d,.]+) \|", line)
+        m = re.match(r"\| `([\w-]+)` \| `(\w+)` \| ([>≥]) ([\d,.]+) \| ([\d,.]+) \|", line)
         if m:
             flag, key, op, low, high = m.groups()
             rows[key] = (flag, f"{op} {low.replace(',', '')}", high.replace(",", ""))

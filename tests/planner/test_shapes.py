@@ -31,7 +31,7 @@ def test_inferred_shape_gives_a_max_batch(gpuplan) -> None:  # type: ignore[no-u
     """Issue 12 point 7: `fit --params 1.5e9 --seq-len 1024` used to say max batch '-'."""
     import json
 
-    code, out, _ = gpuplan("fit", "--params", "1.5e9", "--seq-len", "1024", "--gpu", "v100", "--json")
+    code, out, _ = gpuplan("fit", "--params", "1.5e9", "--seq-len", "1024", "--gpu", "v100-32gb", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["shape_inferred"] is True and data["model"]["shape"]["inferred"] is True
