@@ -289,15 +289,17 @@ def assumptions(sc: Scenario, owned: list[Owned], usage_label: str, currency: Cu
         "defaults": defaults,
     }
     for o in owned:
+        # Decimals, not text: the JSON writer puts them at the contract's precision (a price
+        # converted between currencies has 28 digits).
         out[f"buy {o.name}"] = {
-            "card_price": str(o.card_price.amount), "card_source": o.card_source, "card_as_of": o.card_as_of,
+            "card_price": o.card_price.amount, "card_source": o.card_source, "card_as_of": o.card_as_of,
             "host": "sized" if o.host.sized else "given", "host_ram_gb": o.host.ram_gb, "host_cpu_cores": o.host.cpu_cores,
-            "host_nvme_tb": o.host.nvme_tb, "host_watts": str(o.host.watts), "host_price": str(o.host_price.amount),
-            "tdp_w": str(o.tdp_w), "pue": str(o.pue), "kwh_price": str(o.kwh_price.amount), "kwh_source": o.kwh_label,
-            "depreciation_years": str(o.depreciation_years), "resale_fraction": str(o.resale_fraction),
-            "maintenance_fraction": str(o.maintenance_fraction),
-            "colo_per_kw_month": None if o.colo_per_kw_month is None else str(o.colo_per_kw_month.amount),
-            "capex": str(o.capex), "capex_net": str(o.capex_net),
-            "work_per_gpu_hour": str(o.work_per_gpu_hour.normalize()),
+            "host_nvme_tb": o.host.nvme_tb, "host_watts": o.host.watts, "host_price": o.host_price.amount,
+            "tdp_w": o.tdp_w, "pue": o.pue, "kwh_price": o.kwh_price.amount, "kwh_source": o.kwh_label,
+            "depreciation_years": o.depreciation_years, "resale_fraction": o.resale_fraction,
+            "maintenance_fraction": o.maintenance_fraction,
+            "colo_per_kw_month": None if o.colo_per_kw_month is None else o.colo_per_kw_month.amount,
+            "capex": o.capex, "capex_net": o.capex_net,
+            "work_per_gpu_hour": o.work_per_gpu_hour,
         }
     return out

@@ -57,21 +57,22 @@ def test_breakeven_utilization_agrees_with_the_horizons_break_even_month(
 
 
 @given(owned_hw(), st.decimals(min_value=Decimal("0.05"), max_value=Decimal(1), places=3), st.integers(1, 120))
-def test_owned_cost_per_gpu_hour_over_the_horizon_is_the_horizons_total(o: Owned, u: Decimal, months: int) -> None:
-    usage = u * o.n * o.hours_per_month
+def test_owned_cost_per_unit_over_the_horizon_is_the_horizons_total(o: Owned, u: Decimal, months: int) -> None:
+    usage = u * o.work_per_gpu_hour * o.n * o.hours_per_month
     buy = buy_option(o, usage, months)
-    per_hour = o.cost_per_gpu_hour(u, months)
-    assert per_hour is not None and buy.cost_per_gpu_hour is not None
-    assert abs(per_hour - buy.cost_per_gpu_hour) <= buy.cost_per_gpu_hour * Decimal("1e-20")
+    per_unit = o.cost_per_work_hour(u, months)
+    assert per_unit is not None and buy.cost_per_ref_gpu_hour is not None
+    assert abs(per_unit - buy.cost_per_ref_gpu_hour) <= buy.cost_per_ref_gpu_hour * Decimal("1e-20")
 
 
 def test_breakeven_utilization_of_the_issue_example_uses_36_months_not_5_years() -> None:
     r = result()
     assert [o.name for o in r.options if o.kind == "buy"] == ["buy 4x RTX-4090"]
+    work = Decimal(r.assumptions["buy 4x RTX-4090"]["work_per_gpu_hour"])  # reference GPU-hours per GPU-hour
+    u = r.usage_gpu_hours / (work * 4 * 730)
     for b in r.breakeven:
         rental = next(o for o in r.options if o.name == b.vs)
         if rental.kind == "hourly":  # linear rentals: the two answers must agree
-            u = r.usage_gpu_hours / (Decimal(4) * Decimal(730))
             assert (b.month is not None) == (b.utilization is not None and u >= b.utilization), b
 
 
@@ -82,15 +83,15 @@ def test_each_options_cost_per_gpu_hour_reads_the_same_everywhere() -> None:
     r = result()
     secs = sections(r)
     summary = {row["option"].rstrip("*"): row["per_gpu_h"] for row in secs[0].rows}
-    (curve,) = [s for s in secs if s.title.startswith("buy 4x RTX-4090: cost per delivered GPU-hour")]
+    (curve,) = [s for s in secs if s.title.startswith("buy 4x RTX-4090: cost per")]
     here = [h for k, h, _ in curve.columns if "this usage" in h]
     assert len(here) == 1
     key = next(k for k, h, _ in curve.columns if "this usage" in h)
     assert curve.rows[0][key] == summary["buy 4x RTX-4090"]
     best = min(r.options, key=lambda o: o.total_cost)
-    assert f"({summary[best.name]} USD per GPU-hour" in r.verdict
+    assert f"({summary[best.name]} USD per {r.unit.ref_gpu} GPU-hour of work" in r.verdict
     for o in r.options:
-        assert summary[o.name] == per_hour_text(o.cost_per_gpu_hour or Decimal(0))
+        assert summary[o.name] == per_hour_text(o.cost_per_ref_gpu_hour or Decimal(0))
 
 
 # ---------------------------------------------------------------- the chart
