@@ -341,8 +341,8 @@ def make_plan(
                               zone=zone or exclusion_zone(_o, mode), billing=mode, rule=rule, reason=reason)
                 )
 
-            if (why := offer_filter(offer, spec, c)) is not None:
-                drop(*why)
+            if (rejected := offer_filter(offer, spec, c)) is not None:
+                drop(*rejected)
                 continue
             for zone in offer.sold_out_zones:  # the offer stands in its other zones; say which were skipped
                 drop(ExclusionRule.SOLD_OUT, f"sold out in {zone} (live data of {offer.as_of}); priced in "
