@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pricing.billing import HOURS_PER_MONTH
 from pricing.errors import InputError, first_error
-from pricing.money import Currency, Fx, FxRate, age_text, parse_fx, shipped_fx_rates
+from pricing.money import Currency, Fx, FxRate, age_text, parse_fx, shipped_fx_rates, to_decimal
 from pricing.paths import APP, cache_dir, catalog_cache_dir, config_dir, data_dir, home
 from planner.limits import check, check_fields
 
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 ENV_PREFIX = "GPUPLAN_"
 __all__ = ["APP", "cache_dir", "catalog_cache_dir", "config_dir", "data_dir", "home", "config_file",
-           "config_candidates", "ignored_config_files", "Settings", "load_settings", "load_catalog", "stale_fx_rates"]
+           "config_candidates", "ignored_config_files", "Settings", "Discount", "parse_discount", "load_settings",
+           "load_catalog", "stale_fx_rates"]
 
 DEFAULT_REF_GPU = "V100-SXM2-32GB"  # the seed's card: Tencent GN10Xp's V100 NVLink 32 GB
 
@@ -66,6 +67,30 @@ class SpotChoice(StrEnum):
     CHEAPEST = "cheapest"  # the cheapest zone's price now
 
 
+class Discount(BaseModel):
+    """An enterprise discount: every listed price of ``provider`` times ``factor`` (0 < factor <= 1)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    factor: Decimal
+
+    def label(self) -> str:
+        return f"{self.provider}={self.factor}"
+
+
+def parse_discount(text: str) -> Discount:
+    """Parse ``aws=0.85`` (15% off every AWS price); the provider is checked against the catalog later."""
+    from pricing.catalog import check_discount
+
+    name, sep, value = text.partition("=")
+    provider = name.strip().lower()
+    if not sep or not provider or not value.strip():
+        raise InputError(f"cannot read discount {text!r}", "write it as PROVIDER=FACTOR, e.g. aws=0.85 for 15% off")
+    factor = to_decimal(value, f"discount factor for {provider}")
+    return Discount(provider=provider, factor=check_discount(provider, factor))
+
+
 class Settings(BaseModel):
     """Shared defaults; each field can come from a flag, ``GPUPLAN_<NAME>`` or the config file."""
 
@@ -78,6 +103,7 @@ class Settings(BaseModel):
     ref_gpu: str = DEFAULT_REF_GPU
     catalog: tuple[Path, ...] = ()  # user catalog CSVs, layered over the shipped and refreshed data
     spot_price: SpotChoice = SpotChoice.TYPICAL
+    discount: tuple[Discount, ...] = ()  # enterprise discounts, applied where the catalog is built
 
     @field_validator("fx", mode="before")
     @classmethod
@@ -99,6 +125,29 @@ class Settings(BaseModel):
         if isinstance(value, str):
             value = [v for v in value.split(",") if v.strip()]
         return value
+
+    @field_validator("discount", mode="before")
+    @classmethod
+    def _discount(cls, value: Any) -> Any:
+        if isinstance(value, dict):  # config file: discount = { aws = 0.85 }
+            value = [f"{k}={v}" for k, v in value.items()]
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list | tuple):
+            return value
+        out: list[Any] = []
+        for v in value:
+            if isinstance(v, str):
+                out += [parse_discount(p) for p in v.split(",") if p.strip()]
+            else:
+                out.append(v)
+        names = [d.provider for d in out if isinstance(d, Discount)]
+        if twice := sorted({n for n in names if names.count(n) > 1}):
+            raise InputError(f"discount for {', '.join(twice)} given more than once", "give one factor per provider")
+        return tuple(out)
+
+    def discounts(self) -> dict[str, Decimal]:
+        return {d.provider: d.factor for d in self.discount}
 
     def fx_table(self) -> Fx:
         """User rates first, so they override the shipped ones for the same pair."""
@@ -152,7 +201,8 @@ def load_catalog(settings: Settings, extra_files: tuple[Path, ...] = ()) -> Cata
     """The catalog every command plans over: shipped < refreshed cache < user files (config, then flags)."""
     from pricing.catalog import Catalog
 
-    return Catalog.load(cache=catalog_cache_dir(), user_files=(*settings.catalog, *extra_files))
+    catalog = Catalog.load(cache=catalog_cache_dir(), user_files=(*settings.catalog, *extra_files))
+    return catalog.with_discounts(settings.discounts())
 
 
 STALE_FX_DAYS = 90  # older than a quarter, a rate has moved enough to change rankings near a tie

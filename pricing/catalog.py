@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import csv
 import difflib
+import gc
 import io
+import itertools
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -65,12 +69,16 @@ class Layer(StrEnum):
     SHIPPED = "shipped"
     CACHE = "cache"
     USER = "user"
+    # Not a source of rows: a discount applied to the rows of the layers below (--discount).
+    DISCOUNT = "discount"
 
 
 class Sourced(BaseModel):
     """Every row says where it came from and when."""
 
-    model_config = ConfigDict(frozen=True)
+    # Built on first validation: instance rows are built without it (see _construct), so
+    # a plan never pays for their validator.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     source: str
     as_of: date
@@ -155,66 +163,284 @@ INSTANCE_COLUMNS = (
     "reserved_3y", "stock", "as_of_kind", "source", "as_of", "notes",
 )
 _REQUIRED = ("instance_type", "gpu", "gpu_count", "region", "currency", "source", "as_of")
-_PRICES = ("hourly", "hourly_high", "monthly", "monthly_high", "spot", "spot_high", "reserved_1y", "reserved_3y")
+PRICE_FIELDS = ("hourly", "hourly_high", "monthly", "monthly_high", "spot", "spot_high", "reserved_1y",
+                "reserved_3y")
 
 
-def _dec(text: str | None) -> Decimal | None:
-    return Decimal(text) if text and text.strip() else None
+class _RowError(ValueError):
+    """A bad value in one row; the parser adds the file and line."""
 
 
-def _csv_lines(text: str) -> list[str]:
-    # '#' lines are comments; keep their place so error line numbers match the file.
-    return ["" if line.startswith("#") else line for line in text.splitlines()]
+def _price(column: str) -> Callable[[str], Decimal | None]:
+    def convert(text: str) -> Decimal | None:
+        if not text or not text.strip():
+            return None
+        try:
+            value = Decimal(text)
+        except InvalidOperation:
+            raise _RowError(f"{column}: {text.strip()!r} is not a number") from None
+        if not value.is_finite():
+            raise _RowError(f"{column}: {text.strip()!r} is not a finite number")
+        if value < 0:
+            raise _RowError(f"{column}: a price is negative ({text.strip()})")
+        return value
+
+    return convert
 
 
-def parse_instances(text: str, *, origin: str, layer: Layer, provider: str | None = None) -> list[InstanceType]:
-    """Instance rows from CSV text in :data:`INSTANCE_COLUMNS`; a bad row names ``origin`` and its line."""
-    reader = csv.DictReader(line for line in _csv_lines(text) if True)
-    missing = [c for c in _REQUIRED if c not in (reader.fieldnames or ())]
-    if provider is None and "provider" not in (reader.fieldnames or ()):
+def _number(column: str, kind: type[float] | type[int], *, positive: bool = False,
+            default: float | int | None = None) -> Callable[[str], float | int]:
+    def convert(text: str) -> float | int:
+        if default is not None and not text.strip():
+            return default
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "a whole number" if kind is int else "a number"
+            raise _RowError(f"{column}: {text.strip()!r} is not {what}") from None
+        if not math.isfinite(value) or value < 0 or (positive and value == 0):
+            raise _RowError(f"{column}: {text.strip()!r} must be {'above' if positive else 'at least'} 0")
+        return value
+
+    return convert
+
+
+def _iso_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise _RowError(f"as_of: {text.strip()!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _stock(text: str) -> Stock:
+    try:
+        return Stock(text or Stock.UNKNOWN)
+    except ValueError:
+        raise _RowError(f"stock: {text!r} is not one of {', '.join(s.value for s in Stock)}") from None
+
+
+def _as_of_kind(text: str) -> AsOfKind:
+    try:
+        return AsOfKind(text or AsOfKind.PRICE_DATE)
+    except ValueError:
+        raise _RowError(f"as_of_kind: {text!r} is not one of {', '.join(k.value for k in AsOfKind)}") from None
+
+
+def _currency(text: str) -> Currency:
+    try:
+        return Currency.parse(text)
+    except InputError as exc:
+        raise _RowError(f"currency: {exc.message}") from None
+
+
+def _uncomment(lines: Iterable[str]) -> Iterator[str]:
+    # '#' lines are comments; an empty line takes their place so line numbers match the file.
+    for line in lines:
+        yield "\n" if line.startswith("#") else line
+
+
+# Every parsed row sets every field, so all rows share one fields-set: a set per row
+# (as validation makes) is 2 kB, more than the rest of the row.
+_ALL_FIELDS = set(InstanceType.model_fields)
+_CHUNK = 4096  # rows converted together: column-wise work in C, bounded memory for raw text
+
+
+class _LineError(Exception):
+    def __init__(self, index: int, detail: str) -> None:
+        super().__init__(detail)
+        self.index = index
+        self.detail = detail
+
+
+def _nonempty(column: str, convert: Callable[[str], str]) -> Callable[[str], str]:
+    def checked(text: str) -> str:
+        value = convert(text)
+        if not value:
+            raise _RowError(f"no {column}: fill the {column} column")
+        return value
+
+    return checked
+
+
+def _prices(column: str, texts: Sequence[str]) -> list[Decimal | None]:
+    """A price column; checked in bulk, and value by value (for the message) only when that fails."""
+    try:
+        values = [Decimal(t) if t else None for t in texts]
+        if all(v is None or (v.is_finite() and v >= 0) for v in values):
+            return values
+    except (InvalidOperation, ValueError):
+        pass
+    convert = _price(column)
+    out = []
+    for k, text in enumerate(texts):
+        try:
+            out.append(convert(text))
+        except _RowError as exc:
+            raise _LineError(k, str(exc)) from None
+    return out
+
+
+class _Columns:
+    """Turns chunks of CSV rows into checked :class:`InstanceType` field values, column by column.
+
+    Catalogs repeat most values (providers, GPUs, regions, sources, dates): each distinct
+    text of such a column is converted and checked once per file and the result shared,
+    which keeps a 200k-row file fast to read and small in memory. Prices are mostly
+    distinct and are converted in bulk instead.
+    """
+
+    def __init__(self, header: list[str], *, layer: Layer, provider: str | None) -> None:
+        col = {name: i for i, name in enumerate(header)}
+        fallback = provider or ""
+        converters: dict[str, Callable[[str], Any] | None] = {
+            "source": str,
+            "as_of": _iso_date,
+            "notes": str,
+            "provider": _nonempty("provider", lambda s: (s or fallback).strip().lower()),
+            "instance_type": _nonempty("instance_type", str.strip),
+            "family": str.strip,
+            "gpu": _nonempty("gpu", str.strip),
+            "gpu_count": _number("gpu_count", float, positive=True),
+            "vcpu": _number("vcpu", int, default=0),
+            "mem_gb": _number("mem_gb", float, default=0.0),
+            "region": lambda s: s.strip() or "unknown",  # the source names no region
+            "zone": str.strip,
+            "zones": lambda s: tuple(z for z in s.split(";") if z),
+            "currency": _currency,
+            **dict.fromkeys(PRICE_FIELDS),  # None: converted by _prices
+            "stock": _stock,
+            "as_of_kind": _as_of_kind,
+        }
+        # In the model's field order; "layer" is no column: every row gets this file's layer.
+        self.fields = tuple(InstanceType.model_fields)
+        read = [f for f in self.fields if f != "layer"]
+        # (field, column index or -1 when the file lacks it, memo of text -> value, converter)
+        self.plan: list[tuple[str, int, dict[str, Any], Callable[[str], Any] | None]] = [
+            (f, col.get(f, -1), {}, converters[f]) for f in read]
+        self.family, self.instance_type = read.index("family"), read.index("instance_type")
+        self.layer_at = self.fields.index("layer")
+        self.width = len(header)
+        self.layer = layer
+
+    def values(self, chunk: list[list[str]]) -> Iterator[dict[str, Any]]:
+        """Each row's values in :class:`InstanceType` field order; a bad one raises :class:`_LineError`."""
+        width = self.width
+        for k, r in enumerate(chunk):
+            if len(r) != width:
+                chunk[k] = (r + [""] * width)[:width]
+        cols = list(zip(*chunk))
+        blank = ("",) * len(chunk)
+        columns: list[Iterable[Any]] = []
+        for field, i, memo, convert in self.plan:
+            texts = cols[i] if i >= 0 else blank
+            if convert is None:
+                columns.append(_prices(field, texts))
+                continue
+            try:
+                columns.append(list(map(memo.__getitem__, texts)))
+                continue
+            except KeyError:
+                pass
+            for k, text in enumerate(texts):
+                if text not in memo:
+                    try:
+                        memo[text] = convert(text)
+                    except _RowError as exc:
+                        raise _LineError(k, str(exc)) from None
+            columns.append(list(map(memo.__getitem__, texts)))
+        family, types = columns[self.family], columns[self.instance_type]
+        if "" in family:  # a row without a family is in the one its type's prefix names
+            columns[self.family] = [f or t.split(".")[0].strip() for f, t in zip(family, types, strict=True)]
+        columns.insert(self.layer_at, itertools.repeat(self.layer, len(chunk)))
+        fields = self.fields
+        return (dict(zip(fields, vals)) for vals in zip(*columns))
+
+
+def _construct(values: dict[str, Any]) -> InstanceType:
+    """An :class:`InstanceType` from complete, checked values, set as ``model_construct`` sets them.
+
+    ``model_construct`` spends ~50 us a row re-deriving defaults and validation ~20 us;
+    this takes ~1 us. Tests hold it to pydantic's validation of the same rows.
+    """
+    row = _new_object(InstanceType)
+    _set(row, "__dict__", values)
+    _set(row, "__pydantic_fields_set__", _ALL_FIELDS)
+    _set(row, "__pydantic_extra__", None)
+    _set(row, "__pydantic_private__", None)
+    return row
+
+
+_new_object = object.__new__
+_set = object.__setattr__
+
+
+def parse_instances(
+    text: str | Iterable[str],
+    *,
+    origin: str,
+    layer: Layer,
+    provider: str | None = None,
+    validate: bool = False,
+) -> list[InstanceType]:
+    """Instance rows from CSV (text, or its lines such as an open file) in :data:`INSTANCE_COLUMNS`.
+
+    A bad row names ``origin`` and its line. Every value is checked by explicit
+    conversions; ``validate=True`` also runs pydantic's validation on each row, the
+    reference the default path is tested against.
+    """
+    reader = csv.reader(_uncomment(text.splitlines() if isinstance(text, str) else text))
+    try:
+        with _bulk_allocation():
+            return _read_rows(reader, origin=origin, layer=layer, provider=provider, validate=validate)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise InputError(f"{origin} line {reader.line_num}: not a readable CSV ({exc})",
+                         "a catalog CSV is UTF-8 text with the columns of `gpuplan offers -o csv`") from None
+
+
+@contextmanager
+def _bulk_allocation() -> Iterator[None]:
+    """Pause the cyclic garbage collector while rows are built: rows hold no cycles, and its
+    passes over the growing heap cost a 200k-row file a third of its parse time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read_rows(reader: Any, *, origin: str, layer: Layer, provider: str | None, validate: bool) -> list[InstanceType]:
+    """The rows after the header, converted a chunk at a time: column-wise work in C, bounded raw text."""
+    header = next((r for r in reader if r), [])
+    missing = [c for c in _REQUIRED if c not in header]
+    if provider is None and "provider" not in header:
         missing.insert(0, "provider")
     if missing:
         raise InputError(f"{origin}: missing column(s) {', '.join(missing)}",
                          f"a catalog CSV has the columns {','.join(INSTANCE_COLUMNS)}")
+    columns = _Columns(header, layer=layer, provider=provider)
     out: list[InstanceType] = []
-    for r in reader:
-        if not any((v or "").strip() for v in r.values()):
-            continue
-        line = reader.line_num
+    chunk: list[list[str]] = []
+    lines: list[int] = []
+    while True:
+        for r in reader:
+            if r and (r[0].strip() or any(v.strip() for v in r)):
+                chunk.append(r)
+                lines.append(reader.line_num)
+                if len(chunk) == _CHUNK:
+                    break
+        if not chunk:
+            return out
         try:
-            prices = {k: _dec(r.get(k)) for k in _PRICES}
-            out.append(InstanceType(
-                provider=(r.get("provider") or provider or "").strip().lower(),
-                instance_type=r["instance_type"].strip(),
-                family=(r.get("family") or r["instance_type"].split(".")[0]).strip(),
-                gpu=r["gpu"].strip(),
-                gpu_count=float(r["gpu_count"]),
-                vcpu=int(r.get("vcpu") or 0),
-                mem_gb=float(r.get("mem_gb") or 0),
-                region=r["region"].strip() or "unknown",  # the source names no region
-                zone=(r.get("zone") or "").strip(),
-                zones=tuple(z for z in (r.get("zones") or "").split(";") if z),
-                currency=Currency.parse(r["currency"]),
-                stock=Stock(r.get("stock") or Stock.UNKNOWN),
-                as_of_kind=AsOfKind(r.get("as_of_kind") or AsOfKind.PRICE_DATE),
-                layer=layer,
-                source=r["source"],
-                as_of=date.fromisoformat(r["as_of"].strip()),
-                notes=r.get("notes") or "",
-                **prices,
-            ))
-        except (ValueError, InvalidOperation, KeyError, TypeError, InputError) as exc:
-            if isinstance(exc, ValidationError):
-                where, msg = first_error(exc)
-                detail = f"{where}: {msg}"
-            else:
-                detail = str(exc) or type(exc).__name__
-            raise InputError(f"{origin} line {line}: {detail}", "fix the row or remove it") from None
-        if out[-1].provider == "":
-            raise InputError(f"{origin} line {line}: no provider", "fill the provider column")
-        if any(v is not None and v < 0 for v in prices.values()):
-            raise InputError(f"{origin} line {line}: a price is negative", "prices are amounts per hour or month")
-    return out
+            for k, values in enumerate(columns.values(chunk)):
+                out.append(InstanceType(**values) if validate else _construct(values))
+        except _LineError as exc:
+            raise InputError(f"{origin} line {lines[exc.index]}: {exc.detail}", "fix the row or remove it") from None
+        except ValidationError as exc:
+            where, msg = first_error(exc)
+            raise InputError(f"{origin} line {lines[k]}: {where}: {msg}", "fix the row or remove it") from None
+        chunk, lines = [], []
 
 
 def instances_csv(rows: Iterable[InstanceType]) -> str:
@@ -280,6 +506,23 @@ class ElectricityPrice(Sourced):
     price_per_kwh: Decimal
     customer_class: str = ""
     default: bool = False
+
+
+def check_discount(provider: str, factor: Decimal) -> Decimal:
+    """A discount factor is a fraction of the listed price: above 0, at most 1 (no discount)."""
+    if not factor.is_finite() or not 0 < factor <= 1:
+        raise InputError(f"discount factor for {provider} must be above 0 and at most 1, got {factor}",
+                         "0.85 means 15% off the listed prices")
+    return factor
+
+
+def _percent_off(factor: Decimal) -> str:
+    return f"{((1 - factor) * 100).normalize():f}% off"
+
+
+def discount_note(provider: str, factor: Decimal) -> str:
+    """What a discounted row's notes say."""
+    return f"enterprise discount {provider}={factor} applied ({_percent_off(factor)} the listed price)"
 
 
 def normalize(name: str) -> str:
@@ -377,13 +620,14 @@ def cache_files(cache: Path) -> list[Path]:
 
 
 def read_instance_file(path: Path, layer: Layer) -> list[InstanceType]:
+    """A catalog CSV's rows, read as a stream: a 200k-row file never sits in memory as text."""
+    provider = path.parent.name if layer is Layer.CACHE else None
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as f:
+            return parse_instances(f, origin=str(path), layer=layer, provider=provider)
     except OSError as exc:
         raise InputError(f"cannot read catalog file {path}: {exc.strerror or exc}",
                          "check the path given with --catalog or in the config file") from None
-    provider = path.parent.name if layer is Layer.CACHE else None
-    return parse_instances(text, origin=str(path), layer=layer, provider=provider)
 
 
 class Catalog:
@@ -445,6 +689,55 @@ class Catalog:
         """The same offers and prices with other GPU specs (what-if runs, tests)."""
         return Catalog(gpus=gpus, instances=self.instances, cards=self.cards, electricity=self.electricity,
                        layers=self.layers)
+
+    def with_discounts(self, discounts: Mapping[str, Decimal]) -> Catalog:
+        """Every price of each named provider times its factor (an enterprise discount), said in each row's notes.
+
+        ``discounts`` maps a provider of this catalog (``local`` discounts the cards) to a
+        factor above 0 and at most 1: ``{"aws": Decimal("0.85")}`` is 15% off every AWS
+        rate of every layer. The discount is listed as a layer of the catalog.
+        """
+        if not discounts:
+            return self
+        for name, factor in discounts.items():
+            if name not in self.providers:
+                close = difflib.get_close_matches(name, self.providers, n=3, cutoff=0.3)
+                raise UnknownNameError("provider", name, close, "gpuplan offers")
+            check_discount(name, factor)
+        notes: dict[tuple[str, str], str] = {}
+
+        def note(provider: str, old: str) -> str:
+            key = (provider, old)
+            if key not in notes:
+                said = discount_note(provider, discounts[provider])
+                notes[key] = f"{old}; {said}" if old else said
+            return notes[key]
+
+        instances = []
+        for row in self.instances:
+            factor = discounts.get(row.provider)
+            if factor is None:
+                instances.append(row)
+                continue
+            values = dict(row.__dict__)
+            for field in PRICE_FIELDS:
+                if values[field] is not None:
+                    values[field] = values[field] * factor
+            values["notes"] = note(row.provider, row.notes)
+            instances.append(_construct(values))
+        cards = self.cards
+        if LOCAL in discounts:
+            cards = [c.model_copy(update={"price": c.price * discounts[LOCAL], "notes": note(LOCAL, c.notes)})
+                     for c in self.cards]
+        counts = {name: sum(1 for r in self.instances if r.provider == name) for name in discounts}
+        if LOCAL in discounts:
+            counts[LOCAL] = len(self.cards)
+        layers = self.layers + tuple(
+            LayerInfo(layer=Layer.DISCOUNT, rows=counts[name],
+                      origin=f"enterprise discount {name}={factor} ({_percent_off(factor)} every {name} price)")
+            for name, factor in discounts.items())
+        return Catalog(gpus=self.gpus, instances=instances, cards=cards, electricity=self.electricity, layers=layers,
+                       networks=self._networks)
 
     @cached_property
     def providers(self) -> tuple[str, ...]:

@@ -8,8 +8,8 @@ import typer
 
 from planner.cli.app import app
 from planner.cli.options import (
-    CatalogOpt, CurrencyOpt, FxOpt, GpuFilterOpt, JsonOpt, MinVramOpt, OutputOpt, ProviderOpt, RegionOpt,
-    SpotPriceOpt, WideOpt, build_constraints, catalog_from, emit, parse_multi, settings_from, use_wide,
+    CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, JsonOpt, MinVramOpt, OutputOpt, ProviderOpt,
+    RegionOpt, SpotPriceOpt, WideOpt, build_constraints, catalog_from, emit, parse_multi, settings_from, use_wide,
 )
 
 catalog_app = typer.Typer(help="Where prices come from: show the catalog's layers, refresh live prices.",
@@ -60,6 +60,7 @@ def offers(
     min_vram: MinVramOpt = None,
     spot_price: SpotPriceOpt = None,
     catalog: CatalogOpt = None,
+    discount: DiscountOpt = None,
     currency: CurrencyOpt = None,
     fx: FxOpt = None,
     output: OutputOpt = None,
@@ -77,7 +78,7 @@ def offers(
 
     fmt = pick_format(output, as_json)
     use_wide(wide)
-    s = settings_from(currency, fx, spot_price=spot_price)
+    s = settings_from(currency, fx, discount=discount, spot_price=spot_price)
     cat = catalog_from(s, catalog)
     c = build_constraints(deadline=None, budget=None, min_vram=min_vram, provider=provider, billing=None,
                           region=region, gpu=gpu, max_gpus=None, settings=s, catalog=cat)
@@ -93,13 +94,14 @@ def offers(
 @catalog_app.command("show")
 def catalog_show(
     catalog: CatalogOpt = None,
+    discount: DiscountOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The layers the catalog is built from (shipped snapshot, refreshed cache, your files), with rows and dates."""
     from planner.report import dump_json
     from planner.settings import catalog_cache_dir
 
-    cat = catalog_from(settings_from(), catalog)
+    cat = catalog_from(settings_from(discount=discount), catalog)
     layers = [layer.model_dump(mode="json") for layer in cat.layers]
     if as_json:
         emit(dump_json({"cache_dir": str(catalog_cache_dir()), "layers": layers,

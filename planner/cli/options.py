@@ -33,6 +33,10 @@ CatalogOpt = Annotated[
     Optional[list[Path]],
     typer.Option("--catalog", help="Extra catalog CSV (the `offers -o csv` columns) layered over shipped and refreshed prices (repeatable)."),
 ]
+DiscountOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--discount", help="Enterprise discount on every price of a provider, e.g. aws=0.85 for 15% off (repeatable)."),
+]
 SpotPriceOpt = Annotated[
     Optional[str],
     typer.Option("--spot-price", help="typical (median over zones) or cheapest (the cheapest zone now). [default: typical]"),
@@ -80,6 +84,7 @@ def settings_from(
     currency: str | None = None,
     fx: list[str] | None = None,
     hours_per_month: float | None = None,
+    discount: list[str] | None = None,
     **more: Any,
 ) -> "Settings":
     from planner.settings import load_settings
@@ -88,6 +93,7 @@ def settings_from(
         currency=currency,
         fx=tuple(fx) if fx else None,
         hours_per_month=None if hours_per_month is None else Decimal(repr(hours_per_month)),
+        discount=tuple(discount) if discount else None,
         **more,
     )
 

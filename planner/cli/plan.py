@@ -12,7 +12,8 @@ from pricing.errors import InputError
 from planner.cli.app import app
 from planner.cli.options import (
     ActiveParamsOpt, ExpertsOpt, ExpertsPerTokenOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt,
-    BatchOpt, CatalogOpt, CurrencyOpt, EpochsOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, ImagesOpt, JsonOpt,
+    BatchOpt, CatalogOpt, CurrencyOpt, DiscountOpt, EpochsOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, ImagesOpt,
+    JsonOpt,
     MfuOpt, MinVramOpt, ModelOpt, OptimizerOpt, OutputOpt, OverheadOpt, ParamsOpt, ProviderOpt, RecomputeOpt,
     RegionOpt, SeqLenOpt, ShardingOpt, SpotPriceOpt, TokensOpt, WideOpt, WorkloadFileOpt, build_constraints,
     catalog_from, emit, settings_from, use_wide,
@@ -58,6 +59,7 @@ def plan(
     spot_overhead: Annotated[Optional[float], typer.Option("--spot-overhead", help="Extra run time on spot for restarts, e.g. 0.1 = 10%.")] = None,
     spot_price: SpotPriceOpt = None,
     catalog: CatalogOpt = None,
+    discount: DiscountOpt = None,
     currency: CurrencyOpt = None,
     fx: FxOpt = None,
     hours_per_month: HoursPerMonthOpt = None,
@@ -77,7 +79,7 @@ def plan(
     use_wide(wide)
     bounded(limit, "limit")
     s = settings_from(
-        currency, fx, hours_per_month,
+        currency, fx, hours_per_month, discount,
         spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
         ref_gpu=ref_gpu, spot_price=spot_price,
     )
@@ -108,15 +110,21 @@ def plan(
 
 
 def _remember(p: Any) -> None:
-    """Keep the plan for `gpuplan launch --from-plan`; a plan that cannot be kept is still shown."""
+    """Keep the plan for `gpuplan launch --from-plan`; a plan that cannot be kept is still shown.
+
+    Only the winner of each billing mode is kept (``cheapest`` first, as in ``plan --json``):
+    launching needs no more, and writing every option of a 50k-offer plan cost seconds.
+    """
     from pricing.paths import data_dir
     from planner.plan_report import plan_payload
     from planner.report import dump_json
 
+    winners = list(p.cheapest_by_billing().values())
+    kept = p.model_copy(update={"options": winners, "excluded": []})
     try:
         path = data_dir() / "last-plan.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dump_json(plan_payload(p)), encoding="utf-8")
+        path.write_text(dump_json(plan_payload(kept)), encoding="utf-8")
     except OSError:
         pass
 

@@ -15,8 +15,8 @@ import typer
 from pricing.errors import InputError, first_error
 from planner.cli.app import app
 from planner.cli.options import (
-    CatalogOpt, CurrencyOpt, FxOpt, JsonOpt, OutputOpt, WideOpt, catalog_from, emit, not_empty, parse_multi,
-    use_wide,
+    CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, WideOpt, catalog_from, emit, not_empty,
+    parse_multi, use_wide,
 )
 from planner.limits import check_fields
 
@@ -110,6 +110,7 @@ def tco(
     fx: FxOpt = None,
     hours_per_month: Annotated[Optional[str], _opt("--hours-per-month", "Hours in a month. [default: 730]")] = None,
     catalog: CatalogOpt = None,
+    discount: DiscountOpt = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
@@ -152,7 +153,8 @@ def tco(
                  precision=not_empty(precision, "--precision"))
     sc = make_scenario(flags, scenario)
     settings = load_settings(currency=sc.currency, fx=tuple(sc.fx) if sc.fx else None,
-                             hours_per_month=sc.hours_per_month, spot_overhead=sc.spot_overhead)
+                             hours_per_month=sc.hours_per_month, spot_overhead=sc.spot_overhead,
+                             discount=tuple(discount) if discount else None)
     result = build_tco(sc, currency=settings.currency, fx=settings.fx_table(),
                        hours_per_month=settings.hours_per_month, spot_overhead=settings.spot_overhead,
                        catalog=catalog_from(settings, catalog), ref_gpu=settings.ref_gpu)
