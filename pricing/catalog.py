@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import csv
 import difflib
-import gc
 import io
 import itertools
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
@@ -31,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pricing.billing import BillingMode
+from pricing.bulk import paused_gc
 from pricing.errors import InputError, UnknownNameError, first_error
 from pricing.money import Currency, Money
 
@@ -98,6 +97,12 @@ class GpuSpec(Sourced):
     interconnect: Interconnect = Interconnect.PCIE
 
 
+# Which field holds each mode's rate: a planner asks for every mode of every row.
+_RATE_FIELDS = {BillingMode.HOURLY: "hourly", BillingMode.MONTHLY: "monthly", BillingMode.SPOT: "spot",
+                BillingMode.RESERVED_1Y: "reserved_1y", BillingMode.RESERVED_3Y: "reserved_3y"}
+_HIGH_FIELDS = {BillingMode.HOURLY: "hourly_high", BillingMode.MONTHLY: "monthly_high", BillingMode.SPOT: "spot_high"}
+
+
 class InstanceType(Sourced):
     """A cloud instance type in one region (or one zone, for live rows), with its prices."""
 
@@ -131,21 +136,13 @@ class InstanceType(Sourced):
 
     def rate(self, mode: BillingMode) -> Decimal | None:
         """The list rate for ``mode``: per hour, or per month for monthly."""
-        return {
-            BillingMode.HOURLY: self.hourly,
-            BillingMode.MONTHLY: self.monthly,
-            BillingMode.SPOT: self.spot,
-            BillingMode.RESERVED_1Y: self.reserved_1y,
-            BillingMode.RESERVED_3Y: self.reserved_3y,
-        }.get(mode)
+        field = _RATE_FIELDS.get(mode)
+        return None if field is None else getattr(self, field)  # type: ignore[no-any-return]
 
     def rate_high(self, mode: BillingMode) -> Decimal | None:
         """The dearest zone's rate where the source gives a spread."""
-        return {
-            BillingMode.HOURLY: self.hourly_high,
-            BillingMode.MONTHLY: self.monthly_high,
-            BillingMode.SPOT: self.spot_high,
-        }.get(mode)
+        field = _HIGH_FIELDS.get(mode)
+        return None if field is None else getattr(self, field)  # type: ignore[no-any-return]
 
     @property
     def is_vgpu_slice(self) -> bool:
@@ -390,24 +387,11 @@ def parse_instances(
     """
     reader = csv.reader(_uncomment(text.splitlines() if isinstance(text, str) else text))
     try:
-        with _bulk_allocation():
+        with paused_gc():
             return _read_rows(reader, origin=origin, layer=layer, provider=provider, validate=validate)
     except (csv.Error, UnicodeDecodeError) as exc:
         raise InputError(f"{origin} line {reader.line_num}: not a readable CSV ({exc})",
                          "a catalog CSV is UTF-8 text with the columns of `gpuplan offers -o csv`") from None
-
-
-@contextmanager
-def _bulk_allocation() -> Iterator[None]:
-    """Pause the cyclic garbage collector while rows are built: rows hold no cycles, and its
-    passes over the growing heap cost a 200k-row file a third of its parse time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _read_rows(reader: Any, *, origin: str, layer: Layer, provider: str | None, validate: bool) -> list[InstanceType]:

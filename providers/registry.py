@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pricing.catalog import LOCAL, Catalog
 from pricing.errors import NotSupportedError, UnknownNameError
 from providers.base import Provider
-from providers.capabilities import ComputeClient, PriceFetcher
 from providers.listprice import ListPriceProvider, SpotPricing
 from providers.local import LocalProvider
+
+if TYPE_CHECKING:  # their launch models cost every plan ~3 ms to build; only launching needs them
+    from providers.capabilities import ComputeClient, PriceFetcher
 
 # "module:attribute" of each capability; the module lives in providers/<cloud>/.
 PRICE_FETCHERS = {

@@ -7,6 +7,7 @@ the loopback range refused.
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import sys
@@ -35,6 +36,14 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[P
     monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "gpuplan-home"))
     monkeypatch.delenv("COLUMNS", raising=False)
     yield tmp_path
+
+
+@pytest.fixture(autouse=True)
+def unfreeze_gc() -> Iterator[None]:
+    # A CLI command freezes what it built (pricing.bulk): it is about to exit. Run in-process
+    # here, hand those objects back to the collector so the test session stays clean.
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)

@@ -72,6 +72,7 @@ def offers(
     -o csv writes the catalog's own columns in each offer's native currency: edit it and
     feed it back with --catalog FILE.
     """
+    from pricing.bulk import paused_gc
     from pricing.catalog import instances_csv
     from planner.offers import catalog_rows, offer_rows, offers_payload, render_offers
     from planner.report import OutputFormat, dump_json, pick_format
@@ -79,16 +80,17 @@ def offers(
     fmt = pick_format(output, as_json)
     use_wide(wide)
     s = settings_from(currency, fx, discount=discount, spot_price=spot_price)
-    cat = catalog_from(s, catalog)
-    c = build_constraints(deadline=None, budget=None, min_vram=min_vram, provider=provider, billing=None,
-                          region=region, gpu=gpu, max_gpus=None, settings=s, catalog=cat)
-    items = offer_rows(cat, c, s)
-    if fmt is OutputFormat.JSON:
-        emit(dump_json(offers_payload(items, s)))
-    elif fmt is OutputFormat.CSV:
-        emit(instances_csv(catalog_rows(cat, items)))
-    else:
-        emit(render_offers(items, fmt, s))
+    with paused_gc(freeze=True):  # the command ends after this block (see pricing.bulk)
+        cat = catalog_from(s, catalog)
+        c = build_constraints(deadline=None, budget=None, min_vram=min_vram, provider=provider, billing=None,
+                              region=region, gpu=gpu, max_gpus=None, settings=s, catalog=cat)
+        items = offer_rows(cat, c, s)
+        if fmt is OutputFormat.JSON:
+            emit(dump_json(offers_payload(items, s)))
+        elif fmt is OutputFormat.CSV:
+            emit(instances_csv(catalog_rows(cat, items)))
+        else:
+            emit(render_offers(items, fmt, s))
 
 
 @catalog_app.command("show")

@@ -70,6 +70,7 @@ def plan(
     wide: WideOpt = False,
 ) -> None:
     """Rank every way to get the work done: each cloud offer and card purchase, under each billing mode."""
+    from pricing.bulk import paused_gc
     from planner.limits import bounded
     from planner.plan import make_plan
     from planner.plan_report import render_plan
@@ -83,30 +84,31 @@ def plan(
         spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
         ref_gpu=ref_gpu, spot_price=spot_price,
     )
-    cat = catalog_from(s, catalog)
-    demand, title = _demand(
-        cat, s, gpu_hours=gpu_hours, workload_class=workload_class, precision=precision,
-        workload=dict(workload_file=workload_file, model=model, params=params, tokens=tokens, seq_len=seq_len,
-                      batch=batch, optimizer=optimizer, recompute=recompute, sharding=sharding, mfu=mfu,
-                      overhead=overhead, images=images, epochs=epochs, method=method, lora_rank=lora_rank,
-                      lora_targets=lora_targets, active_params=active_params, experts=experts,
-                      experts_per_token=experts_per_token),
-    )
-    engine = _engine(export)
-    c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
-                          region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
-    c = c.model_copy(update=_node_limits(nodes, max_nodes))
-    p = make_plan(demand, c, s, catalog=cat)
-    if engine is not None and export is not None:
-        from planner.console import stderr
-        from planner.export import export as write_export
+    with paused_gc(freeze=True):  # the command ends after this block (see pricing.bulk)
+        cat = catalog_from(s, catalog)
+        demand, title = _demand(
+            cat, s, gpu_hours=gpu_hours, workload_class=workload_class, precision=precision,
+            workload=dict(workload_file=workload_file, model=model, params=params, tokens=tokens, seq_len=seq_len,
+                          batch=batch, optimizer=optimizer, recompute=recompute, sharding=sharding, mfu=mfu,
+                          overhead=overhead, images=images, epochs=epochs, method=method, lora_rank=lora_rank,
+                          lora_targets=lora_targets, active_params=active_params, experts=experts,
+                          experts_per_token=experts_per_token),
+        )
+        engine = _engine(export)
+        c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
+                              region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
+        c = c.model_copy(update=_node_limits(nodes, max_nodes))
+        p = make_plan(demand, c, s, catalog=cat)
+        if engine is not None and export is not None:
+            from planner.console import stderr
+            from planner.export import export as write_export
 
-        path = write_export(p, engine, export[1], name=_task_name(title),
-                            gpu_memory_gb=cat.gpus[p.cheapest.gpu].vram_gb)
-        stderr().print(f"wrote {engine} task for {p.cheapest.nodes} x {p.cheapest.offer} to {path}",
-                       highlight=False, markup=False)
-    _remember(p)
-    emit(render_plan(p, fmt, limit, explain, title))
+            path = write_export(p, engine, export[1], name=_task_name(title),
+                                gpu_memory_gb=cat.gpus[p.cheapest.gpu].vram_gb)
+            stderr().print(f"wrote {engine} task for {p.cheapest.nodes} x {p.cheapest.offer} to {path}",
+                           highlight=False, markup=False)
+        _remember(p)
+        emit(render_plan(p, fmt, limit, explain, title))
 
 
 def _remember(p: Any) -> None:

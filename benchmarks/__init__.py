@@ -1,0 +1,5 @@
+"""Speed and memory benchmarks of gpuplan (issue 14): ``python benchmarks/run.py``.
+
+Plain scripts, not part of the default test run; see :mod:`benchmarks.run` for what each
+section measures and the targets it checks.
+"""

@@ -1,0 +1,150 @@
+"""Measure gpuplan's speed and memory against the targets of issue 14.
+
+    python benchmarks/run.py                  # everything: about 2-10 minutes on 2 cores
+    python benchmarks/run.py --runs 5 --sizes 1000,10000 --only cold,scale
+    python benchmarks/run.py --check          # exit 1 when a target is missed
+
+(a) cold CLI: `gpuplan plan --gpu-hours 200`, `gpuplan offers`, `gpuplan --help` as fresh
+processes, median of --runs runs, each as a ratio to a bare `import typer, pydantic, rich`
+timed in the same run; (b) one plan over synthetic catalogs of --sizes offers given with
+`--catalog`, in a fresh process each: load, plan and render time, time per 1k offers, peak
+memory; (c) `gpuplan fit` and `gpuplan tco` over every GPU, cold, like (a).
+
+Targets: cold plan <= 1.5x the bare import; 50k offers <= 1 s (load + plan + table);
+peak memory <= 200 MB at 200k offers; time per 1k offers at the largest size within 1.5x
+of that at 10k (linear growth). Nothing here runs in the default `pytest`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make the checkout importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import cold, scale, synth  # noqa: E402
+
+COLD_PLAN_RATIO = 1.5
+OFFERS_50K_SECONDS = 1.0
+MEMORY_200K_MB = 200.0
+LINEAR_SLACK = 1.5
+
+
+@dataclass
+class Target:
+    name: str
+    measured: str
+    goal: str
+    met: bool | None  # None: not measured in this run
+
+
+def _ms(s: float | None) -> str:
+    return "-" if s is None else f"{1000 * s:,.0f}"
+
+
+def cold_section(runs: int, home: Path) -> tuple[list[str], dict[str, Any], list[Target]]:
+    commands = cold.cli_commands(cold.tco_every_gpu())
+    samples = cold.measure(commands, runs, home)
+    bare = samples[cold.BARE]
+    lines = [f"(a, c) cold CLI, fresh process each, median of {runs} runs (interleaved with the bare import)",
+             f"  {'command':<46} {'wall ms':>8} {'x bare':>7} {'CPU ms':>8} {'x bare':>7}"]
+    figures: dict[str, Any] = {}
+    for name, s in samples.items():
+        ratio = s.wall_median / bare.wall_median
+        cpu_ratio = (s.cpu_median / bare.cpu_median) if s.cpu_median and bare.cpu_median else None
+        lines.append(f"  {name:<46} {_ms(s.wall_median):>8} {ratio:>7.2f} {_ms(s.cpu_median):>8} "
+                     f"{'-' if cpu_ratio is None else f'{cpu_ratio:.2f}':>7}")
+        figures[name] = {"wall_median_s": s.wall_median, "wall_min_s": min(s.wall), "cpu_median_s": s.cpu_median,
+                         "ratio_to_bare": ratio, "cpu_ratio_to_bare": cpu_ratio}
+    plan = figures["gpuplan plan --gpu-hours 200"]["ratio_to_bare"]
+    target = Target("cold `plan --gpu-hours 200` vs bare import", f"{plan:.2f}x", f"<= {COLD_PLAN_RATIO}x",
+                    plan <= COLD_PLAN_RATIO)
+    return lines, figures, [target]
+
+
+def scale_section(sizes: list[int], workdir: Path, home: Path, timeout: float,
+                  seed: int) -> tuple[list[str], dict[str, Any], list[Target]]:
+    lines = ["(b) one plan over the shipped catalog plus N synthetic offers given with --catalog, fresh process each",
+             f"  {'N':>8} {'offers':>8} {'options':>8} {'load s':>7} {'plan s':>7} {'out s':>7} {'total s':>7} "
+             f"{'ms/1k offers':>12} {'peak MB':>8}"]
+    figures: dict[str, Any] = {}
+    for n in sizes:
+        csv = synth.write_catalog(workdir / f"synthetic-{n}.csv", n, seed=seed)
+        r = scale.run_child(csv, home, timeout)
+        figures[str(n)] = r
+        if "error" in r:
+            lines.append(f"  {n:>8,} failed: {r['error']}")
+            continue
+        r["ms_per_1k_offers"] = 1000 * r["total_s"] / (r["offers"] / 1000)
+        lines.append(f"  {n:>8,} {r['offers']:>8,} {r['options']:>8,} {r['load_s']:>7.2f} {r['plan_s']:>7.2f} "
+                     f"{r['render_s']:>7.2f} {r['total_s']:>7.2f} {r['ms_per_1k_offers']:>12.1f} {r['peak_rss_mb']:>8.0f}")
+        csv.unlink(missing_ok=True)
+    targets = []
+    at_50k = figures.get("50000")
+    targets.append(Target("plan over 50k offers (load + plan + table)",
+                          "-" if not at_50k else at_50k.get("error") or f"{at_50k['total_s']:.2f} s",
+                          f"<= {OFFERS_50K_SECONDS:g} s",
+                          None if not at_50k else ("error" not in at_50k and at_50k["total_s"] <= OFFERS_50K_SECONDS)))
+    at_200k = figures.get("200000")
+    targets.append(Target("peak memory at 200k offers",
+                          "-" if not at_200k else at_200k.get("error") or f"{at_200k['peak_rss_mb']:.0f} MB",
+                          f"<= {MEMORY_200K_MB:g} MB",
+                          None if not at_200k else ("error" not in at_200k and at_200k["peak_rss_mb"] <= MEMORY_200K_MB)))
+    done = [(n, figures[str(n)]) for n in sizes if "error" not in figures[str(n)]]
+    ref = next(((n, r) for n, r in done if n >= 10_000), None)
+    if ref is not None and done[-1][0] > ref[0]:
+        growth = done[-1][1]["ms_per_1k_offers"] / ref[1]["ms_per_1k_offers"]
+        lines.append(f"  time per 1k offers at {done[-1][0]:,} is {growth:.2f}x that at {ref[0]:,} "
+                     f"({'linear' if growth <= LINEAR_SLACK else 'faster than linear growth'})")
+        targets.append(Target(f"growth {ref[0]:,} -> {done[-1][0]:,} offers (time per 1k)", f"{growth:.2f}x",
+                              f"<= {LINEAR_SLACK}x", growth <= LINEAR_SLACK))
+    return lines, figures, targets
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--runs", type=int, default=15, help="timed runs per cold command (median reported)")
+    ap.add_argument("--sizes", default="1000,10000,50000,200000", help="synthetic catalog sizes, comma-separated")
+    ap.add_argument("--only", default="cold,scale", help="sections to run: cold, scale (comma-separated)")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds one catalog size may take")
+    ap.add_argument("--seed", type=int, default=14, help="seed of the synthetic catalogs")
+    ap.add_argument("--json", type=Path, help="also write every figure to this file")
+    ap.add_argument("--check", action="store_true", help="exit 1 if a measured target is missed")
+    args = ap.parse_args(argv)
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    print(f"gpuplan benchmarks: Python {platform.python_version()}, {platform.system()} {platform.machine()}, "
+          f"{os.cpu_count()} CPUs", flush=True)
+    figures: dict[str, Any] = {}
+    targets: list[Target] = []
+    with tempfile.TemporaryDirectory(prefix="gpuplan-bench-") as tmp:
+        home, work = Path(tmp) / "home", Path(tmp) / "catalogs"
+        if "cold" in only:
+            lines, figures["cold"], t = cold_section(args.runs, home)
+            targets += t
+            print("\n".join(lines), flush=True)
+        if "scale" in only:
+            lines, figures["scale"], t = scale_section(sizes, work, home, args.timeout, args.seed)
+            targets += t
+            print("\n".join(lines), flush=True)
+    print("targets")
+    for t in targets:
+        verdict = "not measured" if t.met is None else ("met" if t.met else "MISSED")
+        print(f"  {t.name:<52} {t.measured:>12}  goal {t.goal:<10} {verdict}")
+    if args.json:
+        figures["targets"] = [t.__dict__ for t in targets]
+        args.json.write_text(json.dumps(figures, indent=2, default=str), encoding="utf-8")
+    missed = [t for t in targets if t.met is False]
+    return 1 if args.check and missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""The benchmarks still run: a synthetic catalog is a valid --catalog file, and one tiny plan measures.
+
+The benchmarks themselves (`python benchmarks/run.py`) are not part of the test run; these
+checks take a fraction of a second and keep them from rotting.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import pytest
+
+import planner.plan
+from benchmarks import cold, scale, synth
+from pricing.catalog import INSTANCE_COLUMNS, Catalog, Layer
+from pricing.money import Currency
+
+
+def test_synthetic_rows_are_distinct_priced_offers_on_real_gpus(tmp_path: Path) -> None:
+    path = synth.write_catalog(tmp_path / "s.csv", 600)
+    with path.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 600 and list(rows[0]) == list(INSTANCE_COLUMNS)
+    assert len({(r["provider"], r["instance_type"], r["region"]) for r in rows}) == 600
+    gpus = Catalog.shipped().gpus
+    assert {r["gpu"] for r in rows} <= set(gpus)
+    assert {r["currency"] for r in rows} == {c.value for c in Currency}
+    assert len({r["provider"] for r in rows}) >= 4
+    assert all(float(r["hourly"]) > 0 for r in rows)
+    cat = Catalog.load(user_files=[path])
+    assert sum(1 for r in cat.instances if r.layer is Layer.USER) == 600
+
+
+def test_one_tiny_plan_is_measured_through_the_cli_and_leaves_it_as_it_was(tmp_path: Path) -> None:
+    make_plan = planner.plan.make_plan
+    argv = list(sys.argv)
+    result = scale.measure_plan(synth.write_catalog(tmp_path / "s.csv", 40))
+    assert result["offers"] >= 40 and result["options"] > result["offers"]
+    assert 0 < result["load_s"] < result["total_s"] and result["plan_s"] > 0
+    assert result["peak_rss_mb"] >= result["rss_before_mb"] > 0
+    assert planner.plan.make_plan is make_plan and sys.argv == argv
+
+
+def test_a_cold_run_reports_wall_and_cpu_time_and_a_failure_raises(tmp_path: Path) -> None:
+    env = cold.child_env(tmp_path)
+    wall, cpu = cold.run_once([sys.executable, "-c", "pass"], env)
+    assert wall > 0 and (cpu is None or cpu >= 0)
+    with pytest.raises(RuntimeError, match="exited 3"):
+        cold.run_once([sys.executable, "-c", "raise SystemExit(3)"], env)
+
+
+def test_the_tco_benchmark_names_every_gpu_with_a_card_price() -> None:
+    args = cold.tco_every_gpu()
+    bought = {a.removeprefix("--buy=1x") for a in args if a.startswith("--buy=")}
+    assert bought == {c.gpu for c in Catalog.shipped().cards}
+    assert any(a.startswith("--vs=") for a in args)
