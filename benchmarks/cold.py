@@ -4,8 +4,9 @@ The reference is ``python -c "import typer, pydantic, rich"`` run the same numbe
 interleaved with the commands in a shuffled order per round, so a busy machine slows both
 alike and the ratio stays meaningful. Each command runs once first to warm the OS file
 cache and write bytecode (an installed package ships it compiled); the children run
-without ``PYTHONDONTWRITEBYTECODE`` for that reason, under a throw-away ``GPUPLAN_HOME``
-so no user config, refreshed cache or catalog file changes what is measured.
+without ``PYTHONDONTWRITEBYTECODE`` for that reason, with their config, cache and data
+directories in a throw-away folder so no user config, refreshed cache or catalog file
+changes what is measured (and no real last plan is overwritten).
 """
 
 from __future__ import annotations
@@ -54,9 +55,16 @@ class Sample:
 
 
 def child_env(home: Path) -> dict[str, str]:
+    """The children's environment: bytecode written, and gpuplan's files in a throw-away ``home``."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["GPUPLAN_HOME"] = str(home)
+    if sys.platform.startswith("linux"):
+        # platformdirs' own lookup, as a user's run does it, pointed at the throw-away home
+        env.pop("GPUPLAN_HOME", None)
+        for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+            env[var] = str(home / var.lower())
+    else:
+        env["GPUPLAN_HOME"] = str(home)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     env["COLUMNS"] = "160"
     return env

@@ -128,12 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gpuplan-bench-") as tmp:
         home, work = Path(tmp) / "home", Path(tmp) / "catalogs"
         if "cold" in only:
-            lines, figures["cold"], t = cold_section(args.runs, home)
-            targets += t
+            lines, figures["cold"], found = cold_section(args.runs, home)
+            targets += found
             print("\n".join(lines), flush=True)
         if "scale" in only:
-            lines, figures["scale"], t = scale_section(sizes, work, home, args.timeout, args.seed)
-            targets += t
+            lines, figures["scale"], found = scale_section(sizes, work, home, args.timeout, args.seed)
+            targets += found
             print("\n".join(lines), flush=True)
     print("targets")
     for t in targets:

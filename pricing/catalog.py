@@ -185,9 +185,11 @@ def _price(column: str) -> Callable[[str], Decimal | None]:
     return convert
 
 
-def _number(column: str, kind: type[float] | type[int], *, positive: bool = False,
-            default: float | int | None = None) -> Callable[[str], float | int]:
-    def convert(text: str) -> float | int:
+def _number(column: str, kind: type[float], *, positive: bool = False,
+            default: float | None = None) -> Callable[[str], float]:
+    """A float column, or an int one (``kind=int``): finite, not negative, above 0 if ``positive``."""
+
+    def convert(text: str) -> float:
         if default is not None and not text.strip():
             return default
         try:
@@ -396,7 +398,7 @@ def parse_instances(
 
 def _read_rows(reader: Any, *, origin: str, layer: Layer, provider: str | None, validate: bool) -> list[InstanceType]:
     """The rows after the header, converted a chunk at a time: column-wise work in C, bounded raw text."""
-    header = next((r for r in reader if r), [])
+    header: list[str] = next((r for r in reader if r), [])
     missing = [c for c in _REQUIRED if c not in header]
     if provider is None and "provider" not in header:
         missing.insert(0, "provider")
@@ -699,10 +701,10 @@ class Catalog:
 
         instances = []
         for row in self.instances:
-            factor = discounts.get(row.provider)
-            if factor is None:
+            if row.provider not in discounts:
                 instances.append(row)
                 continue
+            factor = discounts[row.provider]
             values = dict(row.__dict__)
             for field in PRICE_FIELDS:
                 if values[field] is not None:

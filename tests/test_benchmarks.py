@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import planner.plan
+import planner.plan as planning
 from benchmarks import cold, scale, synth
 from pricing.catalog import INSTANCE_COLUMNS, Catalog, Layer
 from pricing.money import Currency
@@ -34,13 +34,13 @@ def test_synthetic_rows_are_distinct_priced_offers_on_real_gpus(tmp_path: Path) 
 
 
 def test_one_tiny_plan_is_measured_through_the_cli_and_leaves_it_as_it_was(tmp_path: Path) -> None:
-    make_plan = planner.plan.make_plan
+    make_plan = planning.make_plan
     argv = list(sys.argv)
     result = scale.measure_plan(synth.write_catalog(tmp_path / "s.csv", 40))
     assert result["offers"] >= 40 and result["options"] > result["offers"]
     assert 0 < result["load_s"] < result["total_s"] and result["plan_s"] > 0
     assert result["peak_rss_mb"] >= result["rss_before_mb"] > 0
-    assert planner.plan.make_plan is make_plan and sys.argv == argv
+    assert planning.make_plan is make_plan and sys.argv == argv
 
 
 def test_a_cold_run_reports_wall_and_cpu_time_and_a_failure_raises(tmp_path: Path) -> None:

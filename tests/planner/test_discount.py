@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from planner.settings import load_catalog, load_settings
 from pricing.catalog import PRICE_FIELDS, Catalog, Layer
 from pricing.errors import InputError, UnknownNameError
-from planner.settings import load_catalog, load_settings
 from tests.conftest import CliResult
 from tests.fixtures.catalogs import instance_csv, toy_catalog
 
@@ -39,8 +39,8 @@ def test_a_discount_scales_every_price_of_that_provider_only() -> None:
 def test_any_factor_in_range_keeps_the_ranking_of_that_providers_offers(factor: Decimal) -> None:
     base = toy_catalog()
     cut = base.with_discounts({"acme": factor})
-    acme = [(r.hourly, r.instance_type) for r in base.instances if r.provider == "acme"]
-    acme_cut = [(r.hourly, r.instance_type) for r in cut.instances if r.provider == "acme"]
+    acme = [(r.hourly or Decimal(0), r.instance_type) for r in base.instances if r.provider == "acme"]
+    acme_cut = [(r.hourly or Decimal(0), r.instance_type) for r in cut.instances if r.provider == "acme"]
     assert [t for _, t in sorted(acme)] == [t for _, t in sorted(acme_cut)]
     assert all(new <= old for (old, _), (new, _) in zip(acme, acme_cut, strict=True))
 
@@ -118,8 +118,9 @@ def test_a_discount_in_the_config_file_or_environment_applies(clean_environ: Pat
     cat = load_catalog(s)
     shipped = {r.key: r for r in Catalog.shipped().instances}
     for row in cat.instances:
-        if row.provider == "tencent" and row.hourly is not None:
-            assert row.hourly == shipped[row.key].hourly * Decimal("0.5")
+        listed = shipped[row.key].hourly
+        if row.provider == "tencent" and listed is not None:
+            assert row.hourly == listed * Decimal("0.5")
         elif row.provider == "aws":
             assert row.hourly == shipped[row.key].hourly
 

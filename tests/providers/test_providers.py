@@ -104,3 +104,22 @@ def test_planning_imports_no_cloud_sdk() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_no_command_that_plans_or_costs_imports_an_sdk_or_a_plotting_library() -> None:
+    # plan, offers, fit and tco (without --chart) in one process; numpy comes with matplotlib.
+    code = """
+import sys
+from planner.cli import main
+for argv in (["plan", "--gpu-hours", "200"], ["offers"], ["fit", "--model", "llama-2-7b"],
+             ["tco", "--usage", "300", "--buy", "1x RTX-4090", "--vs", "p3.2xlarge"]):
+    sys.argv = ["gpuplan", *argv]
+    try:
+        main()
+    except SystemExit as exc:
+        assert exc.code in (0, None), (argv, exc.code)
+heavy = ("boto3", "botocore", "tencentcloud", "matplotlib", "numpy")
+bad = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
+assert not bad, bad
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
