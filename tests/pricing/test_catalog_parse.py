@@ -69,6 +69,7 @@ def rows(draw: st.DrawFn) -> list[str]:
         gpu_count=draw(NUMBERS), vcpu=draw(NUMBERS), mem_gb=draw(NUMBERS),
         currency=draw(st.sampled_from(["USD", "cny", "EUR", ""])),
         stock=draw(st.sampled_from(["", "available", "sold_out", "gone"])),
+        as_of_kind=draw(st.sampled_from(["", "price_date", "read_date", "someday"])),
         as_of=draw(st.sampled_from(["2026-01-01", " 2025-12-31 ", "yesterday", ""])),
         **{p: draw(PRICES) for p in ("hourly", "hourly_high", "monthly", "monthly_high", "spot", "spot_high",
                                       "reserved_1y", "reserved_3y")},
@@ -114,9 +115,10 @@ def test_fast_and_validated_parses_agree_on_any_rows(lines: list[list[str]]) -> 
     ("as_of", "2026-13-01", "as_of"),
 ])
 def test_a_bad_value_is_refused_with_its_column_and_line(cell: str, value: str, needle: str) -> None:
-    row = dict(zip(INSTANCE_COLUMNS, GOOD.split(","), strict=True))
+    columns = HEADER.split(",")
+    row = dict(zip(columns, GOOD.split(","), strict=True))
     row[cell] = value
-    text = instance_csv(GOOD, ",".join(row[c] for c in INSTANCE_COLUMNS))
+    text = instance_csv(GOOD, ",".join(row[c] for c in columns))
     for validate in (False, True):
         with pytest.raises(InputError) as err:
             parse_instances(text, origin="mine.csv", layer=Layer.USER, validate=validate)
