@@ -88,11 +88,12 @@ def cli_commands(tco_args: list[str]) -> dict[str, list[str]]:
 
 
 def tco_every_gpu() -> list[str]:
-    """``--buy 1x<gpu>`` for every GPU with a card price, ``--vs`` the smallest priced type of every rented GPU."""
+    """``--buy 8x<gpu>`` for every GPU with a card price, ``--vs`` the smallest priced type of every rented GPU."""
     from pricing.catalog import Catalog
 
     cat = Catalog.shipped()
-    args = [f"--buy=1x{gpu}" for gpu in sorted({c.gpu for c in cat.cards})]
+    # eight of each: the slowest cards (a P4 does ~76 reference GPU-hours a month) still cover the usage
+    args = [f"--buy=8x{gpu}" for gpu in sorted({c.gpu for c in cat.cards})]
     smallest: dict[str, str] = {}
     for row in sorted(cat.instances, key=lambda r: (r.gpu_count, r.instance_type)):
         if row.hourly is not None:

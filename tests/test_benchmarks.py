@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import planner.plan as planning
 from benchmarks import cold, scale, synth
 from pricing.catalog import INSTANCE_COLUMNS, Catalog, Layer
 from pricing.money import Currency
+from tests.conftest import CliResult
 
 
 def test_synthetic_rows_are_distinct_priced_offers_on_real_gpus(tmp_path: Path) -> None:
@@ -53,6 +55,14 @@ def test_a_cold_run_reports_wall_and_cpu_time_and_a_failure_raises(tmp_path: Pat
 
 def test_the_tco_benchmark_names_every_gpu_with_a_card_price() -> None:
     args = cold.tco_every_gpu()
-    bought = {a.removeprefix("--buy=1x") for a in args if a.startswith("--buy=")}
+    bought = {a.removeprefix("--buy=8x") for a in args if a.startswith("--buy=")}
     assert bought == {c.gpu for c in Catalog.shipped().cards}
     assert any(a.startswith("--vs=") for a in args)
+
+
+def test_every_benchmarked_gpuplan_command_runs(gpuplan: Callable[..., CliResult]) -> None:
+    # The cold benchmark stops at the first command that fails; catch that here, not there.
+    for name, cmd in cold.cli_commands(cold.tco_every_gpu()).items():
+        if cmd[1:3] == ["-m", "planner"] and "--help" not in cmd:
+            code, _, err = gpuplan(*cmd[3:])
+            assert code == 0, (name, err)
