@@ -8,9 +8,6 @@ from ``data/fx.csv`` or given by the user (``--fx``, ``GPUPLAN_FX``, config).
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import StrEnum
@@ -20,6 +17,8 @@ from importlib import resources
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from pricing.errors import InputError, PriceMissingError
+from pricing.fx_use import FX_USED as _FX_USED
+from pricing.fx_use import record_fx_use  # noqa: F401  (re-exported: where callers looked first)
 
 CENT = Decimal("0.01")
 
@@ -161,22 +160,6 @@ class Fx:
 
     def used(self) -> list[FxRate]:
         return list(self.rates)
-
-
-# The rates a command converted with, for the CLI's "this rate is old" warning: every
-# Fx converts through here, however deep in the planner it was built.
-_FX_USED: ContextVar[set[FxRate] | None] = ContextVar("gpuplan_fx_used", default=None)
-
-
-@contextmanager
-def record_fx_use() -> Iterator[set[FxRate]]:
-    """Collect every rate an :class:`Fx` converts with inside the block."""
-    seen: set[FxRate] = set()
-    token = _FX_USED.set(seen)
-    try:
-        yield seen
-    finally:
-        _FX_USED.reset(token)
 
 
 def parse_fx(text: str) -> FxRate:

@@ -27,7 +27,7 @@ def main() -> None:
     After a successful command, warnings it earned (an old exchange rate it converted
     with, a config file that was ignored) go to stderr, below the data.
     """
-    from pricing.money import record_fx_use
+    from pricing.fx_use import record_fx_use
 
     try:
         with record_fx_use() as used_fx:
@@ -66,6 +66,8 @@ def _run() -> int | str | None:
 
 
 def _warn(used_fx: "set[FxRate]") -> None:
+    if not used_fx and "planner.settings" not in sys.modules:
+        return  # no money converted, no settings read (--help, --version): nothing to warn about
     from planner.settings import run_warnings
 
     for line in run_warnings(used_fx):

@@ -18,7 +18,6 @@ from planner.cli.options import (
     CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, WideOpt, catalog_from, emit, not_empty,
     parse_multi, use_wide,
 )
-from planner.limits import check_fields
 
 
 
@@ -54,6 +53,7 @@ def make_scenario(flags: dict[str, Any], scenario_file: Path | None) -> Any:
     """Scenario file values, overridden by every flag that was given."""
     from pydantic import ValidationError
 
+    from planner.limits import check_fields
     from planner.tco import Scenario
 
     merged: dict[str, Any] = load_scenario(scenario_file) if scenario_file else {}

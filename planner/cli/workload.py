@@ -21,7 +21,6 @@ from planner.cli.options import (
     TokensOpt, VocabOpt, WeightBitsOpt, WideOpt, WorkloadFileOpt, catalog_from, emit, parse_multi, settings_from,
     use_wide,
 )
-from planner.limits import check, check_fields
 
 
 def _gpu_specs(cat: Any, names: list[str] | None) -> list[Any]:
@@ -67,6 +66,7 @@ def fit(
 ) -> None:
     """Memory per GPU (weights, gradients, optimizer, activations), whether it fits, the max batch, and the fewest GPUs when sharded."""
     from planner.fit import fit_entries, fit_payload, workload_notes
+    from planner.limits import check, check_fields
     from planner.report import Column, OutputFormat, dump_json, pick_format, render_rows
     from planner.workload import workload_from_options
 
@@ -162,6 +162,7 @@ def estimate(
     import math
 
     from planner.estimate import estimate_images, estimate_training
+    from planner.limits import check, check_fields
     from planner.memory import layout
     from planner.report import Column, OutputFormat, dump_json, pick_format, render_rows
     from planner.workload import InferenceWorkload, TrainingWorkload, workload_from_options
