@@ -173,3 +173,11 @@ def test_more_gpu_hours_never_cost_less_on_any_option(a: Decimal, b: Decimal) ->
     big = {(o.provider, o.offer, o.region, o.billing): o.cost.amount for o in make_plan(demand(hi), c).options}
     assert small.keys() == big.keys()
     assert all(small[k] <= big[k] for k in small)
+
+
+def test_the_python_api_plans_more_than_once_per_process() -> None:
+    import planner
+
+    first = planner.plan(gpu_hours=100, providers=frozenset({"aws"}))
+    second = planner.plan(gpu_hours=200, providers=frozenset({"aws"}))
+    assert second.cheapest.cost.amount > first.cheapest.cost.amount
