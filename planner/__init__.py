@@ -7,9 +7,6 @@ the caller loads (shipped snapshot < refreshed cache < user files) and passes do
 
 from __future__ import annotations
 
-import sys
-import types
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -30,25 +27,4 @@ def plan(**kwargs: Any) -> Plan:
     return plan_from_options(settings=settings, catalog=catalog, **kwargs)
 
 
-class _Package(types.ModuleType):
-    """Keeps ``planner.plan`` the function above.
-
-    Importing the submodule ``planner.plan`` makes Python set the package attribute ``plan``
-    to that module, which would break ``planner.plan(...)`` after the first import anywhere;
-    the submodule stays reachable as ``sys.modules["planner.plan"]`` and by ``from planner.plan
-    import ...``.
-    """
-
-    @property
-    def plan(self) -> Callable[..., Plan]:
-        return _api_plan
-
-    @plan.setter
-    def plan(self, value: object) -> None:
-        if not isinstance(value, types.ModuleType):
-            raise AttributeError("planner.plan is the planning function")
-
-
-_api_plan = plan
-del plan
-sys.modules[__name__].__class__ = _Package
+_api_plan = plan  # kept under a second name: importing planner.plan rebinds `plan` to that module

@@ -9,6 +9,8 @@ reason; the rest are sorted by cost, then wall-clock time.
 from __future__ import annotations
 
 import difflib
+import sys
+import types
 from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
@@ -487,3 +489,20 @@ def plan_from_options(
         precision=prec,
     )
     return make_plan(demand, Constraints(**constraints), s, catalog=cat)
+
+
+class _PlanModule(types.ModuleType):
+    """This module, callable as the package's API function.
+
+    ``planner.plan(...)`` is the documented Python API, but importing this submodule makes
+    Python rebind the package attribute ``planner.plan`` to the module; calling the module
+    does what the function does, so the API works before and after that import.
+    """
+
+    def __call__(self, **kwargs: Any) -> Plan:
+        import planner
+
+        return planner.__dict__["_api_plan"](**kwargs)
+
+
+sys.modules[__name__].__class__ = _PlanModule
