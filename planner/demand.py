@@ -32,7 +32,12 @@ class Run(BaseModel):
 
 
 class Demand(Protocol):
-    """A workload as the planner sees it: a run time per offer, or why it cannot run."""
+    """A workload as the planner sees it: a run time per offer, or why it cannot run.
+
+    A demand may set ``runs_by_shape = True`` when its run reads nothing of an offer but
+    what :func:`planner.plan.shape_key` keys on (GPU, GPU count, interconnect, and for
+    several nodes the instance type's network): the planner then computes one run per shape.
+    """
 
     def run(self, offer: Offer, spec: GpuSpec, nodes: int = 1) -> Run | str: ...
 
@@ -58,6 +63,8 @@ def scaled_run(ref_hours: Decimal, offer: Offer, speed: float, basis: str, measu
 
 class RefGpuHours:
     """GPU-hours measured on a reference GPU, scaled to each GPU by relative throughput."""
+
+    runs_by_shape = True  # run() reads the spec, gpu_count, interconnect and (nodes > 1) the network
 
     def __init__(
         self,

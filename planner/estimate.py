@@ -417,6 +417,8 @@ def accuracy_summary(rows: list[AccuracyRow]) -> dict[str, float]:
 class WorkloadDemand:
     """A model-based workload as the planner's Demand: fit on each offer, then time it on that GPU."""
 
+    runs_by_shape = True  # run() reads the spec, gpu_count, interconnect and (nodes > 1) the network
+
     def __init__(self, workload: TrainingWorkload | ImageWorkload, catalog: Catalog) -> None:
         self.workload = workload
         self.catalog = catalog

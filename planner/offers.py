@@ -29,9 +29,10 @@ def offer_rows(catalog: Catalog, c: Constraints, s: Settings) -> list[dict[str, 
     items: list[dict[str, Any]] = []
     selected = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
                 if c.providers is None or p.name in c.providers]
-    check_regions(c.regions, [o for p in selected for o in p.list_offers()])
-    for prov in selected:
-        for o in prov.list_offers():
+    listed = [(p, p.list_offers()) for p in selected]  # built once: an offer is a pydantic model per row
+    check_regions(c.regions, [o for _, offers in listed for o in offers])
+    for prov, offers in listed:
+        for o in offers:
             spec = catalog.gpus[o.gpu]
             vram = spec.vram_gb * o.gpu_count
             if offer_filter(o, spec, c, priced=False) is not None:

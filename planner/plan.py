@@ -234,6 +234,16 @@ def explain(options: list[Option]) -> str:
     return head + "."
 
 
+def shape_key(offer: Offer, spec: GpuSpec, nodes: int) -> tuple[Any, ...]:
+    """Everything a ``runs_by_shape`` demand reads from an offer: two offers with one key run alike.
+
+    The GPU, its count and interconnect on one node; across nodes also the instance type's
+    network (looked up by provider and type), so only multi-node runs are keyed on the type.
+    """
+    network = (offer.provider, offer.name.lower()) if nodes > 1 else None
+    return spec.key, offer.gpu_count, offer.interconnect, nodes, network
+
+
 class NodeRuns:
     """Run times of one offer on 1 .. max_nodes identical nodes, computed lazily and cached.
 
@@ -243,8 +253,12 @@ class NodeRuns:
     count is found by bisection: a handful of runs per offer, not max_nodes.
     """
 
-    def __init__(self, demand: Demand, offer: Offer, spec: GpuSpec, c: Constraints) -> None:
+    def __init__(self, demand: Demand, offer: Offer, spec: GpuSpec, c: Constraints,
+                 shared: dict[tuple[Any, ...], Run | str] | None = None) -> None:
         self.demand, self.offer, self.spec = demand, offer, spec
+        # Runs shared between offers of one shape (see shape_key), for demands that declare
+        # ``runs_by_shape``: a large catalog has hundreds of shapes for tens of thousands of offers.
+        self.shared = shared
         cloud = offer.provider != LOCAL and offer.gpu_count >= 1
         most = c.max_nodes if cloud else 1
         if c.max_gpus is not None:
@@ -257,8 +271,14 @@ class NodeRuns:
 
     def run(self, n: int) -> Run | str:
         if n not in self._runs:
+            key = shape_key(self.offer, self.spec, n) if self.shared is not None else None
+            if key is not None and self.shared is not None and key in self.shared:
+                self._runs[n] = self.shared[key]
+                return self._runs[n]
             self._runs[n] = self.demand.run(self.offer, self.spec, n) if n > 1 else self.demand.run(self.offer,
                                                                                                    self.spec)
+            if key is not None and self.shared is not None:
+                self.shared[key] = self._runs[n]
         return self._runs[n]
 
     def _smallest(self, lo: int, ok: Callable[[Run | str], bool]) -> int | None:
@@ -331,9 +351,11 @@ def make_plan(
     excluded: list[Exclusion] = []
     selected = [p for p in providers or all_providers(cat, spot_pricing=s.spot_price)
                 if c.providers is None or p.name in c.providers]
-    check_regions(c.regions, [o for p in selected for o in p.list_offers()])
-    for provider in selected:
-        for offer in provider.list_offers():
+    listed = [(p, p.list_offers()) for p in selected]  # built once: an offer is a pydantic model per row
+    check_regions(c.regions, [o for _, offers in listed for o in offers])
+    shared: dict[tuple[Any, ...], Run | str] | None = {} if getattr(demand, "runs_by_shape", False) else None
+    for provider, offers in listed:
+        for offer in offers:
             spec = cat.gpus[offer.gpu]
 
             def drop(rule: ExclusionRule, reason: str, mode: BillingMode | None = None, _o: Offer = offer,
@@ -350,7 +372,7 @@ def make_plan(
                 drop(ExclusionRule.SOLD_OUT, f"sold out in {zone} (live data of {offer.as_of}); priced in "
                      f"{', '.join(offer.zones)}", zone=zone)
             host = _host_note(offer, spec)
-            runs = NodeRuns(demand, offer, spec, c)
+            runs = NodeRuns(demand, offer, spec, c, shared)
             first = runs.smallest_fitting()
             if isinstance(first, str):
                 drop(ExclusionRule.WORKLOAD, first)

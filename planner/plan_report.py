@@ -122,16 +122,17 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
             "notes": "; ".join(o.notes),
         }
 
-    rows = [row(i, o) for i, o in enumerate(p.options, 1)]
     if fmt is not OutputFormat.TABLE:
+        rows = [row(i, o) for i, o in enumerate(p.options, 1)]
         cols.append(Column(key="notes", header="notes"))
         text = render_rows(rows, cols, fmt, title=title)
         if fmt is OutputFormat.MARKDOWN and any(o.estimate for o in p.options):
             text = (text or "") + "\n" + ESTIMATED + "\n"
         return text
+    # The table shows --limit rows: formatting the rest (tens of thousands at scale) is wasted.
     shown_options = p.options if limit <= 0 else p.options[:limit]
-    shown = rows[: len(shown_options)]
-    more = len(rows) - len(shown)
+    shown = [row(i, o) for i, o in enumerate(shown_options, 1)]
+    more = len(p.options) - len(shown)
     notes = [f"{more} more option(s): --limit 0 shows all."] if more else []
     if any(o.estimate for o in shown_options):
         notes.append(ESTIMATED)

@@ -822,6 +822,14 @@ class Catalog:
         return self.networks.get((provider, instance_type.lower()))
 
     @cached_property
+    def instances_by_provider(self) -> dict[str, list[InstanceType]]:
+        """provider -> its rows, in catalog order: grouped once, not walked whole per provider."""
+        out: dict[str, list[InstanceType]] = {}
+        for inst in self.instances:
+            out.setdefault(inst.provider, []).append(inst)
+        return out
+
+    @cached_property
     def live_providers(self) -> frozenset[str]:
         """Providers with refreshed (cache) rows: their regions, zones and spot prices are live."""
         return frozenset(i.provider for i in self.instances if i.layer is Layer.CACHE)

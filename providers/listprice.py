@@ -125,9 +125,7 @@ class ListPriceProvider(Provider):
     def list_offers(self) -> list[Offer]:
         whole: list[Offer] = []
         by_zone: dict[tuple[str, str], list[InstanceType]] = defaultdict(list)
-        for inst in self.catalog.instances:
-            if inst.provider != self.name:
-                continue
+        for inst in self.catalog.instances_by_provider.get(self.name, ()):
             if inst.zone:
                 by_zone[(inst.instance_type, inst.region)].append(inst)
             else:
