@@ -139,6 +139,14 @@ class InstanceType(Sourced):
         field = _RATE_FIELDS.get(mode)
         return None if field is None else getattr(self, field)  # type: ignore[no-any-return]
 
+    def rates(self) -> dict[BillingMode, Decimal]:
+        """Every list rate the row has, in BillingMode order (as ``rate`` over every mode, in one pass)."""
+        return {m: r for m, f in _RATE_FIELDS.items() if (r := getattr(self, f)) is not None}
+
+    def rates_high(self) -> dict[BillingMode, Decimal]:
+        """Every dearest-zone rate the row has, in BillingMode order."""
+        return {m: r for m, f in _HIGH_FIELDS.items() if (r := getattr(self, f)) is not None}
+
     def rate_high(self, mode: BillingMode) -> Decimal | None:
         """The dearest zone's rate where the source gives a spread."""
         field = _HIGH_FIELDS.get(mode)

@@ -76,7 +76,7 @@ class ListPriceProvider(Provider):
         return {BillingMode.SPOT: hourly * fraction}
 
     def _from_row(self, inst: InstanceType) -> Offer:
-        rates = {m: r for m in BillingMode if (r := inst.rate(m)) is not None}
+        rates = inst.rates()
         extra = self._estimates(inst.hourly, BillingMode.SPOT in rates)
         return Offer(
             provider=inst.provider, name=inst.instance_type, family=inst.family, region=inst.region,
@@ -84,7 +84,7 @@ class ListPriceProvider(Provider):
             interconnect=_interconnect(self.catalog.gpus[inst.gpu].interconnect, inst.gpu_count),
             vcpu=inst.vcpu, mem_gb=inst.mem_gb, currency=inst.currency,
             rates={**extra, **rates},
-            rates_high={m: r for m in BillingMode if (r := inst.rate_high(m)) is not None},
+            rates_high=inst.rates_high(),
             estimated=frozenset(extra), stock=inst.stock, layer=inst.layer,
             source=inst.source, as_of=inst.as_of, notes=inst.notes,
         )

@@ -88,3 +88,13 @@ def test_rows_survive_a_csv_round_trip() -> None:
     again = parse_instances(instances_csv(rows), origin="round trip", layer=Layer.SHIPPED)
     assert [r.model_dump() for r in again] == [r.model_dump() for r in rows]
     assert again[0].rate(BillingMode.HOURLY) == rows[0].rate(BillingMode.HOURLY)
+
+
+def test_a_rows_rates_in_one_pass_are_its_rate_per_mode_in_mode_order() -> None:
+    from pricing.billing import BillingMode
+
+    for row in Catalog.shipped().instances:
+        every = {m: r for m in BillingMode if (r := row.rate(m)) is not None}
+        highs = {m: r for m in BillingMode if (r := row.rate_high(m)) is not None}
+        assert list(row.rates().items()) == list(every.items())
+        assert list(row.rates_high().items()) == list(highs.items())
