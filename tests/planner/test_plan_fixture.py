@@ -56,3 +56,17 @@ def test_a_deadline_only_the_fast_machine_meets_picks_it() -> None:
     with pytest.raises(NoOptionError):
         make_plan(demand, Constraints(providers=frozenset({"acme"}), deadline_hours=Decimal("0.1")), load_settings(),
                   catalog=cat)
+
+
+def test_a_user_price_for_a_mode_the_provider_does_not_bill_is_excluded_not_fatal() -> None:
+    from pricing.catalog import Catalog, Layer, parse_instances
+    from tests.fixtures.catalogs import instance_csv
+
+    rows = instance_csv("tencent,GN10Xp.2XLARGE40,GN10Xp,V100-SXM2-32GB,1,10,40,ap-guangzhou,,,CNY,10.00,,,,,,"
+                        "5.00,,,negotiated test price,2026-11-01,")
+    cat = Catalog.shipped().with_instances(parse_instances(rows, origin="mine", layer=Layer.USER))
+    demand = RefGpuHours(gpu_hours=Decimal(10), ref_gpu=REF, catalog=cat)
+    p = make_plan(demand, Constraints(providers=frozenset({"tencent"})), load_settings(), catalog=cat)
+    assert {o.billing for o in p.options} == {BillingMode.HOURLY, BillingMode.SPOT}  # spot: Tencent's estimate
+    (why,) = [e for e in p.excluded if e.billing == BillingMode.RESERVED_1Y]
+    assert why.rule == "no_price" and "billing rule" in why.reason
