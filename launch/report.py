@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from pricing.money import Money
@@ -10,9 +11,32 @@ from launch.ledger import LaunchRecord
 from launch.service import LaunchOutcome, LaunchStatus
 
 
+def price_text(d: Decimal) -> str:
+    """A price as a plain decimal string: at least 2 places, more only where the price has them."""
+    return f"{d:.2f}" if d == round(d, 2) else format(d.normalize(), "f")
+
+
+def quote_payload(q: Any) -> dict[str, Any]:
+    """The JSON contract of ``gpuplan quote``: the provider's quote with prices as plain decimal strings."""
+    def p(d: Decimal | None) -> str | None:
+        return None if d is None else price_text(d)
+
+    return {
+        "provider_quote": {"region": q.region, "zone": q.zone, "instance_type": q.instance_type,
+                           "billing": q.billing.value, "image": q.image, "request_id": q.request_id},
+        "currency": q.currency.value, "payable": p(q.payable), "unit_price": p(q.unit_price),
+        "unit_price_discount": p(q.unit_price_discount), "months": q.months, "period_price": p(q.period_price),
+        "period_price_discount": p(q.period_price_discount),
+        "discount_percent": None if q.discount_percent is None else format(q.discount_percent.normalize(), "f"),
+        "steps": [{"from_hours": st.from_hours, "to_hours": st.to_hours, "unit_price": p(st.unit_price),
+                   "unit_price_discount": p(st.unit_price_discount)} for st in q.steps],
+        "source": q.source, "read_at": q.read_at.isoformat(timespec="seconds"),
+    }
+
+
 def money(m: Money | None) -> dict[str, str] | None:
-    return None if m is None else {"amount": f"{m.amount:.2f}" if abs(m.amount) >= 1 else f"{m.amount:.4f}",
-                                   "currency": m.currency.value}
+    # money in JSON has exactly two places (the README's number contract)
+    return None if m is None else {"amount": f"{m.amount:.2f}", "currency": m.currency.value}
 
 
 def record_payload(r: LaunchRecord, instances: list[InstanceInfo]) -> dict[str, Any]:
@@ -20,7 +44,7 @@ def record_payload(r: LaunchRecord, instances: list[InstanceInfo]) -> dict[str, 
         "id": r.id, "provider": r.provider, "instance_type": r.instance_type, "count": r.count,
         "instance_ids": [i.instance_id for i in instances], "state": r.state.value, "region": r.region,
         "zone": r.zone, "billing": r.billing.value, "months": r.months if r.billing == "monthly" else None,
-        "unit_price": {"amount": str(r.unit_price.amount), "currency": r.unit_price.currency.value},
+        "unit_price": {"amount": price_text(r.unit_price.amount), "currency": r.unit_price.currency.value},
         "created_at": r.created_at.isoformat(timespec="seconds"),
         "expires_at": None if r.expires_at is None else r.expires_at.isoformat(timespec="seconds"),
         "instances": [{"id": i.instance_id, "state": i.state.value, "zone": i.zone, "public_ip": i.public_ip,

@@ -217,7 +217,9 @@ def quote(
     inquire = price_inquiry(provider.strip().lower())
     q = inquire(None, region_of_zone(zone), zone, instance_type, mode, months, image)
     if as_json:
-        emit(dump_json(q.model_dump(mode="json")))
+        from launch.report import quote_payload
+
+        emit(dump_json(quote_payload(q)))
         return
     print(f"{instance_type} in {zone}, {mode}: {q.payable} {q.currency}"
           f" {'for ' + str(months) + ' month(s)' if mode is BillingMode.MONTHLY else 'per hour'}")

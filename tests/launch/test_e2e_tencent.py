@@ -84,8 +84,9 @@ def test_quote_is_the_providers_exact_price(fake: FakeCvm, env: dict[str, str]) 
             "ap-guangzhou-3", "--billing", "hourly", "--json")
     assert r.returncode == 0, r.stderr
     q = json.loads(r.stdout)
-    assert Decimal(q["unit_price"]) == Decimal("80.00")
-    assert [Decimal(s["unit_price"]) for s in q["steps"]][1:] == [Decimal("40.00"), Decimal("27.20")]
+    # the fake's test prices, as plain decimal strings with two places (the JSON number contract)
+    assert (q["unit_price"], q["currency"]) == ("80.00", "CNY")
+    assert [s["unit_price"] for s in q["steps"]][1:] == ["40.00", "27.20"]
     r = cli(env, "quote", "--provider", "aws", "--instance-type", "p3.2xlarge", "--zone", "us-east-1a")
     assert r.returncode == 2 and "exact price inquiry" in r.stderr
 
