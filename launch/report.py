@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from pricing.money import Money
+from pricing.money import Money, money_json
 from providers.capabilities import InstanceInfo
 from launch.ledger import LaunchRecord
 from launch.service import LaunchOutcome, LaunchStatus
@@ -35,8 +35,7 @@ def quote_payload(q: Any) -> dict[str, Any]:
 
 
 def money(m: Money | None) -> dict[str, str] | None:
-    # money in JSON has exactly two places (the README's number contract)
-    return None if m is None else {"amount": f"{m.amount:.2f}", "currency": m.currency.value}
+    return None if m is None else {"amount": money_json(m.amount), "currency": m.currency.value}
 
 
 def record_payload(r: LaunchRecord, instances: list[InstanceInfo]) -> dict[str, Any]:

@@ -248,17 +248,8 @@ def wait_running(out: LaunchOutcome, *, ledger: Ledger, client: ComputeClient, t
                  sleep: Callable[[float], None] = time.sleep) -> LaunchOutcome:
     """Poll until every machine runs (or failed); LAUNCH_FAILED machines are terminated and recorded."""
     ids = [i.instance_id for i in out.instances]
-    deadline = time.monotonic() + timeout
-    infos = out.instances
-    while ids:
-        crash_point("waiting")
-        infos = client.describe(ids)
-        ledger.record_instances(out.record.id, infos)
-        if all(i.state is not InstanceState.PENDING for i in infos):
-            break
-        if time.monotonic() > deadline:
-            raise TimeoutError
-        sleep(poll)
+    infos = _poll(ledger, client, out.record.id, ids, lambda i: i.state is not InstanceState.PENDING,
+                  timeout=timeout, poll=poll, sleep=sleep, step="waiting") or out.instances
     failed = [i.instance_id for i in infos if i.state is InstanceState.FAILED]
     notes = list(out.notes)
     if failed:
@@ -341,12 +332,9 @@ def status(ledger: Ledger, client_for: ClientFor, *, include_final: bool = False
                     notes.append(f"found by tag: {', '.join(i.instance_id for i in new)} (now recorded)")
                 if infos:
                     ledger.record_instances(r.id, infos)
-                recorded = ledger.instances(r.id)
                 _settle(ledger, r, infos)
                 r = ledger.launch(r.id)
-        starts = [(i.started_at or r.created_at, i.ended_at) for i in recorded]
-        out.append(LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at),
-                                projected=projected_cost(r), age_hours=_hours(r.created_at, at), notes=notes))
+        out.append(_status_of(ledger, r, infos, at, notes))
     return out
 
 
@@ -381,21 +369,38 @@ def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, 
         ids = [i.instance_id for i in infos if not i.state.is_final]
         if ids:
             client.terminate(ids)
-        deadline = time.monotonic() + timeout
-        while ids:
-            infos = client.describe(ids)
-            ledger.record_instances(r.id, infos)
-            if all(i.state.is_final for i in infos):
-                break
-            if time.monotonic() > deadline:
-                raise TimeoutError
-            sleep(poll)
+            infos = _poll(ledger, client, r.id, ids, lambda i: i.state.is_final, timeout=timeout, poll=poll,
+                          sleep=sleep)
         ledger.set_state(r.id, LaunchState.TERMINATED, f"{len(ids)} machine(s) terminated")
-        rec = ledger.launch(r.id)
-        starts = [(i.started_at or rec.created_at, i.ended_at) for i in ledger.instances(r.id)]
-        ended.append(LaunchStatus(record=rec, instances=infos, accrued=accrued_cost(rec, starts, now()),
-                                  projected=projected_cost(rec), age_hours=_hours(rec.created_at, now())))
+        ended.append(_status_of(ledger, ledger.launch(r.id), infos, now()))
     return ended
+
+
+def _poll(ledger: Ledger, client: ComputeClient, launch_id: str, ids: list[str],
+          done: Callable[[InstanceInfo], bool], *, timeout: float, poll: float, sleep: Callable[[float], None],
+          step: str | None = None) -> list[InstanceInfo]:
+    """Describe ``ids`` until every machine is ``done``, recording each answer; TimeoutError past ``timeout``."""
+    deadline = time.monotonic() + timeout
+    infos: list[InstanceInfo] = []
+    while ids:
+        if step:
+            crash_point(step)
+        infos = client.describe(ids)
+        ledger.record_instances(launch_id, infos)
+        if all(done(i) for i in infos):
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        sleep(poll)
+    return infos
+
+
+def _status_of(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo], at: datetime,
+               notes: list[str] | None = None) -> LaunchStatus:
+    """A launch with its machines, what they cost so far (from the recorded start and end) and to the TTL."""
+    starts = [(i.started_at or r.created_at, i.ended_at) for i in ledger.instances(r.id)]
+    return LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at), projected=projected_cost(r),
+                        age_hours=_hours(r.created_at, at), notes=notes or [])
 
 
 def expired(ledger: Ledger, at: datetime | None = None) -> list[LaunchRecord]:

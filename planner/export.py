@@ -13,6 +13,7 @@ import json
 from enum import StrEnum
 from pathlib import Path
 
+from pricing.catalog import PSEUDO_REGIONS
 from pricing.errors import InputError
 from planner.plan import Option, Plan
 
@@ -43,7 +44,7 @@ def _check(option: Option, engine: Engine) -> None:
         raise InputError(
             f"{engine} does not support {option.provider}: no file was written",
             f"launch it with gpuplan itself: gpuplan launch --from-plan --count {option.nodes}"
-            + ("" if option.region not in ("cn-mainland", "unknown") else " --zone ZONE"),
+            + ("" if option.region not in PSEUDO_REGIONS else " --zone ZONE"),
         )
 
 

@@ -24,7 +24,6 @@ Sources (see docs/accuracy.md for the comparison with measured batch sizes):
 
 from __future__ import annotations
 
-import math
 import statistics
 
 from pydantic import BaseModel, ConfigDict

@@ -12,14 +12,14 @@ import json
 import math
 from collections.abc import Sequence
 from datetime import date
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from enum import Enum, StrEnum
 from typing import Any
 
 from pydantic import BaseModel
 
 from pricing.errors import InputError
-from pricing.money import round_cents
+from pricing.money import DECIMAL_PLACES, decimal_json, money_json  # noqa: F401  (the JSON contract helpers)
 
 
 class OutputFormat(StrEnum):
@@ -37,24 +37,6 @@ def pick_format(output: str | None, as_json: bool) -> OutputFormat:
     except ValueError:
         known = ", ".join(f.value for f in OutputFormat)
         raise InputError(f"unknown output format {output!r}", f"use one of {known}") from None
-
-
-# The JSON number contract (README, "JSON contract"): money is a decimal string with
-# exactly 2 places; every other decimal (quantity, unit price, rate, fraction) is a
-# decimal string with at most DECIMAL_PLACES places; never an exponent.
-DECIMAL_PLACES = 6
-
-
-def money_json(d: Decimal) -> str:
-    """An amount of money for JSON: '378.21', '46000.00'."""
-    return f"{round_cents(d):f}"
-
-
-def decimal_json(d: Decimal, places: int = DECIMAL_PLACES) -> str:
-    """Any other Decimal for JSON: at most ``places`` places, no trailing zeros, no exponent ('200', '12.411111')."""
-    text = f"{d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):f}"
-    text = text.rstrip("0").rstrip(".") if "." in text else text
-    return "0" if text == "-0" else text
 
 
 def jsonable(value: Any) -> Any:

@@ -13,7 +13,6 @@ import tomllib
 from collections.abc import Iterable
 from datetime import date
 from decimal import Decimal
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from pricing.billing import HOURS_PER_MONTH
 from pricing.errors import InputError, first_error
 from pricing.money import Currency, Fx, FxRate, age_text, parse_fx, shipped_fx_rates, to_decimal
 from pricing.paths import APP, cache_dir, catalog_cache_dir, config_dir, data_dir, home
+from providers.listprice import SpotPricing
 from planner.limits import check, check_fields
 
 if TYPE_CHECKING:
@@ -60,13 +60,6 @@ def ignored_config_files() -> list[Path]:
     return found[1:]
 
 
-class SpotChoice(StrEnum):
-    """Which spot price to plan with where zones differ (--spot-price)."""
-
-    TYPICAL = "typical"  # the median over zones that sell the type
-    CHEAPEST = "cheapest"  # the cheapest zone's price now
-
-
 class Discount(BaseModel):
     """An enterprise discount: every listed price of ``provider`` times ``factor`` (0 < factor <= 1)."""
 
@@ -102,7 +95,7 @@ class Settings(BaseModel):
     spot_overhead: Decimal = Field(default=Decimal("0.10"), ge=0)
     ref_gpu: str = DEFAULT_REF_GPU
     catalog: tuple[Path, ...] = ()  # user catalog CSVs, layered over the shipped and refreshed data
-    spot_price: SpotChoice = SpotChoice.TYPICAL
+    spot_price: SpotPricing = SpotPricing.TYPICAL
     discount: tuple[Discount, ...] = ()  # enterprise discounts, applied where the catalog is built
 
     @field_validator("fx", mode="before")

@@ -43,6 +43,24 @@ def round_cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
+# The JSON number contract (README, "JSON contract"): money is a decimal string with
+# exactly 2 places; every other decimal (quantity, unit price, rate, fraction) is a
+# decimal string with at most DECIMAL_PLACES places; never an exponent.
+DECIMAL_PLACES = 6
+
+
+def money_json(d: Decimal) -> str:
+    """An amount of money for JSON: '378.21', '46000.00'."""
+    return f"{round_cents(d):f}"
+
+
+def decimal_json(d: Decimal, places: int = DECIMAL_PLACES) -> str:
+    """Any other Decimal for JSON: at most ``places`` places, no trailing zeros, no exponent ('200', '12.411111')."""
+    text = f"{d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):f}"
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return "0" if text == "-0" else text
+
+
 def to_decimal(value: object, what: str = "amount") -> Decimal:
     """A finite Decimal from user or data input, or an InputError naming ``what``."""
     try:

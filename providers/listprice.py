@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from decimal import Decimal
+from enum import StrEnum
 
 from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import Catalog, InstanceType, Interconnect, Stock
@@ -36,11 +37,11 @@ _UNITS = {
 RENT_MODES = tuple(_UNITS)
 
 
-class SpotPricing:
-    """How a spot rate is read from several zones: the typical (median) or the cheapest."""
+class SpotPricing(StrEnum):
+    """How a spot rate is read from several zones (--spot-price)."""
 
-    TYPICAL = "typical"
-    CHEAPEST = "cheapest"
+    TYPICAL = "typical"  # the median over zones that sell the type
+    CHEAPEST = "cheapest"  # the cheapest zone's price now
 
 
 def _interconnect(gpu_interconnect: Interconnect, gpu_count: float) -> Interconnect:
@@ -63,7 +64,7 @@ def _median_row(rows: list[InstanceType], mode: BillingMode) -> tuple[Decimal, s
 class ListPriceProvider(Provider):
     """Offers and quotes from a provider's catalog rows and billing rules."""
 
-    def __init__(self, name: str, catalog: Catalog, *, spot_pricing: str = SpotPricing.TYPICAL) -> None:
+    def __init__(self, name: str, catalog: Catalog, *, spot_pricing: SpotPricing = SpotPricing.TYPICAL) -> None:
         super().__init__(catalog)
         self.name = name
         self.spot_pricing = spot_pricing

@@ -52,14 +52,14 @@ def parse_provider(name: str, catalog: Catalog) -> str:
     return wanted
 
 
-def get_provider(name: str, catalog: Catalog, *, spot_pricing: str = SpotPricing.TYPICAL) -> Provider:
+def get_provider(name: str, catalog: Catalog, *, spot_pricing: SpotPricing = SpotPricing.TYPICAL) -> Provider:
     wanted = parse_provider(name, catalog)
     if wanted == LOCAL:
         return LocalProvider(catalog)
     return ListPriceProvider(wanted, catalog, spot_pricing=spot_pricing)
 
 
-def all_providers(catalog: Catalog, *, spot_pricing: str = SpotPricing.TYPICAL) -> list[Provider]:
+def all_providers(catalog: Catalog, *, spot_pricing: SpotPricing = SpotPricing.TYPICAL) -> list[Provider]:
     return [get_provider(n, catalog, spot_pricing=spot_pricing) for n in provider_names(catalog)]
 
 

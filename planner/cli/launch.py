@@ -84,6 +84,7 @@ def launch(
 ) -> None:
     """Launch machines (after showing the price and asking), record them, wait until they run."""
     from pricing.billing import BillingMode
+    from pricing.catalog import PSEUDO_REGIONS
     from planner.settings import load_catalog
     from planner.units import parse_duration, parse_enum, parse_money
     from launch.ledger import Ledger
@@ -97,7 +98,7 @@ def launch(
         w = _from_plan(plan_file)
         provider, instance_type = w["provider"], w["offer"]
         billing = w["billing"]
-        region = region or (None if w.get("region") in ("cn-mainland", "unknown") else w.get("region"))
+        region = region or (None if w.get("region") in PSEUDO_REGIONS else w.get("region"))
         zone = zone or w.get("zone")
         nodes = int(w.get("nodes") or count)
     if not provider or not instance_type:
