@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from pricing.billing import BillingMode, rule_for
+from pricing.billing import BillingMode
 from pricing.catalog import LOCAL, Catalog, GpuSpec, Stock
 from pricing.errors import InputError, NoOptionError
 from pricing.line_items import LineItem
@@ -380,7 +380,7 @@ def make_plan(
             for mode in offer.rates:
                 if c.billing is not None and mode not in c.billing:
                     continue
-                if offer.provider != LOCAL and rule_for(offer.provider, mode) is None:
+                if not provider.bills(mode):
                     # a user catalog may price a mode its provider's billing rules do not cover
                     drop(ExclusionRule.NO_PRICE, f"{offer.provider} has no {mode} billing rule: add "
                          f"[{offer.provider}.{mode}] to the billing rules to plan with this price", mode)

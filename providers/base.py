@@ -90,3 +90,7 @@ class Provider(ABC):
     def quote(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Quote:
         """The cost of running ``offer`` for ``wall_hours`` under ``mode``."""
 
+    @abstractmethod
+    def bills(self, mode: BillingMode) -> bool:
+        """Whether this provider has a rule to bill ``mode`` (a user catalog may price one it has not)."""
+

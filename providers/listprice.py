@@ -133,6 +133,9 @@ class ListPriceProvider(Provider):
                 whole.append(self._from_row(inst))
         return whole + [self._from_zones(rows) for rows in by_zone.values()]
 
+    def bills(self, mode: BillingMode) -> bool:
+        return rule_for(self.name, mode) is not None
+
     def quote(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Quote:
         rule = rule_for(offer.provider, mode)
         rate = offer.rates.get(mode)

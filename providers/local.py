@@ -71,6 +71,9 @@ class LocalProvider(Provider):
                 )
         return offers
 
+    def bills(self, mode: BillingMode) -> bool:
+        return mode is BillingMode.BUY
+
     def quote(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Quote:
         if mode is not BillingMode.BUY or BillingMode.BUY not in offer.rates:
             raise PriceMissingError(f"{offer.label} can only be bought")
