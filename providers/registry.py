@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from pricing.catalog import LOCAL, Catalog
@@ -37,6 +38,9 @@ QUOTERS = {
     "tencent": "providers.tencent.quote:inquire_price",
 }
 EXTRAS = {"tencent": "gpuplan[tencent]", "aws": "gpuplan[aws]"}
+# The SDK each cloud's capabilities need. The capability modules import it only inside the
+# calls that use it, so its absence must be checked here, before any call is made.
+SDKS = {"tencent": "tencentcloud.common", "aws": "botocore"}
 
 
 def provider_names(catalog: Catalog) -> tuple[str, ...]:
@@ -69,7 +73,10 @@ def _load(table: dict[str, str], provider: str, what: str) -> Any:
         have = ", ".join(sorted(table)) or "none"
         raise NotSupportedError(f"{provider} has no {what} in gpuplan", f"providers with {what}: {have}")
     module, attr = target.split(":")
+    sdk = SDKS.get(provider)
     try:
+        if sdk is not None and importlib.util.find_spec(sdk) is None:
+            raise ImportError(name=sdk)
         return getattr(importlib.import_module(module), attr)
     except ImportError as exc:
         raise NotSupportedError(

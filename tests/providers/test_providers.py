@@ -123,3 +123,18 @@ bad = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
 assert not bad, bad
 """
     subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize(("provider", "sdk"), [("aws", "botocore"), ("tencent", "tencentcloud.common")])
+def test_a_missing_sdk_is_one_line_naming_the_extra_before_any_call(monkeypatch: pytest.MonkeyPatch,
+                                                                    provider: str, sdk: str) -> None:
+    import importlib.util
+
+    from pricing.errors import NotSupportedError
+    from providers import registry
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == sdk else real(name, *a))
+    with pytest.raises(NotSupportedError) as err:
+        registry.compute_client(provider, "somewhere-1")
+    assert sdk in err.value.message and f"gpuplan[{provider}]" in (err.value.hint or "")
