@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -36,6 +37,10 @@ COLD_PLAN_RATIO = 1.5
 OFFERS_50K_SECONDS = 1.0
 MEMORY_200K_MB = 200.0
 LINEAR_SLACK = 1.5
+CLUSTER_SEARCH_RATIO = 2.0
+# A job that one node of most offers cannot finish by the deadline: the plan searches 1..64
+# nodes per offer for the fewest that can (the cluster search of the multi-node issue).
+CLUSTER_JOB = ["--gpu-hours", "20000", "--deadline", "48h"]
 
 
 @dataclass
@@ -109,11 +114,48 @@ def scale_section(sizes: list[int], workdir: Path, home: Path, timeout: float,
     return lines, figures, targets
 
 
+def cluster_section(size: int, runs: int, workdir: Path, home: Path, timeout: float,
+                    seed: int) -> tuple[list[str], dict[str, Any], list[Target]]:
+    """(d) the same deadline-bound plan over ``size`` offers, pinned to one node and searching 1..64 nodes."""
+    csv = synth.write_catalog(workdir / f"synthetic-{size}.csv", size, seed=seed)
+    samples: dict[str, list[dict[str, Any]]] = {"one node (--nodes 1)": [], "1..64 nodes (default)": []}
+    for _ in range(runs):  # alternated, so a busy machine slows both alike
+        samples["one node (--nodes 1)"].append(scale.run_child(csv, home, timeout, *CLUSTER_JOB, "--nodes", "1"))
+        samples["1..64 nodes (default)"].append(scale.run_child(csv, home, timeout, *CLUSTER_JOB))
+    csv.unlink(missing_ok=True)
+    lines = [f"(d) cluster search: `plan {' '.join(CLUSTER_JOB)}` over {size:,} synthetic offers, fresh process "
+             f"each, median of {runs}",
+             f"  {'nodes per offer':<24} {'options':>8} {'multi-node':>10} {'plan s':>7} {'total s':>7}"]
+    figures: dict[str, Any] = {}
+    for name, rs in samples.items():
+        failed = next((r["error"] for r in rs if "error" in r), None)
+        if failed:
+            lines.append(f"  {name:<24} failed: {failed}")
+            figures[name] = {"error": failed}
+            continue
+        plan_s = statistics.median(r["plan_s"] for r in rs)
+        figures[name] = {"plan_s": plan_s, "total_s": statistics.median(r["total_s"] for r in rs),
+                         "options": rs[0]["options"], "multi_node_options": rs[0]["multi_node_options"]}
+        f = figures[name]
+        lines.append(f"  {name:<24} {f['options']:>8,} {f['multi_node_options']:>10,} {plan_s:>7.2f} "
+                     f"{f['total_s']:>7.2f}")
+    one, many = (figures[k] for k in samples)
+    if "error" in one or "error" in many:
+        return lines, figures, [Target("cluster search vs one node (plan time)", "failed", f"<= {CLUSTER_SEARCH_RATIO}x",
+                                       False)]
+    ratio = many["plan_s"] / one["plan_s"]
+    figures["ratio"] = ratio
+    return lines, figures, [Target(f"cluster search 1..64 nodes vs one node, {size:,} offers (plan time)",
+                                   f"{ratio:.2f}x", f"<= {CLUSTER_SEARCH_RATIO}x", ratio <= CLUSTER_SEARCH_RATIO)]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--runs", type=int, default=15, help="timed runs per cold command (median reported)")
     ap.add_argument("--sizes", default="1000,10000,50000,200000", help="synthetic catalog sizes, comma-separated")
-    ap.add_argument("--only", default="cold,scale", help="sections to run: cold, scale (comma-separated)")
+    ap.add_argument("--only", default="cold,scale,clusters",
+                    help="sections to run: cold, scale, clusters (comma-separated)")
+    ap.add_argument("--cluster-size", type=int, default=50_000, help="synthetic offers for the cluster search")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one catalog size may take")
     ap.add_argument("--seed", type=int, default=14, help="seed of the synthetic catalogs")
     ap.add_argument("--json", type=Path, help="also write every figure to this file")
@@ -133,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(lines), flush=True)
         if "scale" in only:
             lines, figures["scale"], found = scale_section(sizes, work, home, args.timeout, args.seed)
+            targets += found
+            print("\n".join(lines), flush=True)
+        if "clusters" in only:
+            lines, figures["clusters"], found = cluster_section(args.cluster_size, min(args.runs, 3), work, home,
+                                                                args.timeout, args.seed)
             targets += found
             print("\n".join(lines), flush=True)
     print("targets")

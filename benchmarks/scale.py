@@ -26,8 +26,8 @@ def _rss_mb() -> float:
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
 
 
-def measure_plan(csv: Path, *, gpu_hours: str = "200") -> dict[str, Any]:
-    """Run ``gpuplan plan --gpu-hours 200 --catalog CSV`` in this process (after its imports): phase times (s), memory (MB).
+def measure_plan(csv: Path, *, gpu_hours: str = "200", extra: list[str] | None = None) -> dict[str, Any]:
+    """Run ``gpuplan plan --gpu-hours 200 --catalog CSV [EXTRA]`` in this process (after its imports): phase times (s), memory (MB).
 
     The phases are timed by wrapping the functions the command calls, so what is measured
     is the command itself, not a copy of it.
@@ -59,7 +59,7 @@ def measure_plan(csv: Path, *, gpu_hours: str = "200") -> dict[str, Any]:
     for module, name, phase in patched:
         setattr(module, name, timed(phase, getattr(module, name)))
     before = _rss_mb()
-    sys.argv = ["gpuplan", "plan", "--gpu-hours", gpu_hours, "--catalog", str(csv)]
+    sys.argv = ["gpuplan", "plan", "--gpu-hours", gpu_hours, "--catalog", str(csv), *(extra or [])]
     start = time.perf_counter()
     try:
         cli.main()
@@ -76,16 +76,19 @@ def measure_plan(csv: Path, *, gpu_hours: str = "200") -> dict[str, Any]:
     offers = sum(len(p.list_offers()) for p in all_providers(cat))  # outside the timed phases
     return {
         "rows": len(cat.instances), "offers": offers, "options": len(plan.options), "excluded": len(plan.excluded),
+        # reads every option (costed in full), so only where it is asked about: the cluster search
+        "multi_node_options": sum(o.nodes > 1 for o in plan.options) if extra else None,
         "load_s": times["load"], "plan_s": times["plan"], "render_s": times["table"] + times["remember"],
         "total_s": total, "rss_before_mb": before, "peak_rss_mb": peak,
     }
 
 
-def run_child(csv: Path, home: Path, timeout: float) -> dict[str, Any]:
-    """:func:`measure_plan` in a fresh process; ``{"error": ...}`` when it fails or runs past ``timeout``."""
+def run_child(csv: Path, home: Path, timeout: float, *args: str) -> dict[str, Any]:
+    """:func:`measure_plan` in a fresh process; ``args`` are `plan` flags after ``--gpu-hours``
+    (itself one of them, as ``--gpu-hours N``, to replace 200); ``{"error": ...}`` when it fails or runs past ``timeout``."""
     out = csv.with_suffix(".json")
     out.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "benchmarks.scale", str(csv), str(out)]
+    cmd = [sys.executable, "-m", "benchmarks.scale", str(csv), str(out), *args]
     try:
         proc = subprocess.run(cmd, env=child_env(home), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               timeout=timeout, text=True)
@@ -98,9 +101,12 @@ def run_child(csv: Path, home: Path, timeout: float) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    csv, out = Path(argv[0]), Path(argv[1])
+    csv, out, extra = Path(argv[0]), Path(argv[1]), argv[2:]
     sys.stdout = open(os.devnull, "w")  # the table goes nowhere; only the figures matter
-    result = measure_plan(csv)
+    hours = "200"
+    if extra[:1] == ["--gpu-hours"]:
+        hours, extra = extra[1], extra[2:]
+    result = measure_plan(csv, gpu_hours=hours, extra=extra)
     out.write_text(json.dumps(result), encoding="utf-8")
     return 0
 

@@ -16,7 +16,7 @@ from pricing.catalog import Catalog, InstanceType
 from pricing.money import Money
 from providers.base import Offer
 from providers.registry import all_providers
-from planner.plan import Constraints, check_regions, offer_filter
+from planner.plan import Constraints, check_regions, offer_filter, places
 from planner.report import Column, OutputFormat, decimal_json, render_rows
 from planner.settings import Settings
 
@@ -30,7 +30,7 @@ def offer_rows(catalog: Catalog, c: Constraints, s: Settings) -> list[dict[str, 
     selected = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
                 if c.providers is None or p.name in c.providers]
     listed = [(p, p.list_offers()) for p in selected]  # built once: an offer is a pydantic model per row
-    check_regions(c.regions, [o for _, offers in listed for o in offers])
+    check_regions(c.regions, (place for _, offers in listed for place in places(offers)))
     for prov, offers in listed:
         for o in offers:
             spec = catalog.gpus[o.gpu]

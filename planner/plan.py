@@ -11,13 +11,14 @@ from __future__ import annotations
 import difflib
 import sys
 import types
+from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_serializer
 
 from pricing.billing import BillingMode
 from pricing.catalog import LOCAL, Catalog, GpuSpec, Stock
@@ -122,48 +123,73 @@ class Exclusion(BaseModel):
 
 
 class Plan(BaseModel):
+    """The ranked options; :func:`make_plan` gives them as a :class:`RankedOptions`, each costed in full when read."""
+
     currency: Currency
     assumptions: dict[str, Any]
-    options: list[Option]
-    excluded: list[Exclusion]
+    options: Sequence[Option]
+    excluded: Sequence[Exclusion]
     explanation: str
+
+    @field_serializer("options", "excluded")
+    def _every(self, items: Sequence[BaseModel]) -> list[BaseModel]:
+        return list(items)
 
     @property
     def cheapest(self) -> Option:
         return self.options[0]
 
     def cheapest_by_billing(self) -> dict[BillingMode, Option]:
-        out: dict[BillingMode, Option] = {}
-        for o in self.options:
-            out.setdefault(o.billing, o)
+        return {mode: o for mode, (_, o) in self.ranked_by_billing().items()}
+
+    def ranked_by_billing(self) -> dict[BillingMode, tuple[int, Option]]:
+        """Each billing mode's cheapest option with its 0-based rank, cheapest mode first."""
+        if isinstance(self.options, RankedOptions):
+            return self.options.first_by_billing()
+        out: dict[BillingMode, tuple[int, Option]] = {}
+        for rank, o in enumerate(self.options):
+            out.setdefault(o.billing, (rank, o))
         return out
 
 
 def region_matches(offer: Offer, regions: tuple[str, ...]) -> bool:
     """True when the offer's region or one of its zones starts with one of ``regions``."""
-    names = [offer.region.lower(), *(z.lower() for z in offer.zones)]
+    return _place_matches(offer.region, offer.zones, regions)
+
+
+def _place_matches(region: str, zones: tuple[str, ...], regions: tuple[str, ...]) -> bool:
+    names = [region.lower(), *(z.lower() for z in zones)]
     return any(n.startswith(r.lower()) for r in regions for n in names)
 
 
-def check_regions(regions: tuple[str, ...] | None, offers: list[Offer]) -> None:
-    """Refuse a region or zone prefix that no cloud offer among ``offers`` matches.
+Place = tuple[str, str, tuple[str, ...]]  # an offer's provider, region and zones
+
+
+def places(offers: Sequence[Offer]) -> Iterator[Place]:
+    """Each offer's provider, region and zones; a provider whose offers are built when read says them without building."""
+    said = getattr(offers, "places", None)
+    return iter(said()) if said is not None else ((o.provider, o.region, o.zones) for o in offers)
+
+
+def check_regions(regions: tuple[str, ...] | None, offered: Iterable[Place]) -> None:
+    """Refuse a region or zone prefix that no cloud offer among ``offered`` (see :func:`places`) matches.
 
     A misspelt region would otherwise drop every cloud offer and leave only the cards to
     buy (which have no region), quietly answering another question.
     """
     if not regions:
         return
-    cloud = [o for o in offers if o.provider != LOCAL]
+    cloud = [p for p in offered if p[0] != LOCAL]
     if not cloud:
         raise InputError("--region filters cloud offers, and no cloud provider is selected",
                          "drop --region, or add a cloud with --provider")
-    regions_known = sorted({o.region for o in cloud})
-    zones_known = sorted({z for o in cloud for z in o.zones})
+    regions_known = sorted({region for _, region, _ in cloud})
+    zones_known = sorted({z for _, _, zones in cloud for z in zones})
     for r in regions:
-        if any(region_matches(o, (r,)) for o in cloud):
+        if any(_place_matches(region, zones, (r,)) for _, region, zones in cloud):
             continue
         close = difflib.get_close_matches(r.lower(), regions_known + zones_known, n=3, cutoff=0.0)
-        providers = ", ".join(dict.fromkeys(o.provider for o in cloud))
+        providers = ", ".join(dict.fromkeys(p for p, _, _ in cloud))
         zones = f"; a zone prefix such as {zones_known[0]} works too" if zones_known else ""
         raise InputError(f"--region {r!r} matches no offer of {providers}; closest known: {', '.join(close)}",
                          f"regions: {', '.join(regions_known)}{zones}")
@@ -213,22 +239,26 @@ def _cost_story(o: Option) -> str:
     return " + ".join(i.story() for i in o.line_items)
 
 
-def explain(options: list[Option]) -> str:
+def explain(options: Sequence[Option]) -> str:
     """One line on why the winner wins."""
     win = options[0]
     head = (
         f"{win.provider} {win.offer} {win.billing} wins at {win.cost}"
         f" ({_cost_story(win)}), finishing in {win.wall_hours:.1f} h"
     )
-    rival = next((o for o in options[1:] if (o.provider, o.offer) != (win.provider, win.offer)), None)
+    rest = (options[i] for i in range(1, len(options)))  # read one by one: each is costed in full when read
+    rival = next((o for o in rest if (o.provider, o.offer) != (win.provider, win.offer)), None)
     if rival is None:
         return head + "; it is the only option left."
     if rival.cost.amount > 0:
         saving = (rival.cost.amount - win.cost.amount) / rival.cost.amount
         head += f"; {saving:.0%} below the next offer, {rival.provider} {rival.offer} {rival.billing} at {rival.cost}"
     # Only options within 3x the winner's cost count as a faster alternative worth naming.
-    affordable = [o for o in options if o.cost.amount <= win.cost.amount * 3]
-    fastest = min(affordable, key=lambda o: (o.wall_hours, o.cost.amount))
+    if isinstance(options, RankedOptions):
+        fastest = options[options.fastest_within(win.cost.amount * 3)]
+    else:
+        affordable = [o for o in options if o.cost.amount <= win.cost.amount * 3]
+        fastest = min(affordable, key=lambda o: (o.wall_hours, o.cost.amount))
     if fastest is not win and fastest.wall_hours < win.wall_hours / 2:
         head += f". Fastest within 3× the cost: {fastest.provider} {fastest.offer} {fastest.billing}, {fastest.wall_hours:.1f} h for {fastest.cost}"
     return head + "."
@@ -334,6 +364,281 @@ class NodeRuns:
                 f"{other.currency} ({other.amount / cost.amount - 1:+.0%}): scaling falls as nodes are added")
 
 
+class _Costing:
+    """What costing one (offer, billing mode) needs besides the offer: the plan's inputs, once."""
+
+    def __init__(self, demand: Demand, c: Constraints, s: Settings, cat: Catalog) -> None:
+        self.demand, self.c, self.s, self.cat = demand, c, s, cat
+        self.fx: Fx = s.fx_table()
+        self.budget = None if c.budget is None else self.fx.convert(c.budget, s.currency).amount
+        # Runs shared between offers of one shape (see shape_key), for demands that declare
+        # ``runs_by_shape``: a large catalog has hundreds of shapes for tens of thousands of offers.
+        self.shared: dict[tuple[Any, ...], Run | str] | None = {} if getattr(demand, "runs_by_shape", False) else None
+        self._rates: dict[Currency, Decimal] = {}
+
+    def fx_rate(self, currency: Currency) -> Decimal:
+        """The rate to the display currency, asked of the FX table on first use (which records that it was used)."""
+        if (rate := self._rates.get(currency)) is None:
+            rate = self._rates[currency] = self.fx.rate(currency, self.s.currency)
+        return rate
+
+    def factor(self, mode: BillingMode) -> Decimal:
+        return 1 + self.s.spot_overhead if mode is BillingMode.SPOT else Decimal(1)
+
+    def runs(self, offer: Offer, spec: GpuSpec) -> NodeRuns:
+        return NodeRuns(self.demand, offer, spec, self.c, self.shared)
+
+    def option(self, provider: Provider, offer: Offer, spec: GpuSpec, mode: BillingMode, runs: NodeRuns,
+               first: int) -> Option | tuple[ExclusionRule, str]:
+        """The costed option, with its notes, line items and range, or why the constraints drop it.
+
+        The plan ranks on :meth:`Plan`'s cheap pass and calls this only for the options it
+        shows; tests hold the two to the same answer for every offer and mode.
+        """
+        c, s, fx = self.c, self.s, self.fx
+        factor = self.factor(mode)
+        n, run, why = runs.for_deadline(first, factor)
+        if isinstance(run, str):
+            return ExclusionRule.WORKLOAD, run
+        wall = run.wall_hours * factor
+        notes = list(run.notes)
+        if n > 1 or why:
+            notes.insert(0, f"{n} x {offer.name} ({offer.gpu_count * n:g} x {offer.gpu})" + (f": {why}" if why else ""))
+        if mode is BillingMode.SPOT:
+            notes.append(f"assumes {s.spot_overhead:.0%} extra run time to restart after interruptions")
+        quote = provider.quote(offer, mode, wall, hours_per_month=s.hours_per_month)
+        items = quote.line_items if n == 1 else tuple(
+            LineItem.priced(f"{n} nodes x {i.description}", i.quantity * n, i.unit, i.unit_price)
+            for i in quote.line_items)
+        native = quote.cost * n
+        cost = fx.convert(native, s.currency)
+        if mode is BillingMode.MONTHLY:
+            paid = quote.line_items[0].quantity * s.hours_per_month
+            notes.append(f"pays {quote.line_items[0].quantity:g} whole month(s); uses {wall / paid:.0%} of the time paid for")
+        if quote.estimate:
+            notes.append(f"{mode} price is an estimate")
+        notes.extend(quote.notes)
+        if host := _host_note(offer, spec):
+            notes.append(host)
+        if n > 1 and (bigger := runs.bigger_note(n, mode, factor, provider, s.hours_per_month, native)):
+            notes.append(bigger)
+        if c.deadline_hours is not None and wall > c.deadline_hours:
+            more = f" on {n} nodes" if n > 1 else ""
+            return ExclusionRule.DEADLINE, f"takes {wall:.1f} h{more}, past the {c.deadline_hours:g} h deadline"
+        if self.budget is not None and cost.amount > self.budget:
+            return ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}"
+        rng = None
+        if run.spread is not None:
+            # re-quote at each end: billing is not linear in hours (minimums, whole months)
+            lo, hi = (wall * Decimal(repr(f)) for f in run.spread)
+            lo_cost, hi_cost = (fx.convert(provider.quote(offer, mode, h, hours_per_month=s.hours_per_month).cost * n,
+                                           s.currency) for h in (lo, hi))
+            count = Decimal(repr(offer.gpu_count * n))
+            rng = OptionRange(wall_hours=(lo, hi), gpu_hours=(lo * count, hi * count), cost=(lo_cost, hi_cost))
+        return Option(
+            provider=offer.provider, offer=offer.name, region=offer.region, gpu=offer.gpu, gpu_count=offer.gpu_count,
+            billing=mode, wall_hours=wall, gpu_hours=wall * Decimal(repr(offer.gpu_count * n)), cost=cost,
+            native_cost=native, line_items=items, notes=tuple(notes), estimate=quote.estimate, zone=quote.zone,
+            live=offer.live, range=rng, nodes=n,
+        )
+
+
+class _Shape:
+    """The run-time answers shared by every offer of one shape (see :func:`shape_key`) under one provider."""
+
+    __slots__ = ("runs", "first", "modes")
+
+    def __init__(self, runs: NodeRuns) -> None:
+        self.runs = runs
+        self.first = runs.smallest_fitting()
+        # mode -> (nodes, wall hours, the two as a Decimal and a float) or why it cannot run (workload or deadline)
+        self.modes: dict[BillingMode, tuple[int, Decimal, Decimal, float] | tuple[ExclusionRule, str]] = {}
+
+    def mode(self, mode: BillingMode,
+             costing: _Costing) -> tuple[int, Decimal, Decimal, float] | tuple[ExclusionRule, str]:
+        if (known := self.modes.get(mode)) is not None:
+            return known
+        assert isinstance(self.first, int)
+        factor = costing.factor(mode)
+        n, run, _ = self.runs.for_deadline(self.first, factor)
+        answer: tuple[int, Decimal, Decimal, float] | tuple[ExclusionRule, str]
+        if isinstance(run, str):
+            answer = ExclusionRule.WORKLOAD, run
+        else:
+            wall = run.wall_hours * factor
+            deadline = costing.c.deadline_hours
+            if deadline is not None and wall > deadline:
+                more = f" on {n} nodes" if n > 1 else ""
+                answer = ExclusionRule.DEADLINE, f"takes {wall:.1f} h{more}, past the {deadline:g} h deadline"
+            else:
+                answer = n, wall, Decimal(n), float(wall)
+        self.modes[mode] = answer
+        return answer
+
+
+_MODES = tuple(BillingMode)
+_MODE_AT = {m: i for i, m in enumerate(_MODES)}
+
+
+class RankedOptions(Sequence[Option]):
+    """A plan's options, cheapest first, each costed in full (notes, line items, range) only when read.
+
+    The ranking pass keeps four small numbers per option (cost and wall hours as floats,
+    where it came from); a 200k-offer plan has ~400k options, and as pydantic objects
+    they would be ~2 GB. Floats rank as the exact Decimals do: a Decimal to float
+    conversion is correctly rounded, hence monotone, and two costs of a plan that differ
+    at all differ far above a float's resolution (prices have at most six decimal places).
+    """
+
+    def __init__(self, cost: array[float], wall: array[float], source: array[int], mode: array[int],
+                 build: Callable[[int], Option]) -> None:
+        self.cost, self.wall, self.source, self.mode, self._build = cost, wall, source, mode, build
+        order = sorted(range(len(cost)), key=wall.__getitem__)
+        order.sort(key=cost.__getitem__)  # stable: cost, then wall hours, then the order options were found in
+        self.order = order
+        self._built: dict[int, Option] = {}
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        record = self.order[index]
+        if (o := self._built.get(record)) is None:
+            o = self._built[record] = self._build(record)
+        return o
+
+    def __iter__(self) -> Iterator[Option]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def first_by_billing(self) -> dict[BillingMode, tuple[int, Option]]:
+        """Each billing mode's cheapest option and its 0-based rank."""
+        found: dict[int, int] = {}
+        modes = self.mode
+        for rank, record in enumerate(self.order):
+            found.setdefault(modes[record], rank)
+            if len(found) == len(_MODES):
+                break
+        return {_MODES[m]: (rank, self[rank]) for m, rank in sorted(found.items(), key=lambda mr: mr[1])}
+
+    def fastest_within(self, bound: Decimal) -> int:
+        """The rank of the quickest option costing at most ``bound`` (the cheaper one on a tie)."""
+        limit = float(bound)
+        best = 0
+        key = (self.wall[self.order[0]], self.cost[self.order[0]])
+        for rank, record in enumerate(self.order):
+            cost = self.cost[record]
+            if cost > limit or (cost == limit and self[rank].cost.amount > bound):
+                break
+            if (self.wall[record], cost) < key:
+                best, key = rank, (self.wall[record], cost)
+        return best
+
+
+class Exclusions(Sequence[Exclusion]):
+    """Excluded options, kept as tuples and built as :class:`Exclusion` when read (a plan may exclude 100k)."""
+
+    _FIELDS = ("provider", "offer", "region", "zone", "billing", "rule", "reason")
+
+    def __init__(self) -> None:
+        self.items: list[tuple[Any, ...]] = []
+
+    def add(self, offer: Offer, rule: ExclusionRule, reason: str, mode: BillingMode | None = None,
+            zone: str | None = None) -> None:
+        self.items.append((offer.provider, offer.name, offer.region, zone or exclusion_zone(offer, mode), mode, rule,
+                           reason))
+
+    def rules(self) -> list[ExclusionRule]:
+        return [e[5] for e in self.items]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return Exclusion.model_construct(**dict(zip(self._FIELDS, self.items[index], strict=True)))
+
+    def __iter__(self) -> Iterator[Exclusion]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costing, excluded: Exclusions,
+          cost: array[float], wall: array[float], source: array[int], modes: array[int]) -> None:
+    """The ranking pass over one provider's offers: each option's cost and wall hours, or why it is excluded.
+
+    The hot loop of a large plan (~400k options at 200k offers): what depends only on an
+    offer's shape (run time, nodes, deadline) or on a job length (billed units) is worked
+    out once and looked up; per option there are a few Decimal products and four numbers kept.
+    """
+    c, s, cat = costing.c, costing.s, costing.cat
+    hpm, wanted, budget = s.hours_per_month, c.billing, costing.budget
+    fx_rates = costing._rates
+    shapes: dict[tuple[Any, ...], _Shape] = {}
+    bills: dict[BillingMode, bool] = {}
+    costers: dict[tuple[BillingMode, Decimal, str], Callable[[Decimal], Decimal] | None] = {}
+    unknown: Any = object()
+    by_shape = costing.shared is not None
+    add_cost, add_wall, add_source, add_mode = cost.append, wall.append, source.append, modes.append
+    for oi, offer in enumerate(offers):
+        spec = cat.gpus[offer.gpu]
+        if (rejected := offer_filter(offer, spec, c)) is not None:
+            excluded.add(offer, *rejected)
+            continue
+        for zone in offer.sold_out_zones:  # the offer stands in its other zones; say which were skipped
+            excluded.add(offer, ExclusionRule.SOLD_OUT, f"sold out in {zone} (live data of {offer.as_of}); priced in "
+                         f"{', '.join(offer.zones)}", zone=zone)
+        key = (offer.gpu, offer.gpu_count, offer.interconnect, offer.name.lower()) if by_shape else (oi,)
+        if (shape := shapes.get(key)) is None:
+            shape = shapes[key] = _Shape(costing.runs(offer, spec))
+        if shape.first.__class__ is str:
+            excluded.add(offer, ExclusionRule.WORKLOAD, shape.first)  # type: ignore[arg-type]
+            continue
+        rates = offer.rates
+        for mode in rates:
+            if wanted is not None and mode not in wanted:
+                continue
+            if (billed := bills.get(mode)) is None:
+                billed = bills[mode] = provider.bills(mode)
+            if not billed:
+                # a user catalog may price a mode its provider's billing rules do not cover
+                excluded.add(offer, ExclusionRule.NO_PRICE, f"{offer.provider} has no {mode} billing rule: add "
+                             f"[{offer.provider}.{mode}] to the billing rules to plan with this price", mode)
+                continue
+            answer = shape.modes.get(mode) or shape.mode(mode, costing)
+            if len(answer) == 2:
+                excluded.add(offer, answer[0], answer[1], mode)  # type: ignore[arg-type]
+                continue
+            _, hours, nodes, hours_f = answer  # type: ignore[misc]
+            if (coster := costers.get(ck := (mode, hours, offer.family), unknown)) is unknown:
+                coster = costers[ck] = provider.rate_coster(mode, hours, family=offer.family, hours_per_month=hpm)
+            native = coster(rates[mode]) if coster is not None else provider.cost(offer, mode, hours, hours_per_month=hpm)
+            amount = native * nodes * (fx_rates.get(offer.currency) or costing.fx_rate(offer.currency))
+            if budget is not None and amount > budget:
+                shown = Money(amount=amount, currency=s.currency)
+                excluded.add(offer, ExclusionRule.BUDGET, f"costs {shown}, over the budget {c.budget}", mode)
+                continue
+            add_cost(float(amount))
+            add_wall(hours_f)
+            add_source(pi << 32 | oi)
+            add_mode(_MODE_AT[mode])
+
+
 def make_plan(
     demand: Demand,
     constraints: Constraints | None = None,
@@ -342,137 +647,61 @@ def make_plan(
     catalog: Catalog,
     providers: list[Provider] | None = None,
 ) -> Plan:
-    """Cost every offer x billing mode for ``demand`` and rank what the constraints allow."""
+    """Cost every offer x billing mode for ``demand`` and rank what the constraints allow.
+
+    Two passes: every offer and mode is costed as a bare Decimal and ranked (shared work
+    per offer shape, nothing built that is not kept), then the options a reader looks at
+    are quoted in full. The second pass runs the same rules on the same numbers.
+    """
     c = constraints or Constraints()
     s = settings or load_settings()
     cat = catalog
-    fx: Fx = s.fx_table()
-    options: list[Option] = []
-    excluded: list[Exclusion] = []
+    costing = _Costing(demand, c, s, cat)
+    excluded = Exclusions()
     selected = [p for p in providers or all_providers(cat, spot_pricing=s.spot_price)
                 if c.providers is None or p.name in c.providers]
-    listed = [(p, p.list_offers()) for p in selected]  # built once: an offer is a pydantic model per row
-    check_regions(c.regions, [o for _, offers in listed for o in offers])
-    shared: dict[tuple[Any, ...], Run | str] | None = {} if getattr(demand, "runs_by_shape", False) else None
-    for provider, offers in listed:
-        for offer in offers:
-            spec = cat.gpus[offer.gpu]
+    listed = [(p, p.offers()) for p in selected]
+    if c.regions:
+        check_regions(c.regions, (place for _, offers in listed for place in places(offers)))
+    cost, wall, source, modes = array("d"), array("d"), array("q"), array("b")
+    for pi, (provider, offers) in enumerate(listed):
+        _rank(pi, provider, offers, costing, excluded, cost, wall, source, modes)
 
-            def drop(rule: ExclusionRule, reason: str, mode: BillingMode | None = None, _o: Offer = offer,
-                     zone: str | None = None) -> None:
-                excluded.append(
-                    Exclusion(provider=_o.provider, offer=_o.name, region=_o.region,
-                              zone=zone or exclusion_zone(_o, mode), billing=mode, rule=rule, reason=reason)
-                )
+    def build(record: int) -> Option:
+        provider, offers = listed[source[record] >> 32]
+        offer = offers[source[record] & 0xFFFFFFFF]
+        spec = cat.gpus[offer.gpu]
+        runs = costing.runs(offer, spec)
+        first = runs.smallest_fitting()
+        assert isinstance(first, int), "the ranking pass kept an option whose workload does not fit"
+        o = costing.option(provider, offer, spec, _MODES[modes[record]], runs, first)
+        assert isinstance(o, Option) and float(o.cost.amount) == cost[record], "the two passes disagree"
+        return o
 
-            if (rejected := offer_filter(offer, spec, c)) is not None:
-                drop(*rejected)
-                continue
-            for zone in offer.sold_out_zones:  # the offer stands in its other zones; say which were skipped
-                drop(ExclusionRule.SOLD_OUT, f"sold out in {zone} (live data of {offer.as_of}); priced in "
-                     f"{', '.join(offer.zones)}", zone=zone)
-            host = _host_note(offer, spec)
-            runs = NodeRuns(demand, offer, spec, c, shared)
-            first = runs.smallest_fitting()
-            if isinstance(first, str):
-                drop(ExclusionRule.WORKLOAD, first)
-                continue
-            for mode in offer.rates:
-                if c.billing is not None and mode not in c.billing:
-                    continue
-                if not provider.bills(mode):
-                    # a user catalog may price a mode its provider's billing rules do not cover
-                    drop(ExclusionRule.NO_PRICE, f"{offer.provider} has no {mode} billing rule: add "
-                         f"[{offer.provider}.{mode}] to the billing rules to plan with this price", mode)
-                    continue
-                factor = 1 + s.spot_overhead if mode is BillingMode.SPOT else Decimal(1)
-                n, run, why = runs.for_deadline(first, factor)
-                if isinstance(run, str):
-                    drop(ExclusionRule.WORKLOAD, run, mode)
-                    continue
-                wall = run.wall_hours * factor
-                notes = list(run.notes)
-                if n > 1 or why:
-                    notes.insert(0, f"{n} x {offer.name} ({offer.gpu_count * n:g} x {offer.gpu})" + (
-                        f": {why}" if why else ""))
-                if mode is BillingMode.SPOT:
-                    notes.append(f"assumes {s.spot_overhead:.0%} extra run time to restart after interruptions")
-                quote = provider.quote(offer, mode, wall, hours_per_month=s.hours_per_month)
-                items = quote.line_items if n == 1 else tuple(
-                    LineItem.priced(f"{n} nodes x {i.description}", i.quantity * n, i.unit, i.unit_price)
-                    for i in quote.line_items)
-                native = quote.cost * n
-                cost = fx.convert(native, s.currency)
-                if mode is BillingMode.MONTHLY:
-                    paid = quote.line_items[0].quantity * s.hours_per_month
-                    notes.append(f"pays {quote.line_items[0].quantity:g} whole month(s); uses {wall / paid:.0%} of the time paid for")
-                if quote.estimate:
-                    notes.append(f"{mode} price is an estimate")
-                notes.extend(quote.notes)
-                if host:
-                    notes.append(host)
-                if n > 1 and (bigger := runs.bigger_note(n, mode, factor, provider, s.hours_per_month, native)):
-                    notes.append(bigger)
-                if c.deadline_hours is not None and wall > c.deadline_hours:
-                    more = f" on {n} nodes" if n > 1 else ""
-                    drop(ExclusionRule.DEADLINE, f"takes {wall:.1f} h{more}, past the {c.deadline_hours:g} h deadline",
-                         mode)
-                    continue
-                if c.budget is not None and cost.amount > fx.convert(c.budget, s.currency).amount:
-                    drop(ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}", mode)
-                    continue
-                rng = None
-                if run.spread is not None:
-                    # re-quote at each end: billing is not linear in hours (minimums, whole months)
-                    lo, hi = (wall * Decimal(repr(f)) for f in run.spread)
-                    lo_cost, hi_cost = (fx.convert(provider.quote(offer, mode, h, hours_per_month=s.hours_per_month).cost * n,
-                                                   s.currency) for h in (lo, hi))
-                    count = Decimal(repr(offer.gpu_count * n))
-                    rng = OptionRange(wall_hours=(lo, hi), gpu_hours=(lo * count, hi * count), cost=(lo_cost, hi_cost))
-                options.append(
-                    Option(
-                        provider=offer.provider,
-                        offer=offer.name,
-                        region=offer.region,
-                        gpu=offer.gpu,
-                        gpu_count=offer.gpu_count,
-                        billing=mode,
-                        wall_hours=wall,
-                        gpu_hours=wall * Decimal(repr(offer.gpu_count * n)),
-                        cost=cost,
-                        native_cost=native,
-                        line_items=items,
-                        notes=tuple(notes),
-                        estimate=quote.estimate,
-                        zone=quote.zone,
-                        live=offer.live,
-                        range=rng,
-                        nodes=n,
-                    )
-                )
-    if not options:
-        if c.billing is not None and all(e.rule is ExclusionRule.NO_PRICE for e in excluded):
+    if not cost:
+        if c.billing is not None and all(r is ExclusionRule.NO_PRICE for r in excluded.rules()):
             wanted = ", ".join(sorted(c.billing))
             raise NoOptionError(f"no offer in the catalog has a {wanted} price",
                                 "`gpuplan offers` shows which prices each offer has")
-        rules = Counter(e.rule for e in excluded)
+        rules = Counter(excluded.rules())
         common = "; ".join(f"{n} {RULE_TEXT[r]}" for r, n in rules.most_common(3))
         raise NoOptionError(
             "no option satisfies the constraints" + (f" ({common})" if common else ""),
             "relax --deadline, --budget, --min-vram, --max-gpus or the filters",
         )
-    options.sort(key=lambda o: (o.cost.amount, o.wall_hours))
+    options = RankedOptions(cost, wall, source, modes, build)
     assumptions: dict[str, Any] = {
         **demand.assumptions(),
         "hours_per_month": str(s.hours_per_month),
         "spot_overhead": str(s.spot_overhead),
-        "fx": [r.label() for r in fx.used()],
+        "fx": [r.label() for r in costing.fx.used()],
         "catalog_as_of": cat.as_of.isoformat(),
         "prices_as_of": cat.as_of_statement(c.providers),
         "prices": prices_statement(cat, c.providers),
         "catalog_layers": [f"{layer.layer}: {layer.origin} ({layer.rows} rows)" for layer in cat.layers],
     }
-    return Plan(currency=s.currency, assumptions=assumptions, options=options, excluded=excluded, explanation=explain(options))
+    return Plan.model_construct(currency=s.currency, assumptions=assumptions, options=options, excluded=excluded,
+                                explanation=explain(options))
 
 
 def prices_statement(cat: Catalog, providers: frozenset[str] | None) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Callable
 from decimal import Decimal
 from enum import StrEnum
 from functools import lru_cache
@@ -104,19 +105,38 @@ def rate_cost(
 
     ``rate`` is per hour for hourly, spot and reserved modes and per month for monthly.
     """
+    return rate_coster(rule, hours, family=family, hours_per_month=hours_per_month)(rate)
+
+
+def rate_coster(
+    rule: BillingRule,
+    hours: Decimal,
+    *,
+    family: str = "",
+    hours_per_month: Decimal = HOURS_PER_MONTH,
+) -> Callable[[Decimal], Decimal]:
+    """:func:`rate_cost` for one job length, as a function of the rate.
+
+    A plan costs tens of thousands of offers with one run time each: the billed seconds,
+    months or terms are worked out once and each rate costs one or two multiplications,
+    in the same order as always, so the Decimal result is the same to the last digit.
+    """
     if hours < 0:
         raise ValueError("hours must not be negative")
     if rule.mode is BillingMode.MONTHLY:
-        return rate * whole_months(hours, hours_per_month)
+        months = whole_months(hours, hours_per_month)
+        return lambda rate: rate * months
     if rule.mode in (BillingMode.RESERVED_1Y, BillingMode.RESERVED_3Y):
         assert rule.term_hours is not None
-        return rate * rule.term_hours * reserved_terms(hours, rule.term_hours)
+        term, terms = rule.term_hours, reserved_terms(hours, rule.term_hours)
+        return lambda rate: rate * term * terms
     if rule.mode is BillingMode.BUY:
         raise ValueError("buying has no rate; cost owned hardware in the planner")
     seconds = rule.billed_seconds(hours)
     if not rule.tiers or family not in rule.tiered_families:
-        return rate * seconds / 3600  # multiply first: rate x 60 / 3600 stays exact
-    return rate * rule.tiered_units(seconds / 3600, family)
+        return lambda rate: rate * seconds / 3600  # multiply first: rate x 60 / 3600 stays exact
+    units = rule.tiered_units(seconds / 3600, family)
+    return lambda rate: rate * units
 
 
 @lru_cache(maxsize=1)

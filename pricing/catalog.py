@@ -17,6 +17,7 @@ import io
 import itertools
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -98,9 +99,9 @@ class GpuSpec(Sourced):
 
 
 # Which field holds each mode's rate: a planner asks for every mode of every row.
-_RATE_FIELDS = {BillingMode.HOURLY: "hourly", BillingMode.MONTHLY: "monthly", BillingMode.SPOT: "spot",
+RATE_FIELDS = {BillingMode.HOURLY: "hourly", BillingMode.MONTHLY: "monthly", BillingMode.SPOT: "spot",
                 BillingMode.RESERVED_1Y: "reserved_1y", BillingMode.RESERVED_3Y: "reserved_3y"}
-_HIGH_FIELDS = {BillingMode.HOURLY: "hourly_high", BillingMode.MONTHLY: "monthly_high", BillingMode.SPOT: "spot_high"}
+HIGH_FIELDS = {BillingMode.HOURLY: "hourly_high", BillingMode.MONTHLY: "monthly_high", BillingMode.SPOT: "spot_high"}
 
 
 class InstanceType(Sourced):
@@ -136,20 +137,20 @@ class InstanceType(Sourced):
 
     def rate(self, mode: BillingMode) -> Decimal | None:
         """The list rate for ``mode``: per hour, or per month for monthly."""
-        field = _RATE_FIELDS.get(mode)
+        field = RATE_FIELDS.get(mode)
         return None if field is None else getattr(self, field)  # type: ignore[no-any-return]
 
     def rates(self) -> dict[BillingMode, Decimal]:
         """Every list rate the row has, in BillingMode order (as ``rate`` over every mode, in one pass)."""
-        return {m: r for m, f in _RATE_FIELDS.items() if (r := getattr(self, f)) is not None}
+        return {m: r for m, f in RATE_FIELDS.items() if (r := getattr(self, f)) is not None}
 
     def rates_high(self) -> dict[BillingMode, Decimal]:
         """Every dearest-zone rate the row has, in BillingMode order."""
-        return {m: r for m, f in _HIGH_FIELDS.items() if (r := getattr(self, f)) is not None}
+        return {m: r for m, f in HIGH_FIELDS.items() if (r := getattr(self, f)) is not None}
 
     def rate_high(self, mode: BillingMode) -> Decimal | None:
         """The dearest zone's rate where the source gives a spread."""
-        field = _HIGH_FIELDS.get(mode)
+        field = HIGH_FIELDS.get(mode)
         return None if field is None else getattr(self, field)  # type: ignore[no-any-return]
 
     @property
@@ -273,7 +274,9 @@ def _prices(column: str, texts: Sequence[str]) -> list[Decimal | None]:
     """A price column; checked in bulk, and value by value (for the message) only when that fails."""
     try:
         values = [Decimal(t) if t else None for t in texts]
-        if all(v is None or (v.is_finite() and v >= 0) for v in values):
+        given = [v for v in values if v is not None]
+        # min and max in C: a NaN raises (InvalidOperation), a negative or infinite end fails the test
+        if not given or (min(given) >= 0 and max(given).is_finite()):
             return values
     except (InvalidOperation, ValueError):
         pass
@@ -329,7 +332,7 @@ class _Columns:
         self.width = len(header)
         self.layer = layer
 
-    def values(self, chunk: list[list[str]]) -> Iterator[dict[str, Any]]:
+    def values(self, chunk: list[list[str]]) -> Iterator[tuple[Any, ...]]:
         """Each row's values in :class:`InstanceType` field order; a bad one raises :class:`_LineError`."""
         width = self.width
         for k, r in enumerate(chunk):
@@ -359,8 +362,7 @@ class _Columns:
         if "" in family:  # a row without a family is in the one its type's prefix names
             columns[self.family] = [f or t.split(".")[0].strip() for f, t in zip(family, types, strict=True)]
         columns.insert(self.layer_at, itertools.repeat(self.layer, len(chunk)))
-        fields = self.fields
-        return (dict(zip(fields, vals)) for vals in zip(*columns))
+        return zip(*columns)
 
 
 def _construct(values: dict[str, Any]) -> InstanceType:
@@ -379,6 +381,73 @@ def _construct(values: dict[str, Any]) -> InstanceType:
 
 _new_object = object.__new__
 _set = object.__setattr__
+# A row as the store keeps it: its values in InstanceType field order.
+Row = tuple[Any, ...]
+FIELDS: tuple[str, ...] = tuple(InstanceType.model_fields)
+F = {name: i for i, name in enumerate(FIELDS)}  # field -> its place in a Row
+
+
+def row_of(inst: InstanceType) -> Row:
+    return tuple(inst.__dict__[f] for f in FIELDS)
+
+
+def instance_of(row: Row) -> InstanceType:
+    return _construct(dict(zip(FIELDS, row)))
+
+
+class InstanceRows(Sequence[InstanceType]):
+    """A catalog's instance rows, kept as tuples; an :class:`InstanceType` is built when one is read.
+
+    A row as a pydantic object is ~1.1 kB (its ``__dict__`` alone 830 B), as a tuple 240 B:
+    a 200k-row user catalog is 90 MB instead of 300 MB. Code that walks every row for
+    one or two fields (the planner, catalog summaries) reads :meth:`rows` and :data:`F`
+    instead of building objects.
+    """
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: Iterable[Row] = ()) -> None:
+        self._rows: list[Row] = rows if isinstance(rows, list) else list(rows)
+
+    @classmethod
+    def of(cls, instances: Iterable[InstanceType]) -> InstanceRows:
+        if isinstance(instances, InstanceRows):
+            return instances
+        return cls([row_of(i) for i in instances])
+
+    @property
+    def rows(self) -> list[Row]:
+        return self._rows
+
+    def column(self, field: str) -> list[Any]:
+        i = F[field]
+        return [r[i] for r in self._rows]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return InstanceRows(self._rows[index])
+        return instance_of(self._rows[index])
+
+    def __iter__(self) -> Iterator[InstanceType]:
+        return map(instance_of, self._rows)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, InstanceRows):
+            return self._rows == other._rows
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Iterable[InstanceType]) -> InstanceRows:
+        return InstanceRows(self._rows + InstanceRows.of(other)._rows)
+
+    def __repr__(self) -> str:
+        return f"InstanceRows({len(self._rows)} rows)"
 
 
 def parse_instances(
@@ -388,14 +457,14 @@ def parse_instances(
     layer: Layer,
     provider: str | None = None,
     validate: bool = False,
-) -> list[InstanceType]:
+) -> InstanceRows:
     """Instance rows from CSV (text, or its lines such as an open file) in :data:`INSTANCE_COLUMNS`.
 
     A bad row names ``origin`` and its line. Every value is checked by explicit
     conversions; ``validate=True`` also runs pydantic's validation on each row, the
     reference the default path is tested against.
     """
-    reader = csv.reader(_uncomment(text.splitlines() if isinstance(text, str) else text))
+    reader = csv.reader(_uncomment(text.splitlines(keepends=True) if isinstance(text, str) else text))
     try:
         with paused_gc():
             return _read_rows(reader, origin=origin, layer=layer, provider=provider, validate=validate)
@@ -404,7 +473,7 @@ def parse_instances(
                          "a catalog CSV is UTF-8 text with the columns of `gpuplan offers -o csv`") from None
 
 
-def _read_rows(reader: Any, *, origin: str, layer: Layer, provider: str | None, validate: bool) -> list[InstanceType]:
+def _read_rows(reader: Any, *, origin: str, layer: Layer, provider: str | None, validate: bool) -> InstanceRows:
     """The rows after the header, converted a chunk at a time: column-wise work in C, bounded raw text."""
     header: list[str] = next((r for r in reader if r), [])
     missing = [c for c in _REQUIRED if c not in header]
@@ -414,27 +483,42 @@ def _read_rows(reader: Any, *, origin: str, layer: Layer, provider: str | None, 
         raise InputError(f"{origin}: missing column(s) {', '.join(missing)}",
                          f"a catalog CSV has the columns {','.join(INSTANCE_COLUMNS)}")
     columns = _Columns(header, layer=layer, provider=provider)
-    out: list[InstanceType] = []
-    chunk: list[list[str]] = []
-    lines: list[int] = []
+    out: list[Row] = []
     while True:
-        for r in reader:
-            if r and (r[0].strip() or any(v.strip() for v in r)):
-                chunk.append(r)
-                lines.append(reader.line_num)
-                if len(chunk) == _CHUNK:
-                    break
+        start = reader.line_num
+        chunk = list(itertools.islice(reader, _CHUNK))
         if not chunk:
-            return out
+            return InstanceRows(out)
+        lines: Sequence[int]
+        if reader.line_num - start == len(chunk) and all(r and r[0].strip() for r in chunk):
+            lines = range(start + 1, start + 1 + len(chunk))  # one line a row, none blank: the common file
+        else:
+            chunk, lines = _nonblank(chunk, start)
+            if not chunk:
+                continue
+        k = 0
         try:
-            for k, values in enumerate(columns.values(chunk)):
-                out.append(InstanceType(**values) if validate else _construct(values))
+            if not validate:
+                out.extend(columns.values(chunk))
+            for k, values in enumerate(columns.values(chunk) if validate else ()):
+                out.append(row_of(InstanceType(**dict(zip(FIELDS, values)))))
         except _LineError as exc:
             raise InputError(f"{origin} line {lines[exc.index]}: {exc.detail}", "fix the row or remove it") from None
         except ValidationError as exc:
             where, msg = first_error(exc)
             raise InputError(f"{origin} line {lines[k]}: {where}: {msg}", "fix the row or remove it") from None
-        chunk, lines = [], []
+
+
+def _nonblank(chunk: list[list[str]], start: int) -> tuple[list[list[str]], list[int]]:
+    """The rows that hold a value, each with the file line it ends on (a quoted value may span lines)."""
+    kept, lines = [], []
+    line = start
+    for r in chunk:
+        line += 1 + sum(v.count("\n") + v.count("\r") - v.count("\r\n") for v in r)
+        if r and (r[0].strip() or any(v.strip() for v in r)):
+            kept.append(r)
+            lines.append(line)
+    return kept, lines
 
 
 def instances_csv(rows: Iterable[InstanceType]) -> str:
@@ -458,7 +542,7 @@ def write_instances(path: Path, rows: Iterable[InstanceType]) -> None:
     tmp.replace(path)
 
 
-def merge_instances(layers: Sequence[list[InstanceType]]) -> list[InstanceType]:
+def merge_instances(layers: Sequence[Iterable[InstanceType]]) -> InstanceRows:
     """Stack layers: a later layer's rows for an instance type in a region replace every
     earlier row of that type and region, in every zone.
 
@@ -467,19 +551,41 @@ def merge_instances(layers: Sequence[list[InstanceType]]) -> list[InstanceType]:
     the earlier rows of the same provider and instance type in a pseudo-region such as
     ``cn-mainland``: the live per-zone rows are the better answer for that type.
     """
-    merged: dict[tuple[str, str, str, str], InstanceType] = {}
-    for rows in layers:
-        places = {(i.provider, i.instance_type.lower(), i.region) for i in rows}
-        refreshed = {(i.provider, i.instance_type.lower()) for i in rows if i.layer is Layer.CACHE}
-        for key, old in list(merged.items()):
-            kind = (old.provider, old.instance_type.lower())
-            if (*kind, old.region) in places or (
-                old.layer is not Layer.CACHE and old.region in PSEUDO_REGIONS and kind in refreshed
-            ):
-                del merged[key]
-        for i in rows:
-            merged[i.key] = i
-    return list(merged.values())
+    pv, it, rg, zn, ly = F["provider"], F["instance_type"], F["region"], F["zone"], F["layer"]
+    tables = [InstanceRows.of(layer).rows for layer in layers]
+    lower: dict[str, str] = {}  # type names repeat: lower-case each once, and share the result
+
+    def kind(r: Row) -> tuple[str, str]:
+        name = r[it]
+        if (low := lower.get(name)) is None:
+            low = lower[name] = name.lower()
+        return r[pv], low
+
+    # Walk the layers last to first, so a row is kept unless a later layer has its type and
+    # region. The places of later layers are not collected (a 200k-row user file would make
+    # them 200k tuples): the few earlier rows a layer could retire are looked up in it instead.
+    out: list[list[Row]] = []
+    for i, rows in enumerate(tables):
+        earlier = {(*kind(r), r[rg]) for t in tables[:i] for r in t}
+        hit = {place for r in rows if (place := (*kind(r), r[rg])) in earlier} if earlier else set()
+        refreshed = {kind(r) for r in rows if r[ly] is Layer.CACHE}
+        if hit or refreshed:
+            for k, kept in enumerate(out):
+                out[k] = [r for r in kept if (*kind(r), r[rg]) not in hit and not (
+                    r[ly] is not Layer.CACHE and r[rg] in PSEUDO_REGIONS and kind(r) in refreshed)]
+        # within a layer a later row of the same type, region and zone replaces an earlier one, in its place
+        seen: dict[tuple[str, str, str, str], int] = {}
+        kept = []
+        for r in rows:
+            key = (*kind(r), r[rg], r[zn])
+            if (at := seen.get(key)) is None:
+                seen[key] = len(kept)
+                kept.append(r)
+            else:
+                kept[at] = r
+        del seen
+        out.append(kept)
+    return InstanceRows([r for kept in out for r in kept])
 
 
 class CardPrice(Sourced):
@@ -572,12 +678,12 @@ def shipped_instance_files() -> dict[str, str]:
     return {f.name.removesuffix(".csv"): f.read_text(encoding="utf-8") for f in files}
 
 
-def shipped_instances() -> list[InstanceType]:
-    rows: list[InstanceType] = []
+def shipped_instances() -> InstanceRows:
+    rows: list[Row] = []
     for provider, text in shipped_instance_files().items():
         rows += parse_instances(text, origin=f"pricing/data/instances/{provider}.csv", layer=Layer.SHIPPED,
-                                provider=provider)
-    return rows
+                                provider=provider).rows
+    return InstanceRows(rows)
 
 
 def shipped_cards() -> list[CardPrice]:
@@ -613,7 +719,7 @@ def cache_files(cache: Path) -> list[Path]:
     return sorted(cache.glob("*/*.csv")) if cache.is_dir() else []
 
 
-def read_instance_file(path: Path, layer: Layer) -> list[InstanceType]:
+def read_instance_file(path: Path, layer: Layer) -> InstanceRows:
     """A catalog CSV's rows, read as a stream: a 200k-row file never sits in memory as text."""
     provider = path.parent.name if layer is Layer.CACHE else None
     try:
@@ -631,7 +737,7 @@ class Catalog:
         self,
         *,
         gpus: dict[str, GpuSpec],
-        instances: list[InstanceType],
+        instances: Iterable[InstanceType],
         cards: list[CardPrice] | None = None,
         electricity: list[ElectricityPrice] | None = None,
         layers: tuple[LayerInfo, ...] = (),
@@ -639,11 +745,11 @@ class Catalog:
     ) -> None:
         self._networks = networks
         self.gpus = gpus
-        self.instances = instances
+        self.instances = InstanceRows.of(instances)
         self.cards = cards or []
         self.electricity = electricity or []
         self.layers = layers
-        unknown = sorted({i.gpu for i in instances if i.gpu not in gpus})
+        unknown = sorted({g for g in set(self.instances.column("gpu")) if g not in gpus})
         if unknown:
             raise InputError(f"catalog rows name GPU(s) the catalog does not know: {', '.join(unknown)}",
                              "use a GPU key from `gpuplan gpus`")
@@ -657,24 +763,24 @@ class Catalog:
     def load(cls, *, cache: Path | None = None, user_files: Sequence[Path] = ()) -> Catalog:
         """Shipped snapshot < refreshed cache (``cache``, e.g. paths.catalog_cache_dir()) < user files."""
         base = cls.shipped()
-        layers: list[list[InstanceType]] = [base.instances]
+        layers: list[InstanceRows] = [base.instances]
         info = list(base.layers)
         for path in cache_files(cache) if cache is not None else []:
             rows = read_instance_file(path, Layer.CACHE)
             layers.append(rows)
             info.append(LayerInfo(layer=Layer.CACHE, origin=str(path), rows=len(rows),
-                                  as_of=max((r.as_of for r in rows), default=None)))
+                                  as_of=max(rows.column("as_of"), default=None)))
         for path in user_files:
             rows = read_instance_file(Path(path), Layer.USER)
             layers.append(rows)
             info.append(LayerInfo(layer=Layer.USER, origin=str(path), rows=len(rows),
-                                  as_of=max((r.as_of for r in rows), default=None)))
+                                  as_of=max(rows.column("as_of"), default=None)))
         if len(layers) == 1:
             return base
         return cls(gpus=base.gpus, instances=merge_instances(layers), cards=base.cards,
                    electricity=base.electricity, layers=tuple(info))
 
-    def with_instances(self, instances: list[InstanceType]) -> Catalog:
+    def with_instances(self, instances: Iterable[InstanceType]) -> Catalog:
         """The same specs and card prices with other instance rows (fixtures, what-if runs)."""
         return Catalog(gpus=self.gpus, instances=instances, cards=self.cards, electricity=self.electricity,
                        layers=self.layers, networks=self._networks)
@@ -707,36 +813,39 @@ class Catalog:
                 notes[key] = f"{old}; {said}" if old else said
             return notes[key]
 
-        instances = []
-        for row in self.instances:
-            if row.provider not in discounts:
+        instances: list[Row] = []
+        pv, nt = F["provider"], F["notes"]
+        prices = [F[f] for f in PRICE_FIELDS]
+        for row in self.instances.rows:
+            if row[pv] not in discounts:
                 instances.append(row)
                 continue
-            factor = discounts[row.provider]
-            values = dict(row.__dict__)
-            for field in PRICE_FIELDS:
-                if values[field] is not None:
-                    values[field] = values[field] * factor
-            values["notes"] = note(row.provider, row.notes)
-            instances.append(_construct(values))
+            factor = discounts[row[pv]]
+            values = list(row)
+            for i in prices:
+                if values[i] is not None:
+                    values[i] = values[i] * factor
+            values[nt] = note(row[pv], row[nt])
+            instances.append(tuple(values))
         cards = self.cards
         if LOCAL in discounts:
             cards = [c.model_copy(update={"price": c.price * discounts[LOCAL], "notes": note(LOCAL, c.notes)})
                      for c in self.cards]
-        counts = {name: sum(1 for r in self.instances if r.provider == name) for name in discounts}
+        per_provider = Counter(self.instances.column("provider"))
+        counts = {name: per_provider[name] for name in discounts}
         if LOCAL in discounts:
             counts[LOCAL] = len(self.cards)
         layers = self.layers + tuple(
             LayerInfo(layer=Layer.DISCOUNT, rows=counts[name],
                       origin=f"enterprise discount {name}={factor} ({_percent_off(factor)} every {name} price)")
             for name, factor in discounts.items())
-        return Catalog(gpus=self.gpus, instances=instances, cards=cards, electricity=self.electricity, layers=layers,
-                       networks=self._networks)
+        return Catalog(gpus=self.gpus, instances=InstanceRows(instances), cards=cards, electricity=self.electricity,
+                       layers=layers, networks=self._networks)
 
     @cached_property
     def providers(self) -> tuple[str, ...]:
         """Every provider with rows, in first-seen order, then buying cards."""
-        names = list(dict.fromkeys(i.provider for i in self.instances))
+        names = list(dict.fromkeys(self.instances.column("provider")))
         return (*names, LOCAL) if self.cards else tuple(names)
 
     @cached_property
@@ -785,9 +894,10 @@ class Catalog:
 
     def instance(self, name: str) -> list[InstanceType]:
         """All regional rows of one instance type, by exact (case-insensitive) name."""
-        found = [i for i in self.instances if i.instance_type.lower() == name.strip().lower()]
+        it, wanted = F["instance_type"], name.strip().lower()
+        found = [instance_of(r) for r in self.instances.rows if r[it].lower() == wanted]
         if not found:
-            names = sorted({i.instance_type for i in self.instances})
+            names = sorted(set(self.instances.column("instance_type")))
             close = difflib.get_close_matches(name, names, n=4, cutoff=0.5)
             raise UnknownNameError("instance type", name, close, "gpuplan offers")
         return found
@@ -799,19 +909,20 @@ class Catalog:
     @cached_property
     def as_of(self) -> date:
         """The newest date of any price in the catalog."""
-        dates = [i.as_of for i in self.instances] + [c.as_of for c in self.cards]
+        dates = [*set(self.instances.column("as_of")), *(c.as_of for c in self.cards)]
         return max(dates)
 
     def as_of_statement(self, providers: Iterable[str] | None = None) -> str:
         """When each cloud's prices are from: their own date, or the day a copy was read where the source gives none."""
         wanted = None if providers is None else set(providers)
         parts = []
-        for p in dict.fromkeys(i.provider for i in self.instances):
+        ao, kind = F["as_of"], F["as_of_kind"]
+        for p, table in self.instances_by_provider.items():
             if wanted is not None and p not in wanted:
                 continue
-            rows = [i for i in self.instances if i.provider == p]
-            newest = max(i.as_of for i in rows).isoformat()
-            if all(i.as_of_kind is AsOfKind.READ_DATE for i in rows):
+            rows = table.rows
+            newest = max(r[ao] for r in rows).isoformat()
+            if all(r[kind] is AsOfKind.READ_DATE for r in rows):
                 parts.append(f"{p} read {newest} (the source gives no price date)")
             else:
                 parts.append(f"{p} as of {newest}")
@@ -830,17 +941,19 @@ class Catalog:
         return self.networks.get((provider, instance_type.lower()))
 
     @cached_property
-    def instances_by_provider(self) -> dict[str, list[InstanceType]]:
+    def instances_by_provider(self) -> dict[str, InstanceRows]:
         """provider -> its rows, in catalog order: grouped once, not walked whole per provider."""
-        out: dict[str, list[InstanceType]] = {}
-        for inst in self.instances:
-            out.setdefault(inst.provider, []).append(inst)
-        return out
+        out: dict[str, list[Row]] = {}
+        pv = F["provider"]
+        for row in self.instances.rows:
+            out.setdefault(row[pv], []).append(row)
+        return {p: InstanceRows(rows) for p, rows in out.items()}
 
     @cached_property
     def live_providers(self) -> frozenset[str]:
         """Providers with refreshed (cache) rows: their regions, zones and spot prices are live."""
-        return frozenset(i.provider for i in self.instances if i.layer is Layer.CACHE)
+        pv, ly = F["provider"], F["layer"]
+        return frozenset(r[pv] for r in self.instances.rows if r[ly] is Layer.CACHE)
 
 
 @lru_cache(maxsize=1)
@@ -848,4 +961,4 @@ def _shipped() -> Catalog:
     instances = shipped_instances()
     return Catalog(gpus=shipped_gpus(), instances=instances, cards=shipped_cards(), electricity=shipped_electricity(),
                    layers=(LayerInfo(layer=Layer.SHIPPED, origin="shipped snapshot", rows=len(instances),
-                                     as_of=max(i.as_of for i in instances)),))
+                                     as_of=max(instances.column("as_of"))),))

@@ -16,16 +16,18 @@ cheapest zone's spot instead. Zones that are sold out are kept aside for ``--exp
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from enum import StrEnum
+from functools import cached_property
+from typing import Any
 
-from pricing.billing import BillingMode, rate_cost, rule_for
-from pricing.catalog import Catalog, InstanceType, Interconnect, Stock
+from pricing.billing import BillingMode, rate_cost, rate_coster, rule_for
+from pricing.catalog import F, HIGH_FIELDS, RATE_FIELDS, Catalog, InstanceType, Interconnect, Row, Stock, instance_of
 from pricing.errors import PriceMissingError
 from pricing.line_items import LineItem
 from pricing.money import Money
-from providers.base import Offer, Provider, Quote
+from providers.base import Offer, Provider, Quote, bare_offer
 
 _UNITS = {
     BillingMode.HOURLY: "hours",
@@ -76,19 +78,33 @@ class ListPriceProvider(Provider):
             return {}
         return {BillingMode.SPOT: hourly * fraction}
 
-    def _from_row(self, inst: InstanceType) -> Offer:
-        rates = inst.rates()
-        extra = self._estimates(inst.hourly, BillingMode.SPOT in rates)
-        return Offer(
-            provider=inst.provider, name=inst.instance_type, family=inst.family, region=inst.region,
-            zones=inst.zones, gpu=inst.gpu, gpu_count=inst.gpu_count,
-            interconnect=_interconnect(self.catalog.gpus[inst.gpu].interconnect, inst.gpu_count),
-            vcpu=inst.vcpu, mem_gb=inst.mem_gb, currency=inst.currency,
-            rates={**extra, **rates},
-            rates_high=inst.rates_high(),
-            estimated=frozenset(extra), stock=inst.stock, layer=inst.layer,
-            source=inst.source, as_of=inst.as_of, notes=inst.notes,
-        )
+    def _from_row(self, row: Row) -> Offer:
+        rates = {m: r for m, i in _RATE_AT if (r := row[i]) is not None}
+        estimated: frozenset[BillingMode] = frozenset()
+        if self._spot_fraction is not None and BillingMode.SPOT not in rates and BillingMode.HOURLY in rates:
+            rates = {BillingMode.SPOT: rates[BillingMode.HOURLY] * self._spot_fraction, **rates}
+            estimated = _SPOT_ONLY
+        gpu, count = row[_GPU], row[_COUNT]
+        if (link := self._links.get((gpu, count))) is None:
+            link = self._links[(gpu, count)] = _interconnect(self.catalog.gpus[gpu].interconnect, count)
+        # every Offer field, in its order: the offer is built without validation (see bare_offer)
+        return bare_offer({
+            "provider": row[_PROVIDER], "name": row[_TYPE], "family": row[_FAMILY], "region": row[_REGION],
+            "zones": row[_ZONES], "gpu": gpu, "gpu_count": count, "interconnect": link, "vcpu": row[_VCPU],
+            "mem_gb": row[_MEM], "currency": row[_CURRENCY], "rates": rates,
+            "rates_high": {m: r for m, i in _HIGH_AT if (r := row[i]) is not None}, "estimated": estimated,
+            "rate_zones": {}, "spot_zones": (), "sold_out_zones": (), "stock": row[_STOCK], "layer": row[_LAYER],
+            "source": row[_SOURCE], "as_of": row[_AS_OF], "notes": row[_NOTES],
+        })
+
+    @cached_property
+    def _spot_fraction(self) -> Decimal | None:
+        rule = rule_for(self.name, BillingMode.SPOT)
+        return rule.spot_fraction_estimate if rule else None
+
+    @cached_property
+    def _links(self) -> dict[tuple[str, float], Interconnect]:
+        return {}
 
     def _from_zones(self, rows: list[InstanceType]) -> Offer:
         first = rows[0]
@@ -124,24 +140,42 @@ class ListPriceProvider(Provider):
         )
 
     def list_offers(self) -> list[Offer]:
-        whole: list[Offer] = []
-        by_zone: dict[tuple[str, str], list[InstanceType]] = defaultdict(list)
-        for inst in self.catalog.instances_by_provider.get(self.name, ()):
-            if inst.zone:
-                by_zone[(inst.instance_type, inst.region)].append(inst)
+        return list(self.offers())
+
+    def offers(self) -> RowOffers:
+        """Region-wide rows one offer each, then per-zone rows folded into one per (type, region)."""
+        whole: list[Row] = []
+        by_zone: dict[tuple[str, str], list[Row]] = {}
+        table = self.catalog.instances_by_provider.get(self.name)
+        for row in table.rows if table is not None else ():
+            if row[_ZONE]:
+                by_zone.setdefault((row[_TYPE], row[_REGION]), []).append(row)
             else:
-                whole.append(self._from_row(inst))
-        return whole + [self._from_zones(rows) for rows in by_zone.values()]
+                whole.append(row)
+        return RowOffers(self, whole, list(by_zone.values()))
+
+    def rate_coster(self, mode: BillingMode, wall_hours: Decimal, *, family: str,
+                    hours_per_month: Decimal) -> Callable[[Decimal], Decimal] | None:
+        rule = rule_for(self.name, mode)
+        if rule is None:
+            raise PriceMissingError(f"{self.name} has no {mode} billing rule")
+        return rate_coster(rule, wall_hours, family=family, hours_per_month=hours_per_month)
+
+    def cost(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Decimal:
+        rule = rule_for(offer.provider, mode)
+        rate = offer.rates.get(mode)
+        if rule is None or rate is None:
+            raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
+        return rate_cost(rule, rate, wall_hours, family=offer.family, hours_per_month=hours_per_month)
 
     def bills(self, mode: BillingMode) -> bool:
         return rule_for(self.name, mode) is not None
 
     def quote(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Quote:
+        cost = self.cost(offer, mode, wall_hours, hours_per_month=hours_per_month)
+        rate = offer.rates[mode]
         rule = rule_for(offer.provider, mode)
-        rate = offer.rates.get(mode)
-        if rule is None or rate is None:
-            raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
-        cost = rate_cost(rule, rate, wall_hours, family=offer.family, hours_per_month=hours_per_month)
+        assert rule is not None  # cost() refused a mode without one
         unit_price = Money(amount=rate, currency=offer.currency)
         notes = [n for n in (rule.note,) if n]
         zone = offer.rate_zones.get(mode)
@@ -171,6 +205,52 @@ class ListPriceProvider(Provider):
         if high is None:
             return f"{live}price of {zone} (the same in every zone that sells it)"
         return f"{live}price of {zone}, the cheapest zone that sells it; up to {_num(high)} {cur} in other zones"
+
+
+class RowOffers(Sequence[Offer]):
+    """A list-price provider's offers, each built from its catalog row(s) when it is read.
+
+    A plan over a 200k-row catalog reads every offer once and keeps none: as pydantic
+    objects they would be ~1 kB each. Reading one twice builds two equal offers.
+    """
+
+    def __init__(self, provider: ListPriceProvider, whole: list[Row], zoned: list[list[Row]]) -> None:
+        self.provider, self.whole, self.zoned = provider, whole, zoned
+
+    def __len__(self) -> int:
+        return len(self.whole) + len(self.zoned)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if index < len(self.whole):
+            return self.provider._from_row(self.whole[index])
+        return self.provider._from_zones([instance_of(r) for r in self.zoned[index - len(self.whole)]])
+
+    def __iter__(self) -> Iterator[Offer]:
+        from_row = self.provider._from_row
+        yield from map(from_row, self.whole)
+        for rows in self.zoned:
+            yield self.provider._from_zones([instance_of(r) for r in rows])
+
+    def places(self) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+        """Each offer's provider, region and zones, as its :class:`Offer` has them, without building it."""
+        for row in self.whole:
+            yield row[_PROVIDER], row[_REGION], row[_ZONES]
+        for rows in self.zoned:
+            yield rows[0][_PROVIDER], rows[0][_REGION], tuple(sorted(r[_ZONE] for r in rows
+                                                                      if r[_STOCK] is not Stock.SOLD_OUT))
+
+
+_SPOT_ONLY = frozenset({BillingMode.SPOT})
+# (mode, its place in a row), in the order InstanceType.rates() and rates_high() list them
+_RATE_AT = [(m, F[f]) for m, f in RATE_FIELDS.items()]
+_HIGH_AT = [(m, F[f]) for m, f in HIGH_FIELDS.items()]
+(_PROVIDER, _TYPE, _FAMILY, _GPU, _COUNT, _VCPU, _MEM, _REGION, _ZONE, _ZONES, _CURRENCY, _STOCK, _LAYER, _SOURCE,
+ _AS_OF, _NOTES) = (F[f] for f in ("provider", "instance_type", "family", "gpu", "gpu_count", "vcpu", "mem_gb", "region",
+                                   "zone", "zones", "currency", "stock", "layer", "source", "as_of", "notes"))
 
 
 def _num(d: Decimal) -> str:
