@@ -40,7 +40,7 @@ LINEAR_SLACK = 1.5
 CLUSTER_SEARCH_RATIO = 2.0
 # A job that one node of most offers cannot finish by the deadline: the plan searches 1..64
 # nodes per offer for the fewest that can (the cluster search of the multi-node issue).
-CLUSTER_JOB = ["--gpu-hours", "20000", "--deadline", "48h"]
+CLUSTER_JOB = ["--gpu-hours", "1000", "--deadline", "72h"]
 
 
 @dataclass

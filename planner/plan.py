@@ -221,9 +221,13 @@ def offer_filter(offer: Offer, spec: GpuSpec, c: Constraints, *, priced: bool = 
 
 def exclusion_zone(offer: Offer, mode: BillingMode | None) -> str | None:
     """The zone an exclusion is about, where the data says: the rate's zone, else the offer's only zone."""
-    if mode is not None and (zone := offer.rate_zones.get(mode)):
+    return _zone(offer.rate_zones, offer.zones, mode)
+
+
+def _zone(rate_zones: dict[BillingMode, str], zones: tuple[str, ...], mode: BillingMode | None) -> str | None:
+    if mode is not None and (zone := rate_zones.get(mode)):
         return zone
-    return offer.zones[0] if len(offer.zones) == 1 else None
+    return zones[0] if len(zones) == 1 else None
 
 
 def _host_note(offer: Offer, spec: GpuSpec) -> str | None:
@@ -490,9 +494,9 @@ class RankedOptions(Sequence[Option]):
     at all differ far above a float's resolution (prices have at most six decimal places).
     """
 
-    def __init__(self, cost: array[float], wall: array[float], source: array[int], mode: array[int],
+    def __init__(self, cost: array[float], wall: array[float], source: array[int],
                  build: Callable[[int], Option]) -> None:
-        self.cost, self.wall, self.source, self.mode, self._build = cost, wall, source, mode, build
+        self.cost, self.wall, self.source, self._build = cost, wall, source, build
         order = sorted(range(len(cost)), key=wall.__getitem__)
         order.sort(key=cost.__getitem__)  # stable: cost, then wall hours, then the order options were found in
         self.order = order
@@ -522,9 +526,9 @@ class RankedOptions(Sequence[Option]):
     def first_by_billing(self) -> dict[BillingMode, tuple[int, Option]]:
         """Each billing mode's cheapest option and its 0-based rank."""
         found: dict[int, int] = {}
-        modes = self.mode
+        source = self.source
         for rank, record in enumerate(self.order):
-            found.setdefault(modes[record], rank)
+            found.setdefault(source[record] >> 32 & 0xFF, rank)
             if len(found) == len(_MODES):
                 break
         return {_MODES[m]: (rank, self[rank]) for m, rank in sorted(found.items(), key=lambda mr: mr[1])}
@@ -556,6 +560,11 @@ class Exclusions(Sequence[Exclusion]):
         self.items.append((offer.provider, offer.name, offer.region, zone or exclusion_zone(offer, mode), mode, rule,
                            reason))
 
+    def put(self, provider: str, offer: str, region: str, zone: str | None, mode: BillingMode | None,
+            rule: ExclusionRule, reason: str) -> None:
+        """:meth:`add` from the facts of an offer (see providers.base.OfferFacts), without the offer."""
+        self.items.append((provider, offer, region, zone, mode, rule, reason))
+
     def rules(self) -> list[ExclusionRule]:
         return [e[5] for e in self.items]
 
@@ -579,7 +588,7 @@ class Exclusions(Sequence[Exclusion]):
 
 
 def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costing, excluded: Exclusions,
-          cost: array[float], wall: array[float], source: array[int], modes: array[int]) -> None:
+          cost: array[float], wall: array[float], source: array[int]) -> None:
     """The ranking pass over one provider's offers: each option's cost and wall hours, or why it is excluded.
 
     The hot loop of a large plan (~400k options at 200k offers): what depends only on an
@@ -588,28 +597,37 @@ def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costin
     """
     c, s, cat = costing.c, costing.s, costing.cat
     hpm, wanted, budget = s.hours_per_month, c.billing, costing.budget
+    # With no filter that reads the offer, only its stock and prices can exclude it before costing.
+    filtered = c.gpus is not None or c.min_vram_gb is not None or c.max_gpus is not None or bool(c.regions) \
+        or wanted is not None
     fx_rates = costing._rates
+    one = Decimal(1)
     shapes: dict[tuple[Any, ...], _Shape] = {}
     bills: dict[BillingMode, bool] = {}
     costers: dict[tuple[BillingMode, Decimal, str], Callable[[Decimal], Decimal] | None] = {}
     unknown: Any = object()
     by_shape = costing.shared is not None
-    add_cost, add_wall, add_source, add_mode = cost.append, wall.append, source.append, modes.append
-    for oi, offer in enumerate(offers):
-        spec = cat.gpus[offer.gpu]
-        if (rejected := offer_filter(offer, spec, c)) is not None:
-            excluded.add(offer, *rejected)
-            continue
-        for zone in offer.sold_out_zones:  # the offer stands in its other zones; say which were skipped
-            excluded.add(offer, ExclusionRule.SOLD_OUT, f"sold out in {zone} (live data of {offer.as_of}); priced in "
-                         f"{', '.join(offer.zones)}", zone=zone)
-        key = (offer.gpu, offer.gpu_count, offer.interconnect, offer.name.lower()) if by_shape else (oi,)
+    add_cost, add_wall, add_source = cost.append, wall.append, source.append
+    name_of = provider.name
+    for oi, (gpu, count, link, name, family, currency, rates, stock, region, zones, rate_zones,
+             sold_out) in enumerate(provider.facts(offers)):
+        spec = cat.gpus[gpu]
+        if filtered or stock is Stock.SOLD_OUT or not rates:
+            if (rejected := offer_filter(offers[oi], spec, c)) is not None:
+                excluded.add(offers[oi], *rejected)
+                continue
+        for zone in sold_out:  # the offer stands in its other zones; say which were skipped
+            excluded.add(offers[oi], ExclusionRule.SOLD_OUT, f"sold out in {zone} (live data of {offers[oi].as_of}); "
+                         f"priced in {', '.join(zones)}", zone=zone)
+        # what a run reads of an offer (see shape_key); the name as written: it stands for the network
+        key = (gpu, count, link, name) if by_shape else (oi,)
         if (shape := shapes.get(key)) is None:
-            shape = shapes[key] = _Shape(costing.runs(offer, spec))
+            shape = shapes[key] = _Shape(costing.runs(offers[oi], spec))
         if shape.first.__class__ is str:
-            excluded.add(offer, ExclusionRule.WORKLOAD, shape.first)  # type: ignore[arg-type]
+            excluded.put(name_of, name, region, _zone(rate_zones, zones, None), None, ExclusionRule.WORKLOAD,
+                         shape.first)  # type: ignore[arg-type]
             continue
-        rates = offer.rates
+        fxr = fx_rates.get(currency) or costing.fx_rate(currency)
         for mode in rates:
             if wanted is not None and mode not in wanted:
                 continue
@@ -617,26 +635,32 @@ def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costin
                 billed = bills[mode] = provider.bills(mode)
             if not billed:
                 # a user catalog may price a mode its provider's billing rules do not cover
-                excluded.add(offer, ExclusionRule.NO_PRICE, f"{offer.provider} has no {mode} billing rule: add "
-                             f"[{offer.provider}.{mode}] to the billing rules to plan with this price", mode)
+                excluded.put(name_of, name, region, _zone(rate_zones, zones, mode), mode, ExclusionRule.NO_PRICE,
+                             f"{name_of} has no {mode} billing rule: add [{name_of}.{mode}] to the billing rules to "
+                             "plan with this price")
                 continue
             answer = shape.modes.get(mode) or shape.mode(mode, costing)
             if len(answer) == 2:
-                excluded.add(offer, answer[0], answer[1], mode)  # type: ignore[arg-type]
+                excluded.put(name_of, name, region, _zone(rate_zones, zones, mode), mode, *answer)  # type: ignore[arg-type]
                 continue
             _, hours, nodes, hours_f = answer  # type: ignore[misc]
-            if (coster := costers.get(ck := (mode, hours, offer.family), unknown)) is unknown:
-                coster = costers[ck] = provider.rate_coster(mode, hours, family=offer.family, hours_per_month=hpm)
-            native = coster(rates[mode]) if coster is not None else provider.cost(offer, mode, hours, hours_per_month=hpm)
-            amount = native * nodes * (fx_rates.get(offer.currency) or costing.fx_rate(offer.currency))
+            if (coster := costers.get(ck := (mode, hours, family), unknown)) is unknown:
+                coster = costers[ck] = provider.rate_coster(mode, hours, family=family, hours_per_month=hpm)
+            amount = coster(rates[mode]) if coster is not None else provider.cost(offers[oi], mode, hours,
+                                                                                   hours_per_month=hpm)
+            # x 1 changes no value: skipped, as the full costing's products come to the same number
+            if nodes != one:
+                amount *= nodes
+            if fxr != one:
+                amount *= fxr
             if budget is not None and amount > budget:
                 shown = Money(amount=amount, currency=s.currency)
-                excluded.add(offer, ExclusionRule.BUDGET, f"costs {shown}, over the budget {c.budget}", mode)
+                excluded.put(name_of, name, region, _zone(rate_zones, zones, mode), mode, ExclusionRule.BUDGET,
+                             f"costs {shown}, over the budget {c.budget}")
                 continue
             add_cost(float(amount))
             add_wall(hours_f)
-            add_source(pi << 32 | oi)
-            add_mode(_MODE_AT[mode])
+            add_source(pi << 40 | _MODE_AT[mode] << 32 | oi)
 
 
 def make_plan(
@@ -663,18 +687,19 @@ def make_plan(
     listed = [(p, p.offers()) for p in selected]
     if c.regions:
         check_regions(c.regions, (place for _, offers in listed for place in places(offers)))
-    cost, wall, source, modes = array("d"), array("d"), array("q"), array("b")
+    # per option: its cost and wall hours, and its provider, billing mode and offer packed in one integer
+    cost, wall, source = array("d"), array("d"), array("q")
     for pi, (provider, offers) in enumerate(listed):
-        _rank(pi, provider, offers, costing, excluded, cost, wall, source, modes)
+        _rank(pi, provider, offers, costing, excluded, cost, wall, source)
 
     def build(record: int) -> Option:
-        provider, offers = listed[source[record] >> 32]
+        provider, offers = listed[source[record] >> 40]
         offer = offers[source[record] & 0xFFFFFFFF]
         spec = cat.gpus[offer.gpu]
         runs = costing.runs(offer, spec)
         first = runs.smallest_fitting()
         assert isinstance(first, int), "the ranking pass kept an option whose workload does not fit"
-        o = costing.option(provider, offer, spec, _MODES[modes[record]], runs, first)
+        o = costing.option(provider, offer, spec, _MODES[source[record] >> 32 & 0xFF], runs, first)
         assert isinstance(o, Option) and float(o.cost.amount) == cost[record], "the two passes disagree"
         return o
 
@@ -689,7 +714,7 @@ def make_plan(
             "no option satisfies the constraints" + (f" ({common})" if common else ""),
             "relax --deadline, --budget, --min-vram, --max-gpus or the filters",
         )
-    options = RankedOptions(cost, wall, source, modes, build)
+    options = RankedOptions(cost, wall, source, build)
     assumptions: dict[str, Any] = {
         **demand.assumptions(),
         "hours_per_month": str(s.hours_per_month),

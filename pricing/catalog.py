@@ -555,36 +555,27 @@ def merge_instances(layers: Sequence[Iterable[InstanceType]]) -> InstanceRows:
     tables = [InstanceRows.of(layer).rows for layer in layers]
     lower: dict[str, str] = {}  # type names repeat: lower-case each once, and share the result
 
-    def kind(r: Row) -> tuple[str, str]:
-        name = r[it]
-        if (low := lower.get(name)) is None:
-            low = lower[name] = name.lower()
-        return r[pv], low
+    def places(rows: list[Row]) -> Iterator[tuple[str, str, str]]:
+        types = [r[it] for r in rows]
+        lower.update((t, t.lower()) for t in set(types) - lower.keys())
+        return zip([r[pv] for r in rows], map(lower.__getitem__, types), [r[rg] for r in rows])
 
-    # Walk the layers last to first, so a row is kept unless a later layer has its type and
-    # region. The places of later layers are not collected (a 200k-row user file would make
-    # them 200k tuples): the few earlier rows a layer could retire are looked up in it instead.
+    # A row stays unless a later layer has its type and region. The places of a later layer
+    # are not collected (200k tuples for a 200k-row user file): the few rows before it are
+    # looked up in it instead, with the loops in C.
     out: list[list[Row]] = []
     for i, rows in enumerate(tables):
-        earlier = {(*kind(r), r[rg]) for t in tables[:i] for r in t}
-        hit = {place for r in rows if (place := (*kind(r), r[rg])) in earlier} if earlier else set()
-        refreshed = {kind(r) for r in rows if r[ly] is Layer.CACHE}
+        earlier = {p for t in tables[:i] for p in places(t)}
+        hit = earlier.intersection(places(rows)) if earlier else set()
+        refreshed = {(p, t) for p, t, _ in places([r for r in rows if r[ly] is Layer.CACHE])}
         if hit or refreshed:
             for k, kept in enumerate(out):
-                out[k] = [r for r in kept if (*kind(r), r[rg]) not in hit and not (
-                    r[ly] is not Layer.CACHE and r[rg] in PSEUDO_REGIONS and kind(r) in refreshed)]
-        # within a layer a later row of the same type, region and zone replaces an earlier one, in its place
-        seen: dict[tuple[str, str, str, str], int] = {}
-        kept = []
-        for r in rows:
-            key = (*kind(r), r[rg], r[zn])
-            if (at := seen.get(key)) is None:
-                seen[key] = len(kept)
-                kept.append(r)
-            else:
-                kept[at] = r
-        del seen
-        out.append(kept)
+                out[k] = [r for r, place in zip(kept, places(kept), strict=True) if place not in hit and not (
+                    r[ly] is not Layer.CACHE and r[rg] in PSEUDO_REGIONS and place[:2] in refreshed)]
+        # Within a layer a later row of the same type, region and zone replaces an earlier one in its
+        # place: what a dict does when a key is set again.
+        by_key = dict(zip(zip(places(rows), [r[zn] for r in rows]), rows))
+        out.append(rows if len(by_key) == len(rows) else list(by_key.values()))
     return InstanceRows([r for kept in out for r in kept])
 
 

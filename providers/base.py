@@ -8,7 +8,7 @@ adapter, and launching lives in optional capabilities (:mod:`providers.capabilit
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -81,6 +81,18 @@ def bare_offer(fields: dict[str, Any]) -> Offer:
     return offer
 
 
+# What a planner's ranking pass reads of an offer, as a plain tuple: built for each of 200k
+# catalog rows, an object per row would cost more than the ranking itself.
+# (gpu, gpu_count, interconnect, name, family, currency, rates, stock, region, zones, rate_zones, sold_out_zones)
+OfferFacts = tuple[str, float, Interconnect, str, str, Currency, dict[BillingMode, Decimal], Stock, str,
+                   tuple[str, ...], dict[BillingMode, str], tuple[str, ...]]
+
+
+def facts_of(o: Offer) -> OfferFacts:
+    return (o.gpu, o.gpu_count, o.interconnect, o.name, o.family, o.currency, o.rates, o.stock, o.region, o.zones,
+            o.rate_zones, o.sold_out_zones)
+
+
 class Quote(BaseModel):
     """What an offer costs under one billing mode for a job of ``wall_hours``."""
 
@@ -111,6 +123,13 @@ class Provider(ABC):
     def offers(self) -> Sequence[Offer]:
         """The offers of :meth:`list_offers`, in its order; a provider with many may build each when it is read."""
         return self.list_offers()
+
+    @staticmethod
+    def facts(offers: Sequence[Offer]) -> Iterator[OfferFacts]:
+        """:data:`OfferFacts` of each of ``offers`` (from :meth:`offers`), in order; a provider whose offers are
+        built when read may say them without building them."""
+        said = getattr(offers, "facts", None)
+        return iter(said()) if said is not None else map(facts_of, offers)
 
     def rate_coster(self, mode: BillingMode, wall_hours: Decimal, *, family: str,
                     hours_per_month: Decimal) -> Callable[[Decimal], Decimal] | None:

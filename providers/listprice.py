@@ -27,7 +27,7 @@ from pricing.catalog import F, HIGH_FIELDS, RATE_FIELDS, Catalog, InstanceType, 
 from pricing.errors import PriceMissingError
 from pricing.line_items import LineItem
 from pricing.money import Money
-from providers.base import Offer, Provider, Quote, bare_offer
+from providers.base import Offer, OfferFacts, Provider, Quote, bare_offer, facts_of
 
 _UNITS = {
     BillingMode.HOURLY: "hours",
@@ -78,20 +78,26 @@ class ListPriceProvider(Provider):
             return {}
         return {BillingMode.SPOT: hourly * fraction}
 
-    def _from_row(self, row: Row) -> Offer:
+    def _rates_of(self, row: Row) -> tuple[dict[BillingMode, Decimal], frozenset[BillingMode]]:
+        """A row's rates, with the estimated spot rate where the rules give one, and which are estimates."""
         rates = {m: r for m, i in _RATE_AT if (r := row[i]) is not None}
-        estimated: frozenset[BillingMode] = frozenset()
         if self._spot_fraction is not None and BillingMode.SPOT not in rates and BillingMode.HOURLY in rates:
-            rates = {BillingMode.SPOT: rates[BillingMode.HOURLY] * self._spot_fraction, **rates}
-            estimated = _SPOT_ONLY
-        gpu, count = row[_GPU], row[_COUNT]
+            return {BillingMode.SPOT: rates[BillingMode.HOURLY] * self._spot_fraction, **rates}, _SPOT_ONLY
+        return rates, _NONE
+
+    def _link_of(self, gpu: str, count: float) -> Interconnect:
         if (link := self._links.get((gpu, count))) is None:
             link = self._links[(gpu, count)] = _interconnect(self.catalog.gpus[gpu].interconnect, count)
+        return link
+
+    def _from_row(self, row: Row) -> Offer:
+        rates, estimated = self._rates_of(row)
         # every Offer field, in its order: the offer is built without validation (see bare_offer)
         return bare_offer({
             "provider": row[_PROVIDER], "name": row[_TYPE], "family": row[_FAMILY], "region": row[_REGION],
-            "zones": row[_ZONES], "gpu": gpu, "gpu_count": count, "interconnect": link, "vcpu": row[_VCPU],
-            "mem_gb": row[_MEM], "currency": row[_CURRENCY], "rates": rates,
+            "zones": row[_ZONES], "gpu": row[_GPU], "gpu_count": row[_COUNT],
+            "interconnect": self._link_of(row[_GPU], row[_COUNT]), "vcpu": row[_VCPU], "mem_gb": row[_MEM],
+            "currency": row[_CURRENCY], "rates": rates,
             "rates_high": {m: r for m, i in _HIGH_AT if (r := row[i]) is not None}, "estimated": estimated,
             "rate_zones": {}, "spot_zones": (), "sold_out_zones": (), "stock": row[_STOCK], "layer": row[_LAYER],
             "source": row[_SOURCE], "as_of": row[_AS_OF], "notes": row[_NOTES],
@@ -235,6 +241,15 @@ class RowOffers(Sequence[Offer]):
         for rows in self.zoned:
             yield self.provider._from_zones([instance_of(r) for r in rows])
 
+    def facts(self) -> Iterator[OfferFacts]:
+        """Each offer's :data:`OfferFacts`, as its :class:`Offer` has them; a region-wide row's without building it."""
+        rates_of, link_of = self.provider._rates_of, self.provider._link_of
+        for row in self.whole:
+            yield (row[_GPU], row[_COUNT], link_of(row[_GPU], row[_COUNT]), row[_TYPE], row[_FAMILY], row[_CURRENCY],
+                   rates_of(row)[0], row[_STOCK], row[_REGION], row[_ZONES], _NO_ZONES, ())
+        for rows in self.zoned:
+            yield facts_of(self.provider._from_zones([instance_of(r) for r in rows]))
+
     def places(self) -> Iterator[tuple[str, str, tuple[str, ...]]]:
         """Each offer's provider, region and zones, as its :class:`Offer` has them, without building it."""
         for row in self.whole:
@@ -245,6 +260,8 @@ class RowOffers(Sequence[Offer]):
 
 
 _SPOT_ONLY = frozenset({BillingMode.SPOT})
+_NONE: frozenset[BillingMode] = frozenset()
+_NO_ZONES: dict[BillingMode, str] = {}  # shared by every region-wide row's facts: never written
 # (mode, its place in a row), in the order InstanceType.rates() and rates_high() list them
 _RATE_AT = [(m, F[f]) for m, f in RATE_FIELDS.items()]
 _HIGH_AT = [(m, F[f]) for m, f in HIGH_FIELDS.items()]
