@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
@@ -448,36 +448,56 @@ class _Costing:
 
 
 class _Shape:
-    """The run-time answers shared by every offer of one shape (see :func:`shape_key`) under one provider."""
+    """What every offer of one shape (see :func:`shape_key`) of one provider has in common, per billing mode."""
 
-    __slots__ = ("runs", "first", "modes")
+    __slots__ = ("first", "modes", "runs")
 
     def __init__(self, runs: NodeRuns) -> None:
         self.runs = runs
         self.first = runs.smallest_fitting()
-        # mode -> (nodes, wall hours, the two as a Decimal and a float) or why it cannot run (workload or deadline)
-        self.modes: dict[BillingMode, tuple[int, Decimal, Decimal, float] | tuple[ExclusionRule, str]] = {}
+        # mode -> a _Mode, or why no offer of the shape has an option in it (rule, reason), or None: not asked for
+        self.modes: dict[BillingMode, _Mode | tuple[ExclusionRule, str] | None] = {}
 
-    def mode(self, mode: BillingMode,
-             costing: _Costing) -> tuple[int, Decimal, Decimal, float] | tuple[ExclusionRule, str]:
-        if (known := self.modes.get(mode)) is not None:
-            return known
+    def mode(self, mode: BillingMode, family: str, provider: Provider, pi: int,
+             costing: _Costing) -> _Mode | tuple[ExclusionRule, str] | None:
+        """The answer for ``mode``, worked out on the first offer that asks and kept in :attr:`modes`."""
         assert isinstance(self.first, int)
-        factor = costing.factor(mode)
-        n, run, _ = self.runs.for_deadline(self.first, factor)
-        answer: tuple[int, Decimal, Decimal, float] | tuple[ExclusionRule, str]
-        if isinstance(run, str):
-            answer = ExclusionRule.WORKLOAD, run
+        c = costing.c
+        answer: _Mode | tuple[ExclusionRule, str] | None
+        if c.billing is not None and mode not in c.billing:
+            answer = None
+        elif not provider.bills(mode):
+            # a user catalog may price a mode its provider's billing rules do not cover
+            answer = ExclusionRule.NO_PRICE, (f"{provider.name} has no {mode} billing rule: add [{provider.name}.{mode}]"
+                                              " to the billing rules to plan with this price")
         else:
-            wall = run.wall_hours * factor
-            deadline = costing.c.deadline_hours
-            if deadline is not None and wall > deadline:
-                more = f" on {n} nodes" if n > 1 else ""
-                answer = ExclusionRule.DEADLINE, f"takes {wall:.1f} h{more}, past the {deadline:g} h deadline"
+            factor = costing.factor(mode)
+            n, run, _ = self.runs.for_deadline(self.first, factor)
+            if isinstance(run, str):
+                answer = ExclusionRule.WORKLOAD, run
             else:
-                answer = n, wall, Decimal(n), float(wall)
+                wall = run.wall_hours * factor
+                deadline = c.deadline_hours
+                if deadline is not None and wall > deadline:
+                    more = f" on {n} nodes" if n > 1 else ""
+                    answer = ExclusionRule.DEADLINE, f"takes {wall:.1f} h{more}, past the {deadline:g} h deadline"
+                else:
+                    coster = provider.rate_coster(mode, wall, family=family, hours_per_month=costing.s.hours_per_month)
+                    answer = _Mode(wall, float(wall), None if n == 1 else Decimal(n), pi << 40 | _MODE_AT[mode] << 32,
+                                   family, coster)
         self.modes[mode] = answer
         return answer
+
+
+class _Mode(NamedTuple):
+    """How one shape's offers cost in one billing mode: all but the rate."""
+
+    hours: Decimal
+    hours_f: float
+    nodes: Decimal | None  # None: one node
+    source: int  # provider and billing mode, packed as RankedOptions.source keeps them
+    family: str  # the family the coster is for (billing tiers go by family)
+    coster: Callable[[Decimal], Decimal] | None  # rate -> cost; None: ask the provider offer by offer
 
 
 _MODES = tuple(BillingMode)
@@ -501,6 +521,7 @@ class RankedOptions(Sequence[Option]):
         order.sort(key=cost.__getitem__)  # stable: cost, then wall hours, then the order options were found in
         self.order = order
         self._built: dict[int, Option] = {}
+        self._firsts: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self.order)
@@ -525,13 +546,11 @@ class RankedOptions(Sequence[Option]):
 
     def first_by_billing(self) -> dict[BillingMode, tuple[int, Option]]:
         """Each billing mode's cheapest option and its 0-based rank."""
-        found: dict[int, int] = {}
-        source = self.source
-        for rank, record in enumerate(self.order):
-            found.setdefault(source[record] >> 32 & 0xFF, rank)
-            if len(found) == len(_MODES):
-                break
-        return {_MODES[m]: (rank, self[rank]) for m, rank in sorted(found.items(), key=lambda mr: mr[1])}
+        if self._firsts is None:
+            source = self.source
+            modes = [source[record] >> 32 & 0xFF for record in self.order]
+            self._firsts = sorted(modes.index(m) for m in set(modes))  # index() scans in C
+        return {self[rank].billing: (rank, self[rank]) for rank in self._firsts}
 
     def fastest_within(self, bound: Decimal) -> int:
         """The rank of the quickest option costing at most ``bound`` (the cheaper one on a tie)."""
@@ -596,16 +615,12 @@ def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costin
     out once and looked up; per option there are a few Decimal products and four numbers kept.
     """
     c, s, cat = costing.c, costing.s, costing.cat
-    hpm, wanted, budget = s.hours_per_month, c.billing, costing.budget
+    hpm, budget = s.hours_per_month, costing.budget
     # With no filter that reads the offer, only its stock and prices can exclude it before costing.
     filtered = c.gpus is not None or c.min_vram_gb is not None or c.max_gpus is not None or bool(c.regions) \
-        or wanted is not None
+        or c.billing is not None
     fx_rates = costing._rates
-    one = Decimal(1)
     shapes: dict[tuple[Any, ...], _Shape] = {}
-    bills: dict[BillingMode, bool] = {}
-    costers: dict[tuple[BillingMode, Decimal, str], Callable[[Decimal], Decimal] | None] = {}
-    unknown: Any = object()
     by_shape = costing.shared is not None
     add_cost, add_wall, add_source = cost.append, wall.append, source.append
     name_of = provider.name
@@ -627,32 +642,25 @@ def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costin
             excluded.put(name_of, name, region, _zone(rate_zones, zones, None), None, ExclusionRule.WORKLOAD,
                          shape.first)  # type: ignore[arg-type]
             continue
-        fxr = fx_rates.get(currency) or costing.fx_rate(currency)
+        modes = shape.modes
+        fx = fx_rates.get(currency) or costing.fx_rate(currency)
         for mode in rates:
-            if wanted is not None and mode not in wanted:
+            m = modes[mode] if mode in modes else shape.mode(mode, family, provider, pi, costing)
+            if m is None:
                 continue
-            if (billed := bills.get(mode)) is None:
-                billed = bills[mode] = provider.bills(mode)
-            if not billed:
-                # a user catalog may price a mode its provider's billing rules do not cover
-                excluded.put(name_of, name, region, _zone(rate_zones, zones, mode), mode, ExclusionRule.NO_PRICE,
-                             f"{name_of} has no {mode} billing rule: add [{name_of}.{mode}] to the billing rules to "
-                             "plan with this price")
+            if m.__class__ is not _Mode:
+                excluded.put(name_of, name, region, _zone(rate_zones, zones, mode), mode, *m)  # type: ignore[misc]
                 continue
-            answer = shape.modes.get(mode) or shape.mode(mode, costing)
-            if len(answer) == 2:
-                excluded.put(name_of, name, region, _zone(rate_zones, zones, mode), mode, *answer)  # type: ignore[arg-type]
-                continue
-            _, hours, nodes, hours_f = answer  # type: ignore[misc]
-            if (coster := costers.get(ck := (mode, hours, family), unknown)) is unknown:
-                coster = costers[ck] = provider.rate_coster(mode, hours, family=family, hours_per_month=hpm)
+            hours, hours_f, nodes, packed, fam, coster = m  # type: ignore[misc]
+            if fam != family:  # one instance type name in two families (a user catalog may do that)
+                coster = provider.rate_coster(mode, hours, family=family, hours_per_month=hpm)
             amount = coster(rates[mode]) if coster is not None else provider.cost(offers[oi], mode, hours,
                                                                                    hours_per_month=hpm)
             # x 1 changes no value: skipped, as the full costing's products come to the same number
-            if nodes != one:
+            if nodes is not None:
                 amount *= nodes
-            if fxr != one:
-                amount *= fxr
+            if fx != 1:
+                amount *= fx
             if budget is not None and amount > budget:
                 shown = Money(amount=amount, currency=s.currency)
                 excluded.put(name_of, name, region, _zone(rate_zones, zones, mode), mode, ExclusionRule.BUDGET,
@@ -660,7 +668,7 @@ def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costin
                 continue
             add_cost(float(amount))
             add_wall(hours_f)
-            add_source(pi << 40 | _MODE_AT[mode] << 32 | oi)
+            add_source(packed | oi)
 
 
 def make_plan(

@@ -135,15 +135,15 @@ class ListPriceProvider(Provider):
         extra = self._estimates(rates.get(BillingMode.HOURLY), BillingMode.SPOT in rates)
         spot_zones = tuple(sorted(((r.zone, r.spot) for r in pool if r.spot is not None),
                                   key=lambda zp: (zp[1], zp[0])))
-        return Offer(
-            provider=first.provider, name=first.instance_type, family=first.family, region=first.region,
-            zones=tuple(sorted(r.zone for r in selling)), gpu=first.gpu, gpu_count=first.gpu_count,
-            interconnect=_interconnect(self.catalog.gpus[first.gpu].interconnect, first.gpu_count),
-            vcpu=first.vcpu, mem_gb=first.mem_gb, currency=first.currency,
-            rates={**extra, **rates}, rates_high=highs, estimated=frozenset(extra), rate_zones=zones,
-            spot_zones=spot_zones, sold_out_zones=sold_out, stock=Stock.AVAILABLE if selling else Stock.SOLD_OUT, layer=first.layer,
-            source=first.source, as_of=max(r.as_of for r in rows), notes=first.notes,
-        )
+        return bare_offer({
+            "provider": first.provider, "name": first.instance_type, "family": first.family, "region": first.region,
+            "zones": tuple(sorted(r.zone for r in selling)), "gpu": first.gpu, "gpu_count": first.gpu_count,
+            "interconnect": self._link_of(first.gpu, first.gpu_count), "vcpu": first.vcpu, "mem_gb": first.mem_gb,
+            "currency": first.currency, "rates": {**extra, **rates}, "rates_high": highs,
+            "estimated": frozenset(extra), "rate_zones": zones, "spot_zones": spot_zones, "sold_out_zones": sold_out,
+            "stock": Stock.AVAILABLE if selling else Stock.SOLD_OUT, "layer": first.layer, "source": first.source,
+            "as_of": max(r.as_of for r in rows), "notes": first.notes,
+        })
 
     def list_offers(self) -> list[Offer]:
         return list(self.offers())
