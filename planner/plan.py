@@ -535,7 +535,9 @@ class RankedOptions(Sequence[Option]):
         return o
 
     def __iter__(self) -> Iterator[Option]:
-        return (self[i] for i in range(len(self)))
+        # Not kept: --json over a 50k-offer plan reads 100k options once; kept, they would be ~500 MB.
+        built, build = self._built, self._build
+        return (built[r] if r in built else build(r) for r in self.order)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
