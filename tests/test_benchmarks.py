@@ -66,3 +66,15 @@ def test_every_benchmarked_gpuplan_command_runs(gpuplan: Callable[..., CliResult
         if cmd[1:3] == ["-m", "planner"] and "--help" not in cmd:
             code, _, err = gpuplan(*cmd[3:])
             assert code == 0, (name, err)
+
+
+def test_the_cluster_search_job_plans_clusters_and_one_node_plans_none(tmp_path: Path) -> None:
+    """Benchmark (d) compares the search with a plan pinned to one node: both must answer, only one with clusters."""
+    from benchmarks.run import CLUSTER_JOB
+
+    csv_path = synth.write_catalog(tmp_path / "s.csv", 300)
+    hours, rest = CLUSTER_JOB[1], CLUSTER_JOB[2:]
+    searched = scale.measure_plan(csv_path, gpu_hours=hours, extra=rest)
+    pinned = scale.measure_plan(csv_path, gpu_hours=hours, extra=[*rest, "--nodes", "1"])
+    assert searched["multi_node_options"] > 0 and pinned["multi_node_options"] == 0
+    assert searched["options"] > pinned["options"] > 0
