@@ -334,17 +334,21 @@ class _Columns:
 
     def values(self, chunk: list[list[str]]) -> Iterator[tuple[Any, ...]]:
         """Each row's values in :class:`InstanceType` field order; a bad one raises :class:`_LineError`."""
-        width = self.width
-        for k, r in enumerate(chunk):
-            if len(r) != width:
-                chunk[k] = (r + [""] * width)[:width]
+        width, n = self.width, len(chunk)
+        if set(map(len, chunk)) != {width}:
+            for k, r in enumerate(chunk):
+                if len(r) != width:
+                    chunk[k] = (r + [""] * width)[:width]
         cols = list(zip(*chunk))
-        blank = ("",) * len(chunk)
+        blank = ("",) * n
         columns: list[Iterable[Any]] = []
         for field, i, memo, convert in self.plan:
             texts = cols[i] if i >= 0 else blank
             if convert is None:
-                columns.append(_prices(field, texts))
+                columns.append(_prices(field, texts) if any(texts) else [None] * n)
+                continue
+            if not any(texts) and "" in memo:  # an empty column (zone, stock, notes, ...): one value, shared
+                columns.append([memo[""]] * n)
                 continue
             try:
                 columns.append(list(map(memo.__getitem__, texts)))
