@@ -4,15 +4,14 @@ calling one service function and rendering its result.
 Every command prints data to stdout and messages to stderr, takes ``-o
 table|json|csv|markdown`` (``--json`` for short), and maps gpuplan's errors to one
 line and an exit code (see :mod:`pricing.errors`); ``--debug`` shows tracebacks.
-Heavy modules are imported inside the commands so ``--help`` and ``plan`` stay quick.
+Heavy modules are imported inside the commands so ``--help`` and ``plan`` stay quick, and
+only the module of the command that runs is imported at all (:mod:`planner.cli.app`).
 """
 
 import sys
 from typing import TYPE_CHECKING
 
 from pricing.errors import GpuplanError
-# Each module registers its commands on import; this order is the order of `gpuplan --help`.
-from planner.cli import plan, workload, tco, catalog, launch, config  # noqa: F401, I001
 from planner.cli.app import State, app
 
 if TYPE_CHECKING:

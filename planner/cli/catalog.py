@@ -6,11 +6,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from planner.cli.app import app
+from planner.cli.app import command_app
 from planner.cli.options import (
     CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, JsonOpt, MinVramOpt, OutputOpt, ProviderOpt,
     RegionOpt, SpotPriceOpt, WideOpt, build_constraints, catalog_from, emit, parse_multi, settings_from, use_wide,
 )
+
+app = command_app()  # the root loads this module when one of its commands runs (planner.cli.app)
 
 catalog_app = typer.Typer(help="Where prices come from: show the catalog's layers, refresh live prices.",
                           no_args_is_help=True)

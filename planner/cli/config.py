@@ -4,8 +4,10 @@
 
 import typer
 
-from planner.cli.app import app
+from planner.cli.app import command_app
 from planner.cli.options import JsonOpt, emit
+
+app = command_app()  # the root loads this module when one of its commands runs (planner.cli.app)
 
 config_app = typer.Typer(help="Show where gpuplan keeps its settings and what they are.", no_args_is_help=True)
 app.add_typer(config_app, name="config")

@@ -16,8 +16,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pricing.errors import GpuplanError, InputError
-from planner.cli.app import app
+from planner.cli.app import command_app
 from planner.cli.options import JsonOpt, emit, settings_from
+
+app = command_app()  # the root loads this module when one of its commands runs (planner.cli.app)
 
 LAST_PLAN = "last-plan.json"
 

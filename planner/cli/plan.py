@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pricing.errors import InputError
-from planner.cli.app import app
+from planner.cli.app import command_app
 from planner.cli.options import (
     ActiveParamsOpt, ExpertsOpt, ExpertsPerTokenOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt,
     BatchOpt, CatalogOpt, CurrencyOpt, DiscountOpt, EpochsOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, ImagesOpt,
@@ -18,6 +18,8 @@ from planner.cli.options import (
     RegionOpt, SeqLenOpt, ShardingOpt, SpotPriceOpt, TokensOpt, WideOpt, WorkloadFileOpt, build_constraints,
     catalog_from, emit, settings_from, use_wide,
 )
+
+app = command_app()  # the root loads this module when one of its commands runs (planner.cli.app)
 
 
 @app.command()

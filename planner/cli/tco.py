@@ -13,12 +13,13 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pricing.errors import InputError, first_error
-from planner.cli.app import app
+from planner.cli.app import command_app
 from planner.cli.options import (
     CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, WideOpt, catalog_from, emit, not_empty,
     parse_multi, use_wide,
 )
 
+app = command_app()  # the root loads this module when one of its commands runs (planner.cli.app)
 
 
 def _opt(flag: str, help: str, metavar: str = "NUMBER") -> Any:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pricing.errors import InputError
-from planner.cli.app import app
+from planner.cli.app import command_app
 from planner.cli.options import (
     ActiveParamsOpt, BatchOpt, ContextOpt, EpochsOpt, ExpertsOpt, ExpertsPerTokenOpt, FlashOpt, HeadsOpt, HiddenOpt,
     ImagesOpt, InferOpt, JsonOpt, KvHeadsOpt, LayersOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt, MfuOpt, ModelOpt,
@@ -21,6 +21,8 @@ from planner.cli.options import (
     TokensOpt, VocabOpt, WeightBitsOpt, WideOpt, WorkloadFileOpt, catalog_from, emit, parse_multi, settings_from,
     use_wide,
 )
+
+app = command_app()  # the root loads this module when one of its commands runs (planner.cli.app)
 
 
 def _gpu_specs(cat: Any, names: list[str] | None) -> list[Any]:

@@ -1,4 +1,5 @@
-"""What a cold command loads: help answers before any price, catalog or setting is built.
+"""What a cold command loads: help answers before any price, catalog or setting is built,
+and a command imports no other command's module.
 
 Pydantic's model machinery and gpuplan's price models cost a cold start more than the rest
 of `--help`; the command modules keep their heavy imports inside the commands (README,
@@ -34,3 +35,29 @@ loaded = sorted(m for m in {heavy!r} if m in sys.modules)
 assert not loaded, loaded
 """
     subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
+
+
+def test_a_command_imports_no_other_command_module() -> None:
+    code = """
+import sys
+from planner.cli import main
+sys.argv = ["gpuplan", "plan", "--gpu-hours", "200", "--json"]
+try:
+    main()
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+others = ("planner.cli.workload", "planner.cli.tco", "planner.cli.catalog", "planner.cli.launch", "planner.cli.config")
+loaded = sorted(m for m in others if m in sys.modules)
+assert not loaded, loaded
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
+
+
+def test_every_command_is_listed_with_the_module_that_defines_it() -> None:
+    # The root imports a command's module only when the command runs; one missing from the
+    # list would be absent from --help and refused as unknown.
+    from planner.cli.app import COMMANDS, module_commands
+
+    for module in set(COMMANDS.values()):
+        assert set(module_commands(module)) == {name for name, m in COMMANDS.items() if m == module}, module
+
