@@ -9,8 +9,10 @@ parameter adapters.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -61,3 +63,13 @@ def test_every_command_is_listed_with_the_module_that_defines_it() -> None:
     for module in set(COMMANDS.values()):
         assert set(module_commands(module)) == {name for name, m in COMMANDS.items() if m == module}, module
 
+
+def test_the_cli_hands_back_the_environment_it_was_given(gpuplan: Callable[..., tuple[int, str, str]],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # The entry point turns pydantic's plugin lookup off for its run only (planner.cli.main).
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    assert gpuplan("plan", "--gpu-hours", "200", "--json")[0] == 0
+    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")
+    assert gpuplan("plan", "--gpu-hours", "200", "--json")[0] == 0
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == ""
