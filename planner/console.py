@@ -29,11 +29,13 @@ def _width(stream: str = "stdout") -> int | None:
     return 200
 
 
+# Data is printed as given: no ':name:' emoji codes in an offer name or region become emoji
+# (rich's emoji table would also cost every table command a few ms to load).
 @lru_cache(maxsize=1)
 def stdout() -> Console:
     from rich.console import Console
 
-    return Console(no_color=_no_color or None, soft_wrap=False, width=_width())
+    return Console(no_color=_no_color or None, soft_wrap=False, width=_width(), emoji=False)
 
 
 @lru_cache(maxsize=1)
@@ -59,4 +61,4 @@ def stdout_at(width: int) -> Console:
 
     base = stdout()
     return Console(no_color=_no_color or None, soft_wrap=False, width=width, force_terminal=base.is_terminal,
-                   color_system=base.color_system)  # type: ignore[arg-type]
+                   color_system=base.color_system, emoji=False)  # type: ignore[arg-type]

@@ -437,3 +437,14 @@ def test_fastest_says_within_three_times_the_cost() -> None:
     assert (p.cheapest.offer, p.cheapest.billing) == ("a1.v100x1", "spot")
     assert "Fastest within 3× the cost: acme f8.v100x8 hourly" in p.explanation
     assert "Fastest:" not in p.explanation
+
+
+def test_a_table_shows_its_cells_as_given_never_as_emoji(capsys: pytest.CaptureFixture[str]) -> None:
+    # Offer names and regions come from user catalogs: ':b:' stays text, not rich's 🅱 emoji.
+    from planner.report import Column, OutputFormat, render_rows
+
+    render_rows([{"offer": "x:b:y", "region": ":fire:"}], [Column(key="offer", header="offer"),
+                                                          Column(key="region", header="region")],
+                OutputFormat.TABLE, title="t:cloud:")
+    out = capsys.readouterr().out
+    assert "x:b:y" in out and ":fire:" in out and "t:cloud:" in out
