@@ -1,6 +1,6 @@
 """Measure gpuplan's speed and memory against the targets of issue 14.
 
-    python benchmarks/run.py                  # everything: about 2-10 minutes on 2 cores
+    python benchmarks/run.py                  # everything: about 1 minute on 2 cores
     python benchmarks/run.py --runs 5 --sizes 1000,10000 --only cold,scale
     python benchmarks/run.py --check          # exit 1 when a target is missed
 
@@ -8,11 +8,14 @@
 processes, median of --runs runs, each as a ratio to a bare `import typer, pydantic, rich`
 timed in the same run; (b) one plan over synthetic catalogs of --sizes offers given with
 `--catalog`, in a fresh process each: load, plan and render time, time per 1k offers, peak
-memory; (c) `gpuplan fit` and `gpuplan tco` over every GPU, cold, like (a).
+memory; (c) `gpuplan fit` and `gpuplan tco` over every GPU, cold, like (a); (d) the cluster
+search: a deadline-bound plan over --cluster-size offers pinned to one node and searching
+1..64 nodes per offer.
 
 Targets: cold plan <= 1.5x the bare import; 50k offers <= 1 s (load + plan + table);
 peak memory <= 200 MB at 200k offers; time per 1k offers at the largest size within 1.5x
-of that at 10k (linear growth). Nothing here runs in the default `pytest`.
+of that at 10k (linear growth); the cluster search at most 2x the planning time of one
+node. Nothing here runs in the default `pytest`.
 """
 
 from __future__ import annotations
