@@ -396,8 +396,8 @@ class _Costing:
                first: int) -> Option | tuple[ExclusionRule, str]:
         """The costed option, with its notes, line items and range, or why the constraints drop it.
 
-        The plan ranks on :meth:`Plan`'s cheap pass and calls this only for the options it
-        shows; tests hold the two to the same answer for every offer and mode.
+        :func:`make_plan` ranks with :func:`_rank`, which runs the same rules on bare numbers, and
+        calls this only for the options that are read; tests hold the two to the same answer.
         """
         c, s, fx = self.c, self.s, self.fx
         factor = self.factor(mode)
@@ -426,9 +426,8 @@ class _Costing:
             notes.append(host)
         if n > 1 and (bigger := runs.bigger_note(n, mode, factor, provider, s.hours_per_month, native)):
             notes.append(bigger)
-        if c.deadline_hours is not None and wall > c.deadline_hours:
-            more = f" on {n} nodes" if n > 1 else ""
-            return ExclusionRule.DEADLINE, f"takes {wall:.1f} h{more}, past the {c.deadline_hours:g} h deadline"
+        if (late := _past_deadline(wall, n, c.deadline_hours)) is not None:
+            return late
         if self.budget is not None and cost.amount > self.budget:
             return ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}"
         rng = None
@@ -445,6 +444,13 @@ class _Costing:
             native_cost=native, line_items=items, notes=tuple(notes), estimate=quote.estimate, zone=quote.zone,
             live=offer.live, range=rng, nodes=n,
         )
+
+
+def _past_deadline(wall: Decimal, n: int, deadline: Decimal | None) -> tuple[ExclusionRule, str] | None:
+    if deadline is None or wall <= deadline:
+        return None
+    more = f" on {n} nodes" if n > 1 else ""
+    return ExclusionRule.DEADLINE, f"takes {wall:.1f} h{more}, past the {deadline:g} h deadline"
 
 
 class _Shape:
@@ -477,10 +483,8 @@ class _Shape:
                 answer = ExclusionRule.WORKLOAD, run
             else:
                 wall = run.wall_hours * factor
-                deadline = c.deadline_hours
-                if deadline is not None and wall > deadline:
-                    more = f" on {n} nodes" if n > 1 else ""
-                    answer = ExclusionRule.DEADLINE, f"takes {wall:.1f} h{more}, past the {deadline:g} h deadline"
+                if (late := _past_deadline(wall, n, c.deadline_hours)) is not None:
+                    answer = late
                 else:
                     coster = provider.rate_coster(mode, wall, family=family, hours_per_month=costing.s.hours_per_month)
                     answer = _Mode(wall, float(wall), None if n == 1 else Decimal(n), pi << 40 | _MODE_AT[mode] << 32,
@@ -507,8 +511,8 @@ _MODE_AT = {m: i for i, m in enumerate(_MODES)}
 class RankedOptions(Sequence[Option]):
     """A plan's options, cheapest first, each costed in full (notes, line items, range) only when read.
 
-    The ranking pass keeps four small numbers per option (cost and wall hours as floats,
-    where it came from); a 200k-offer plan has ~400k options, and as pydantic objects
+    The ranking pass keeps three numbers per option (cost and wall hours as floats, and
+    its provider, billing mode and offer packed in one integer); a 200k-offer plan has ~400k options, and as pydantic objects
     they would be ~2 GB. Floats rank as the exact Decimals do: a Decimal to float
     conversion is correctly rounded, hence monotone, and two costs of a plan that differ
     at all differ far above a float's resolution (prices have at most six decimal places).
@@ -614,7 +618,7 @@ def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costin
 
     The hot loop of a large plan (~400k options at 200k offers): what depends only on an
     offer's shape (run time, nodes, deadline) or on a job length (billed units) is worked
-    out once and looked up; per option there are a few Decimal products and four numbers kept.
+    out once and looked up; per option there are a few Decimal products and three numbers kept.
     """
     c, s, cat = costing.c, costing.s, costing.cat
     hpm, budget = s.hours_per_month, costing.budget
