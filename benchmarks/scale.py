@@ -27,7 +27,9 @@ def _rss_mb() -> float:
 
 
 def measure_plan(csv: Path, *, gpu_hours: str = "200", extra: list[str] | None = None) -> dict[str, Any]:
-    """Run ``gpuplan plan --gpu-hours 200 --catalog CSV [EXTRA]`` in this process (after its imports): phase times (s), memory (MB).
+    """Run ``gpuplan plan --gpu-hours 200 --catalog CSV [EXTRA]`` in this process (after its imports).
+
+    Returns phase times (s) and memory (MB).
 
     The phases are timed by wrapping the functions the command calls, so what is measured
     is the command itself, not a copy of it.
@@ -85,7 +87,8 @@ def measure_plan(csv: Path, *, gpu_hours: str = "200", extra: list[str] | None =
 
 def run_child(csv: Path, home: Path, timeout: float, *args: str) -> dict[str, Any]:
     """:func:`measure_plan` in a fresh process; ``args`` are `plan` flags after ``--gpu-hours``
-    (itself one of them, as ``--gpu-hours N``, to replace 200); ``{"error": ...}`` when it fails or runs past ``timeout``."""
+    (itself one of them, as ``--gpu-hours N``, to replace 200); ``{"error": ...}`` when it fails or runs past
+    ``timeout``."""
     out = csv.with_suffix(".json")
     out.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "benchmarks.scale", str(csv), str(out), *args]

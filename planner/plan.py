@@ -166,7 +166,7 @@ Place = tuple[str, str, tuple[str, ...]]  # an offer's provider, region and zone
 
 
 def places(offers: Sequence[Offer]) -> Iterator[Place]:
-    """Each offer's provider, region and zones; a provider whose offers are built when read says them without building."""
+    """Each offer's provider, region and zones; offers that are built when read say them without being built."""
     said = getattr(offers, "places", None)
     return iter(said()) if said is not None else ((o.provider, o.region, o.zones) for o in offers)
 
@@ -512,8 +512,8 @@ class RankedOptions(Sequence[Option]):
     """A plan's options, cheapest first, each costed in full (notes, line items, range) only when read.
 
     The ranking pass keeps three numbers per option (cost and wall hours as floats, and
-    its provider, billing mode and offer packed in one integer); a 200k-offer plan has ~400k options, and as pydantic objects
-    they would be ~2 GB. Floats rank as the exact Decimals do: a Decimal to float
+    its provider, billing mode and offer packed in one integer); a 200k-offer plan has
+    ~400k options, and as pydantic objects they would be ~2 GB. Floats rank as the exact Decimals do: a Decimal to float
     conversion is correctly rounded, hence monotone, and two costs of a plan that differ
     at all differ far above a float's resolution (prices have at most six decimal places).
     """

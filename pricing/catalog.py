@@ -377,7 +377,7 @@ def _construct(values: dict[str, Any]) -> InstanceType:
 # A row as the store keeps it: its values in InstanceType field order.
 Row = tuple[Any, ...]
 FIELDS: tuple[str, ...] = tuple(InstanceType.model_fields)
-F = {name: i for i, name in enumerate(FIELDS)}  # field -> its place in a Row
+FIELD_AT = {name: i for i, name in enumerate(FIELDS)}  # field -> its place in a Row
 
 
 def row_of(inst: InstanceType) -> Row:
@@ -393,7 +393,7 @@ class InstanceRows(Sequence[InstanceType]):
 
     A row as a pydantic object is ~1.1 kB (its ``__dict__`` alone 830 B), as a tuple 240 B:
     a 200k-row user catalog is 90 MB instead of 300 MB. Code that walks every row for
-    one or two fields (the planner, catalog summaries) reads :meth:`rows` and :data:`F`
+    one or two fields (the planner, catalog summaries) reads :meth:`rows` and :data:`FIELD_AT`
     instead of building objects.
     """
 
@@ -413,7 +413,7 @@ class InstanceRows(Sequence[InstanceType]):
         return self._rows
 
     def column(self, field: str) -> list[Any]:
-        i = F[field]
+        i = FIELD_AT[field]
         return [r[i] for r in self._rows]
 
     def __len__(self) -> int:
@@ -544,7 +544,7 @@ def merge_instances(layers: Sequence[Iterable[InstanceType]]) -> InstanceRows:
     the earlier rows of the same provider and instance type in a pseudo-region such as
     ``cn-mainland``: the live per-zone rows are the better answer for that type.
     """
-    pv, it, rg, zn, ly = F["provider"], F["instance_type"], F["region"], F["zone"], F["layer"]
+    pv, it, rg, zn, ly = (FIELD_AT[f] for f in ("provider", "instance_type", "region", "zone", "layer"))
     tables = [InstanceRows.of(layer).rows for layer in layers]
     lower: dict[str, str] = {}  # type names repeat: lower-case each once, and share the result
 
@@ -798,8 +798,8 @@ class Catalog:
             return notes[key]
 
         instances: list[Row] = []
-        pv, nt = F["provider"], F["notes"]
-        prices = [F[f] for f in PRICE_FIELDS]
+        pv, nt = FIELD_AT["provider"], FIELD_AT["notes"]
+        prices = [FIELD_AT[f] for f in PRICE_FIELDS]
         for row in self.instances.rows:
             if row[pv] not in discounts:
                 instances.append(row)
@@ -878,7 +878,7 @@ class Catalog:
 
     def instance(self, name: str) -> list[InstanceType]:
         """All regional rows of one instance type, by exact (case-insensitive) name."""
-        it, wanted = F["instance_type"], name.strip().lower()
+        it, wanted = FIELD_AT["instance_type"], name.strip().lower()
         found = [instance_of(r) for r in self.instances.rows if r[it].lower() == wanted]
         if not found:
             names = sorted(set(self.instances.column("instance_type")))
@@ -900,7 +900,7 @@ class Catalog:
         """When each cloud's prices are from: their own date, or the day a copy was read where the source gives none."""
         wanted = None if providers is None else set(providers)
         parts = []
-        ao, kind = F["as_of"], F["as_of_kind"]
+        ao, kind = FIELD_AT["as_of"], FIELD_AT["as_of_kind"]
         for p, table in self.instances_by_provider.items():
             if wanted is not None and p not in wanted:
                 continue
@@ -928,7 +928,7 @@ class Catalog:
     def instances_by_provider(self) -> dict[str, InstanceRows]:
         """provider -> its rows, in catalog order: grouped once, not walked whole per provider."""
         out: dict[str, list[Row]] = {}
-        pv = F["provider"]
+        pv = FIELD_AT["provider"]
         for row in self.instances.rows:
             out.setdefault(row[pv], []).append(row)
         return {p: InstanceRows(rows) for p, rows in out.items()}
@@ -936,7 +936,7 @@ class Catalog:
     @cached_property
     def live_providers(self) -> frozenset[str]:
         """Providers with refreshed (cache) rows: their regions, zones and spot prices are live."""
-        pv, ly = F["provider"], F["layer"]
+        pv, ly = FIELD_AT["provider"], FIELD_AT["layer"]
         return frozenset(r[pv] for r in self.instances.rows if r[ly] is Layer.CACHE)
 
 

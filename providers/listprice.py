@@ -23,7 +23,8 @@ from functools import cached_property
 from typing import Any
 
 from pricing.billing import BillingMode, rate_cost, rate_coster, rule_for
-from pricing.catalog import F, HIGH_FIELDS, RATE_FIELDS, Catalog, InstanceType, Interconnect, Row, Stock, instance_of
+from pricing.catalog import (FIELD_AT, HIGH_FIELDS, RATE_FIELDS, Catalog, InstanceType, Interconnect, Row, Stock,
+                             instance_of)
 from pricing.errors import PriceMissingError
 from pricing.line_items import LineItem
 from pricing.money import Money
@@ -263,11 +264,12 @@ _SPOT_ONLY = frozenset({BillingMode.SPOT})
 _NONE: frozenset[BillingMode] = frozenset()
 _NO_ZONES: dict[BillingMode, str] = {}  # shared by every region-wide row's facts: never written
 # (mode, its place in a row), in the order InstanceType.rates() and rates_high() list them
-_RATE_AT = [(m, F[f]) for m, f in RATE_FIELDS.items()]
-_HIGH_AT = [(m, F[f]) for m, f in HIGH_FIELDS.items()]
+_RATE_AT = [(m, FIELD_AT[f]) for m, f in RATE_FIELDS.items()]
+_HIGH_AT = [(m, FIELD_AT[f]) for m, f in HIGH_FIELDS.items()]
 (_PROVIDER, _TYPE, _FAMILY, _GPU, _COUNT, _VCPU, _MEM, _REGION, _ZONE, _ZONES, _CURRENCY, _STOCK, _LAYER, _SOURCE,
- _AS_OF, _NOTES) = (F[f] for f in ("provider", "instance_type", "family", "gpu", "gpu_count", "vcpu", "mem_gb", "region",
-                                   "zone", "zones", "currency", "stock", "layer", "source", "as_of", "notes"))
+ _AS_OF, _NOTES) = (FIELD_AT[f] for f in ("provider", "instance_type", "family", "gpu", "gpu_count", "vcpu", "mem_gb",
+                                         "region", "zone", "zones", "currency", "stock", "layer", "source", "as_of",
+                                         "notes"))
 
 
 def _num(d: Decimal) -> str:

@@ -118,7 +118,8 @@ def _catalog(drawn: list[tuple[Any, ...]]) -> Catalog:
        hours=st.sampled_from([Decimal("0.5"), Decimal(200), Decimal(5000)]),
        deadline=st.sampled_from([None, Decimal(3), Decimal(100)]),
        budget=st.sampled_from([None, Decimal(50), Decimal(2000)]),
-       billing=st.sampled_from([None, frozenset({BillingMode.SPOT}), frozenset({BillingMode.MONTHLY, BillingMode.HOURLY})]),
+       billing=st.sampled_from([None, frozenset({BillingMode.SPOT}),
+                                frozenset({BillingMode.MONTHLY, BillingMode.HOURLY})]),
        currency=st.sampled_from(list(Currency)))
 def test_the_ranking_pass_gives_what_full_costing_gives(drawn: list[tuple[Any, ...]], hours: Decimal,
                                                         deadline: Decimal | None, budget: Decimal | None,
