@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from enum import StrEnum
-from functools import cached_property
 from typing import Any
 
 from pricing.billing import BillingMode, rate_cost, rate_coster, rule_for
@@ -71,20 +70,20 @@ class ListPriceProvider(Provider):
         super().__init__(catalog)
         self.name = name
         self.spot_pricing = spot_pricing
+        rule = rule_for(name, BillingMode.SPOT)
+        self._spot_fraction = rule.spot_fraction_estimate if rule else None
+        self._links: dict[tuple[str, float], Interconnect] = {}  # (GPU, count) -> interconnect, worked out once
 
     def _estimates(self, hourly: Decimal | None, has_spot: bool) -> dict[BillingMode, Decimal]:
-        rule = rule_for(self.name, BillingMode.SPOT)
-        fraction = rule.spot_fraction_estimate if rule else None
-        if fraction is None or hourly is None or has_spot:
+        if self._spot_fraction is None or hourly is None or has_spot:
             return {}
-        return {BillingMode.SPOT: hourly * fraction}
+        return {BillingMode.SPOT: hourly * self._spot_fraction}
 
     def _rates_of(self, row: Row) -> tuple[dict[BillingMode, Decimal], frozenset[BillingMode]]:
         """A row's rates, with the estimated spot rate where the rules give one, and which are estimates."""
         rates = {m: r for m, i in _RATE_AT if (r := row[i]) is not None}
-        if self._spot_fraction is not None and BillingMode.SPOT not in rates and BillingMode.HOURLY in rates:
-            return {BillingMode.SPOT: rates[BillingMode.HOURLY] * self._spot_fraction, **rates}, _SPOT_ONLY
-        return rates, _NONE
+        extra = self._estimates(rates.get(BillingMode.HOURLY), BillingMode.SPOT in rates)
+        return ({**extra, **rates}, _SPOT_ONLY) if extra else (rates, _NONE)
 
     def _link_of(self, gpu: str, count: float) -> Interconnect:
         if (link := self._links.get((gpu, count))) is None:
@@ -103,15 +102,6 @@ class ListPriceProvider(Provider):
             "rate_zones": {}, "spot_zones": (), "sold_out_zones": (), "stock": row[_STOCK], "layer": row[_LAYER],
             "source": row[_SOURCE], "as_of": row[_AS_OF], "notes": row[_NOTES],
         })
-
-    @cached_property
-    def _spot_fraction(self) -> Decimal | None:
-        rule = rule_for(self.name, BillingMode.SPOT)
-        return rule.spot_fraction_estimate if rule else None
-
-    @cached_property
-    def _links(self) -> dict[tuple[str, float], Interconnect]:
-        return {}
 
     def _from_zones(self, rows: list[InstanceType]) -> Offer:
         first = rows[0]
