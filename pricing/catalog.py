@@ -548,10 +548,12 @@ def merge_instances(layers: Sequence[Iterable[InstanceType]]) -> InstanceRows:
     tables = [InstanceRows.of(layer).rows for layer in layers]
     lower: dict[str, str] = {}  # type names repeat: lower-case each once, and share the result
 
-    def places(rows: list[Row]) -> Iterator[tuple[str, str, str]]:
+    def places(rows: list[Row], *also: int) -> Iterator[tuple[str, ...]]:
+        """(provider, type lower-cased, region, then the fields at ``also``) of each row."""
         types = [r[it] for r in rows]
         lower.update((t, t.lower()) for t in set(types) - lower.keys())
-        return zip([r[pv] for r in rows], map(lower.__getitem__, types), [r[rg] for r in rows])
+        return zip([r[pv] for r in rows], map(lower.__getitem__, types), [r[rg] for r in rows],
+                   *([r[i] for r in rows] for i in also))
 
     # A row stays unless a later layer has its type and region. The places of a later layer
     # are not collected (200k tuples for a 200k-row user file): the few rows before it are
@@ -567,7 +569,7 @@ def merge_instances(layers: Sequence[Iterable[InstanceType]]) -> InstanceRows:
                     r[ly] is not Layer.CACHE and r[rg] in PSEUDO_REGIONS and place[:2] in refreshed)]
         # Within a layer a later row of the same type, region and zone replaces an earlier one in its
         # place: what a dict does when a key is set again.
-        by_key = dict(zip(zip(places(rows), [r[zn] for r in rows]), rows))
+        by_key = dict(zip(places(rows, zn), rows))
         out.append(rows if len(by_key) == len(rows) else list(by_key.values()))
     return InstanceRows([r for kept in out for r in kept])
 
