@@ -13,6 +13,9 @@ from planner.cli.options import (
 )
 
 app = command_app()  # the root loads this module when one of its commands runs (planner.cli.app)
+# Rows of the offers table by default: every offer of the shipped catalog (under 300), not
+# the 50k of a large user catalog, which rich takes half a minute to draw.
+OFFERS_SHOWN = 1000
 
 catalog_app = typer.Typer(help="Where prices come from: show the catalog's layers, refresh live prices.",
                           no_args_is_help=True)
@@ -65,6 +68,8 @@ def offers(
     discount: DiscountOpt = None,
     currency: CurrencyOpt = None,
     fx: FxOpt = None,
+    limit: Annotated[int, typer.Option("--limit", help="Rows in the table, cheapest per GPU-hour first; 0 shows all. "
+                                                        "JSON and csv list every offer.")] = OFFERS_SHOWN,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
@@ -79,8 +84,11 @@ def offers(
     from planner.offers import catalog_rows, offer_rows, offers_payload, render_offers
     from planner.report import OutputFormat, dump_json, pick_format
 
+    from planner.limits import bounded
+
     fmt = pick_format(output, as_json)
     use_wide(wide)
+    bounded(limit, "limit")
     s = settings_from(currency, fx, discount=discount, spot_price=spot_price)
     with paused_gc(freeze=True):  # the command ends after this block (see pricing.bulk)
         cat = catalog_from(s, catalog)
@@ -92,7 +100,7 @@ def offers(
         elif fmt is OutputFormat.CSV:
             emit(instances_csv(catalog_rows(cat, items)))
         else:
-            emit(render_offers(items, fmt, s))
+            emit(render_offers(items, fmt, s, limit=limit))
 
 
 @catalog_app.command("show")

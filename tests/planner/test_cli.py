@@ -130,6 +130,21 @@ def test_offers_table_filters(gpuplan: Run) -> None:
     assert code == 0 and "p4d.24xlarge" in out and "GT4" not in out
 
 
+def test_offers_table_shows_the_cheapest_rows_it_is_limited_to_and_says_how_to_see_all(gpuplan: Run) -> None:
+    every = json.loads(gpuplan("offers", "--json", "--provider", "aws")[1])["offers"]
+    code, out, _ = gpuplan("offers", "--provider", "aws", "--limit", "3", "--wide")
+    assert code == 0 and f"{len(every) - 3:,} more offer(s): --limit 0 shows all" in out
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert len(rows) == 3
+    assert all(o["offer"] in row and o["region"] in row for o, row in zip(every[:3], rows, strict=True))
+    code, out, _ = gpuplan("offers", "--provider", "aws", "--limit", "0", "--wide")
+    assert "more offer" not in out and len([line for line in out.splitlines() if line.startswith("│")]) == len(every)
+    # the default shows every offer of the shipped catalog
+    assert "more offer" not in gpuplan("offers")[1]
+    code, _, err = gpuplan("offers", "--limit", "-1")
+    assert code == 2 and "--limit" in err
+
+
 def test_settings_precedence_flag_over_env_over_file(gpuplan: Run, monkeypatch: pytest.MonkeyPatch,
                                                       clean_environ: Path) -> None:
     home = clean_environ / "gpuplan-home"
