@@ -165,10 +165,10 @@ def _place_matches(region: str, zones: tuple[str, ...], regions: tuple[str, ...]
 Place = tuple[str, str, tuple[str, ...]]  # an offer's provider, region and zones
 
 
-def places(offers: Sequence[Offer]) -> Iterator[Place]:
-    """Each offer's provider, region and zones; offers that are built when read say them without being built."""
-    said = getattr(offers, "places", None)
-    return iter(said()) if said is not None else ((o.provider, o.region, o.zones) for o in offers)
+def places(provider: Provider, offers: Sequence[Offer]) -> Iterator[Place]:
+    """Each of ``offers``' provider, region and zones, read from its facts (so a row's offer is not built)."""
+    for *_, region, zones, _rate_zones, _sold_out in provider.facts(offers):
+        yield provider.name, region, zones
 
 
 def check_regions(regions: tuple[str, ...] | None, offered: Iterable[Place]) -> None:
@@ -243,7 +243,7 @@ def _cost_story(o: Option) -> str:
     return " + ".join(i.story() for i in o.line_items)
 
 
-def explain(options: Sequence[Option]) -> str:
+def explain(options: RankedOptions) -> str:
     """One line on why the winner wins."""
     win = options[0]
     head = (
@@ -258,11 +258,7 @@ def explain(options: Sequence[Option]) -> str:
         saving = (rival.cost.amount - win.cost.amount) / rival.cost.amount
         head += f"; {saving:.0%} below the next offer, {rival.provider} {rival.offer} {rival.billing} at {rival.cost}"
     # Only options within 3x the winner's cost count as a faster alternative worth naming.
-    if isinstance(options, RankedOptions):
-        fastest = options[options.fastest_within(win.cost.amount * 3)]
-    else:
-        affordable = [o for o in options if o.cost.amount <= win.cost.amount * 3]
-        fastest = min(affordable, key=lambda o: (o.wall_hours, o.cost.amount))
+    fastest = options[options.fastest_within(win.cost.amount * 3)]
     if fastest is not win and fastest.wall_hours < win.wall_hours / 2:
         head += f". Fastest within 3× the cost: {fastest.provider} {fastest.offer} {fastest.billing}, {fastest.wall_hours:.1f} h for {fastest.cost}"
     return head + "."
@@ -625,7 +621,6 @@ def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costin
     # With no filter that reads the offer, only its stock and prices can exclude it before costing.
     filtered = c.gpus is not None or c.min_vram_gb is not None or c.max_gpus is not None or bool(c.regions) \
         or c.billing is not None
-    fx_rates = costing._rates
     shapes: dict[tuple[Any, ...], _Shape] = {}
     by_shape = costing.shared is not None
     add_cost, add_wall, add_source = cost.append, wall.append, source.append
@@ -649,7 +644,7 @@ def _rank(pi: int, provider: Provider, offers: Sequence[Offer], costing: _Costin
                          shape.first)  # type: ignore[arg-type]
             continue
         modes = shape.modes
-        fx = fx_rates.get(currency) or costing.fx_rate(currency)
+        fx = costing.fx_rate(currency)
         for mode in rates:
             m = modes[mode] if mode in modes else shape.mode(mode, family, provider, pi, costing)
             if m is None:
@@ -700,7 +695,7 @@ def make_plan(
                 if c.providers is None or p.name in c.providers]
     listed = [(p, p.offers()) for p in selected]
     if c.regions:
-        check_regions(c.regions, (place for _, offers in listed for place in places(offers)))
+        check_regions(c.regions, (place for p, offers in listed for place in places(p, offers)))
     # per option: its cost and wall hours, and its provider, billing mode and offer packed in one integer
     cost, wall, source = array("d"), array("d"), array("q")
     for pi, (provider, offers) in enumerate(listed):

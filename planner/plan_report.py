@@ -137,7 +137,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
     if any(o.estimate for o in shown_options):
         notes.append(ESTIMATED)
     render_rows(shown, cols, fmt, title=f"{title} (costs in {p.currency})", caption=" ".join(notes))
-    best_options = sorted(((rank + 1, o) for rank, o in p.ranked_by_billing().values()), key=lambda ro: ro[0])
+    best_options = [(rank + 1, o) for rank, o in p.ranked_by_billing().values()]  # in rank order
     best = [row(i, o) for i, o in best_options]
     render_rows(best, cols, fmt, title="Cheapest per billing mode",
                 caption=ESTIMATED if any(o.estimate for _, o in best_options) else "")

@@ -161,6 +161,11 @@ class InstanceType(Sourced):
         return None if self.hourly is None else Money(amount=self.hourly, currency=self.currency)
 
 
+# A row as the store keeps it: its values in InstanceType field order.
+Row = tuple[Any, ...]
+FIELDS: tuple[str, ...] = tuple(InstanceType.model_fields)
+FIELD_AT = {name: i for i, name in enumerate(FIELDS)}  # field -> its place in a Row
+
 # The one CSV shape of every cloud's instance rows: shipped files, the refreshed cache and
 # user catalogs alike (``provider`` may be left out of a shipped file: its name says it).
 INSTANCE_COLUMNS = (
@@ -249,7 +254,7 @@ def _uncomment(lines: Iterable[str]) -> Iterator[str]:
 
 # Every parsed row sets every field, so all rows share one fields-set: a set per row
 # (as validation makes) is 2 kB, more than the rest of the row.
-_ALL_FIELDS = set(InstanceType.model_fields)
+_ALL_FIELDS = set(FIELDS)
 _CHUNK = 4096  # rows converted together: column-wise work in C, bounded memory for raw text
 
 
@@ -322,13 +327,12 @@ class _Columns:
             "as_of_kind": _as_of_kind,
         }
         # In the model's field order; "layer" is no column: every row gets this file's layer.
-        self.fields = tuple(InstanceType.model_fields)
-        read = [f for f in self.fields if f != "layer"]
+        read = [f for f in FIELDS if f != "layer"]
         # (field, column index or -1 when the file lacks it, memo of text -> value, converter)
         self.plan: list[tuple[str, int, dict[str, Any], Callable[[str], Any] | None]] = [
             (f, col.get(f, -1), {}, converters[f]) for f in read]
         self.family, self.instance_type = read.index("family"), read.index("instance_type")
-        self.layer_at = self.fields.index("layer")
+        self.layer_at = FIELD_AT["layer"]
         self.width = len(header)
         self.layer = layer
 
@@ -365,19 +369,13 @@ class _Columns:
         family, types = columns[self.family], columns[self.instance_type]
         if "" in family:  # a row without a family is in the one its type's prefix names
             columns[self.family] = [f or t.split(".")[0].strip() for f, t in zip(family, types, strict=True)]
-        columns.insert(self.layer_at, itertools.repeat(self.layer, len(chunk)))
+        columns.insert(self.layer_at, itertools.repeat(self.layer, n))
         return zip(*columns)
 
 
 def _construct(values: dict[str, Any]) -> InstanceType:
     """An :class:`InstanceType` from complete, checked values (see pricing.bulk.unvalidated)."""
     return unvalidated(InstanceType, values, _ALL_FIELDS)
-
-
-# A row as the store keeps it: its values in InstanceType field order.
-Row = tuple[Any, ...]
-FIELDS: tuple[str, ...] = tuple(InstanceType.model_fields)
-FIELD_AT = {name: i for i, name in enumerate(FIELDS)}  # field -> its place in a Row
 
 
 def row_of(inst: InstanceType) -> Row:
@@ -436,9 +434,6 @@ class InstanceRows(Sequence[InstanceType]):
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __add__(self, other: Iterable[InstanceType]) -> InstanceRows:
-        return InstanceRows(self._rows + InstanceRows.of(other)._rows)
-
     def __repr__(self) -> str:
         return f"InstanceRows({len(self._rows)} rows)"
 
@@ -491,10 +486,11 @@ def _read_rows(reader: Any, *, origin: str, layer: Layer, provider: str | None, 
                 continue
         k = 0
         try:
-            if not validate:
+            if validate:
+                for k, values in enumerate(columns.values(chunk)):
+                    out.append(row_of(InstanceType(**dict(zip(FIELDS, values)))))
+            else:
                 out.extend(columns.values(chunk))
-            for k, values in enumerate(columns.values(chunk) if validate else ()):
-                out.append(row_of(InstanceType(**dict(zip(FIELDS, values)))))
         except _LineError as exc:
             raise InputError(f"{origin} line {lines[exc.index]}: {exc.detail}", "fix the row or remove it") from None
         except ValidationError as exc:
@@ -735,7 +731,7 @@ class Catalog:
         self.cards = cards or []
         self.electricity = electricity or []
         self.layers = layers
-        unknown = sorted({g for g in set(self.instances.column("gpu")) if g not in gpus})
+        unknown = sorted(set(self.instances.column("gpu")) - gpus.keys())
         if unknown:
             raise InputError(f"catalog rows name GPU(s) the catalog does not know: {', '.join(unknown)}",
                              "use a GPU key from `gpuplan gpus`")

@@ -118,12 +118,10 @@ class Provider(ABC):
         """The offers of :meth:`list_offers`, in its order; a provider with many may build each when it is read."""
         return self.list_offers()
 
-    @staticmethod
-    def facts(offers: Sequence[Offer]) -> Iterator[OfferFacts]:
+    def facts(self, offers: Sequence[Offer]) -> Iterator[OfferFacts]:
         """:data:`OfferFacts` of each of ``offers`` (from :meth:`offers`), in order; a provider whose offers are
         built when read may say them without building them."""
-        said = getattr(offers, "facts", None)
-        return iter(said()) if said is not None else map(facts_of, offers)
+        return map(facts_of, offers)
 
     def rate_coster(self, mode: BillingMode, wall_hours: Decimal, *, family: str,
                     hours_per_month: Decimal) -> Callable[[Decimal], Decimal] | None:

@@ -21,7 +21,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from pricing.billing import BillingMode, rate_cost, rate_coster, rule_for
+from pricing.billing import BillingMode, rate_coster, rule_for
 from pricing.catalog import (FIELD_AT, HIGH_FIELDS, RATE_FIELDS, Catalog, InstanceType, Interconnect, Row, Stock,
                              instance_of)
 from pricing.errors import PriceMissingError
@@ -151,19 +151,21 @@ class ListPriceProvider(Provider):
                 whole.append(row)
         return RowOffers(self, whole, list(by_zone.values()))
 
+    def facts(self, offers: Sequence[Offer]) -> Iterator[OfferFacts]:
+        return offers.facts() if isinstance(offers, RowOffers) else super().facts(offers)
+
     def rate_coster(self, mode: BillingMode, wall_hours: Decimal, *, family: str,
-                    hours_per_month: Decimal) -> Callable[[Decimal], Decimal] | None:
+                    hours_per_month: Decimal) -> Callable[[Decimal], Decimal]:
         rule = rule_for(self.name, mode)
         if rule is None:
             raise PriceMissingError(f"{self.name} has no {mode} billing rule")
         return rate_coster(rule, wall_hours, family=family, hours_per_month=hours_per_month)
 
     def cost(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Decimal:
-        rule = rule_for(offer.provider, mode)
         rate = offer.rates.get(mode)
-        if rule is None or rate is None:
+        if rate is None or not self.bills(mode):
             raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
-        return rate_cost(rule, rate, wall_hours, family=offer.family, hours_per_month=hours_per_month)
+        return self.rate_coster(mode, wall_hours, family=offer.family, hours_per_month=hours_per_month)(rate)
 
     def bills(self, mode: BillingMode) -> bool:
         return rule_for(self.name, mode) is not None
@@ -224,13 +226,14 @@ class RowOffers(Sequence[Offer]):
             index += len(self)
         if index < len(self.whole):
             return self.provider._from_row(self.whole[index])
-        return self.provider._from_zones([instance_of(r) for r in self.zoned[index - len(self.whole)]])
+        return self._folded(self.zoned[index - len(self.whole)])
 
     def __iter__(self) -> Iterator[Offer]:
-        from_row = self.provider._from_row
-        yield from map(from_row, self.whole)
-        for rows in self.zoned:
-            yield self.provider._from_zones([instance_of(r) for r in rows])
+        yield from map(self.provider._from_row, self.whole)
+        yield from map(self._folded, self.zoned)
+
+    def _folded(self, rows: list[Row]) -> Offer:
+        return self.provider._from_zones([instance_of(r) for r in rows])
 
     def facts(self) -> Iterator[OfferFacts]:
         """Each offer's :data:`OfferFacts`, as its :class:`Offer` has them; a region-wide row's without building it."""
@@ -239,15 +242,7 @@ class RowOffers(Sequence[Offer]):
             yield (row[_GPU], row[_COUNT], link_of(row[_GPU], row[_COUNT]), row[_TYPE], row[_FAMILY], row[_CURRENCY],
                    rates_of(row)[0], row[_STOCK], row[_REGION], row[_ZONES], _NO_ZONES, ())
         for rows in self.zoned:
-            yield facts_of(self.provider._from_zones([instance_of(r) for r in rows]))
-
-    def places(self) -> Iterator[tuple[str, str, tuple[str, ...]]]:
-        """Each offer's provider, region and zones, as its :class:`Offer` has them, without building it."""
-        for row in self.whole:
-            yield row[_PROVIDER], row[_REGION], row[_ZONES]
-        for rows in self.zoned:
-            yield rows[0][_PROVIDER], rows[0][_REGION], tuple(sorted(r[_ZONE] for r in rows
-                                                                      if r[_STOCK] is not Stock.SOLD_OUT))
+            yield facts_of(self._folded(rows))
 
 
 _SPOT_ONLY = frozenset({BillingMode.SPOT})
