@@ -71,7 +71,7 @@ def child_env(home: Path) -> dict[str, str]:
 
 
 def gpuplan(*args: str) -> list[str]:
-    return [sys.executable, "-m", "planner", *args]
+    return [sys.executable, "-m", "gpuplan", *args]
 
 
 def cli_commands(tco_args: list[str]) -> dict[str, list[str]]:

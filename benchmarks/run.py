@@ -1,4 +1,4 @@
-"""Measure gpuplan's speed and memory against the targets of issue 14.
+"""Measure gpuplan's speed and memory against its targets (see README, Performance).
 
     python benchmarks/run.py                  # everything: about 1 minute on 2 cores
     python benchmarks/run.py --runs 5 --sizes 1000,10000 --only cold,scale

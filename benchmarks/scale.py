@@ -34,10 +34,11 @@ def measure_plan(csv: Path, *, gpu_hours: str = "200", extra: list[str] | None =
     The phases are timed by wrapping the functions the command calls, so what is measured
     is the command itself, not a copy of it.
     """
-    import planner.cli as cli
-    import planner.cli.plan as command
+    import gpuplan.cli as cli
+    import gpuplan.cli.plan as command
     import planner.plan as planning
-    import planner.plan_report as report
+    import gpuplan.last_plan as last_plan
+    import gpuplan.render.plan as report
     from providers.registry import all_providers
 
     times: dict[str, float] = {}
@@ -55,7 +56,7 @@ def measure_plan(csv: Path, *, gpu_hours: str = "200", extra: list[str] | None =
         return run
 
     patched = [(command, "catalog_from", "load"), (planning, "make_plan", "plan"), (report, "render_plan", "table"),
-               (command, "_remember", "remember")]
+               (last_plan, "remember", "remember")]
     originals = [(module, name, getattr(module, name)) for module, name, _ in patched]
     argv = sys.argv
     for module, name, phase in patched:

@@ -6,9 +6,9 @@ import statistics
 from collections import defaultdict
 
 from pricing.catalog import Catalog
-from planner.estimate import accuracy_rows, accuracy_summary
-from planner.memory import lambda_batch_checks
-from planner.ranges import HIGH_PERCENTILE, LOW_PERCENTILE, leave_one_out, spread
+from planner.workload.accuracy import accuracy_rows, accuracy_summary
+from planner.workload.memory import lambda_batch_checks
+from planner.workload.ranges import HIGH_PERCENTILE, LOW_PERCENTILE, leave_one_out, spread
 
 
 def main() -> None:

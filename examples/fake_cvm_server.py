@@ -12,14 +12,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
-# The fake lives with the tests; make the repository importable when run as a plain script.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.fakes.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm  # noqa: E402
+from providers.tencent.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm
 
 
 def env_for(fake: FakeCvm) -> dict[str, str]:

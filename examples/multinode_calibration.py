@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from planner.cluster import calibration_points, fit_beta, loo_errors
+from planner.perf.cluster import calibration_points, fit_beta, loo_errors
 
 
 def main() -> None:

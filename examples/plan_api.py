@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import planner
+import gpuplan
 from pricing.billing import BillingMode
 
 
 def main() -> None:
-    plan = planner.plan(
+    plan = gpuplan.plan(
         gpu_hours=200,
         ref_gpu="v100",
         deadline_hours=Decimal(72),

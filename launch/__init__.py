@@ -3,3 +3,5 @@
 Depends on :mod:`providers` (compute clients, offers, quotes) and :mod:`pricing`; used by the
 CLI. The planner never imports it.
 """
+
+__all__ = ["ledger", "service"]

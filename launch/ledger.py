@@ -1,6 +1,6 @@
 """The ledger: every launch gpuplan makes, recorded before and after each provider call.
 
-SQLite in the data dir (``$GPUPLAN_HOME/data`` or platformdirs), WAL journal with full
+One SQLite file the caller names (the program keeps it in its data folder), WAL journal with full
 sync, file mode 0600, schema migrations by ``PRAGMA user_version``. A launch is written as
 an *intent* (with its ClientToken) before the provider is asked, its instance ids right
 after the call returns, and every state change after that; each write is its own committed
@@ -24,10 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from pricing.billing import BillingMode
 from pricing.errors import InputError
 from pricing.money import Currency, Money
-from pricing.paths import data_dir
 from providers.capabilities import InstanceInfo, InstanceState
-
-LEDGER_FILE = "ledger.sqlite3"
 
 
 class LaunchState(StrEnum):
@@ -139,8 +136,8 @@ def _dt(text: str | None) -> datetime | None:
 class Ledger:
     """One SQLite file; open it, use it, close it (a context manager)."""
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or data_dir() / LEDGER_FILE
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if not self.path.exists():
             # Create it 0600 before SQLite does: it names machines and what they cost.

@@ -10,9 +10,7 @@ whose ledger file is gone.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import time
 import uuid
 from collections.abc import Callable
@@ -45,10 +43,11 @@ LAUNCH_MODES = (BillingMode.HOURLY, BillingMode.MONTHLY, BillingMode.SPOT)
 SETTLE_AFTER = timedelta(minutes=10)
 
 
-def crash_point(step: str) -> None:
-    """Die here, as kill -9 would, when GPUPLAN_CRASH_AT names this step (the crash tests' seam)."""
-    if os.environ.get("GPUPLAN_CRASH_AT") == step:
-        os.kill(os.getpid(), signal.SIGKILL)
+Checkpoint = Callable[[str], None]  # called with a step name between ledger writes and provider calls
+
+
+def no_checkpoint(step: str) -> None:
+    """The default :data:`Checkpoint`: nothing happens between steps (the crash tests pass one that dies)."""
 
 
 class LaunchSpec(BaseModel):
@@ -192,7 +191,8 @@ def ttl_user_data(provider: str, ttl_hours: Decimal | None) -> str | None:
             f" instance\nshutdown -h +{minutes}\n")
 
 
-def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Callable[[str], None]) -> LaunchOutcome:
+def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Callable[[str], None],
+          checkpoint: Checkpoint = no_checkpoint) -> LaunchOutcome:
     """Record the intent, ask the provider, record what it started. Never leaves a machine unrecorded."""
     spec = q.spec
     created = now()
@@ -218,7 +218,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         return LaunchOutcome(record=record, notes=["dry run: the provider says the launch would succeed",
                                                    *result.notes])
     ledger.record_intent(record)
-    crash_point("intent")
+    checkpoint("intent")
     try:
         result = client.run(request)
     except GpuplanError as exc:
@@ -230,13 +230,13 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
     except BaseException as exc:
         ledger.set_state(launch_id, LaunchState.UNKNOWN, f"interrupted during the call: {type(exc).__name__}")
         raise
-    crash_point("after-run")
+    checkpoint("after-run")
     infos = [InstanceInfo(instance_id=i, state=InstanceState.PENDING, zone=result.zone or "") for i in result.instance_ids]
     ledger.record_instances(launch_id, infos)
     partial = len(infos) < spec.count
     ledger.set_state(launch_id, LaunchState.PARTIAL if partial else LaunchState.PENDING,
                      f"{len(infos)} of {spec.count} started", zone=result.zone, image=result.image)
-    crash_point("after-record")
+    checkpoint("after-record")
     notes = list(result.notes)
     if partial:
         notes.append(f"only {len(infos)} of {spec.count} machines started; all are recorded")
@@ -245,11 +245,11 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
 
 
 def wait_running(out: LaunchOutcome, *, ledger: Ledger, client: ComputeClient, timeout: float, poll: float,
-                 sleep: Callable[[float], None] = time.sleep) -> LaunchOutcome:
+                 sleep: Callable[[float], None] = time.sleep, checkpoint: Checkpoint = no_checkpoint) -> LaunchOutcome:
     """Poll until every machine runs (or failed); LAUNCH_FAILED machines are terminated and recorded."""
     ids = [i.instance_id for i in out.instances]
     infos = _poll(ledger, client, out.record.id, ids, lambda i: i.state is not InstanceState.PENDING,
-                  timeout=timeout, poll=poll, sleep=sleep, step="waiting") or out.instances
+                  timeout=timeout, poll=poll, sleep=sleep, checkpoint=lambda: checkpoint("waiting")) or out.instances
     failed = [i.instance_id for i in infos if i.state is InstanceState.FAILED]
     notes = list(out.notes)
     if failed:
@@ -378,13 +378,12 @@ def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, 
 
 def _poll(ledger: Ledger, client: ComputeClient, launch_id: str, ids: list[str],
           done: Callable[[InstanceInfo], bool], *, timeout: float, poll: float, sleep: Callable[[float], None],
-          step: str | None = None) -> list[InstanceInfo]:
+          checkpoint: Callable[[], None] = lambda: None) -> list[InstanceInfo]:
     """Describe ``ids`` until every machine is ``done``, recording each answer; TimeoutError past ``timeout``."""
     deadline = time.monotonic() + timeout
     infos: list[InstanceInfo] = []
     while ids:
-        if step:
-            crash_point(step)
+        checkpoint()
         infos = client.describe(ids)
         ledger.record_instances(launch_id, infos)
         if all(done(i) for i in infos):

@@ -1,63 +1,25 @@
-"""Where gpuplan keeps its files, and the settings every command shares.
+"""The settings a plan is made with, as one value: display currency, exchange rates, billing terms, discounts.
 
-Precedence, highest first: command-line flags > ``GPUPLAN_*`` environment variables >
-the TOML config file > built-in defaults. Files live in platformdirs' per-user
-directories, or all under ``$GPUPLAN_HOME`` when it is set (tests and CI use that).
-Secrets never pass through here: cloud credentials stay with each SDK's own chain.
+Only the value lives here; :mod:`gpuplan.settings` reads it from flags, ``GPUPLAN_*`` variables
+and the config file. The planner takes it from its caller and never reads the environment.
 """
 
 from __future__ import annotations
 
-import os
-import tomllib
-from collections.abc import Iterable
-from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pricing.billing import HOURS_PER_MONTH
-from pricing.errors import InputError, first_error
-from pricing.money import Currency, Fx, FxRate, age_text, parse_fx, shipped_fx_rates, to_decimal
-from pricing.paths import APP, cache_dir, catalog_cache_dir, config_dir, data_dir, home
+from pricing.errors import InputError
+from pricing.money import Currency, Fx, FxRate, parse_fx, shipped_fx_rates, to_decimal
 from providers.listprice import SpotPricing
-from planner.limits import check, check_fields
 
-if TYPE_CHECKING:
-    from pricing.catalog import Catalog
-
-ENV_PREFIX = "GPUPLAN_"
-__all__ = ["APP", "cache_dir", "catalog_cache_dir", "config_dir", "data_dir", "home", "config_file",
-           "config_candidates", "ignored_config_files", "Settings", "Discount", "parse_discount", "load_settings",
-           "load_catalog", "stale_fx_rates"]
+__all__ = ["DEFAULT_REF_GPU", "Discount", "Settings", "parse_discount"]
 
 DEFAULT_REF_GPU = "V100-SXM2-32GB"  # the seed's card: Tencent GN10Xp's V100 NVLink 32 GB
-
-
-def config_candidates() -> list[Path]:
-    """Where a config file is looked for, first found wins.
-
-    ``$GPUPLAN_HOME/config/config.toml`` is the documented place; ``$GPUPLAN_HOME/config.toml``
-    is where people put it first, so it is read too rather than silently ignored.
-    """
-    out = [config_dir() / "config.toml"]
-    if (h := home()) is not None:
-        out.append(h / "config.toml")
-    return out
-
-
-def config_file() -> Path:
-    """The config file in effect: the first candidate that exists, else the documented place."""
-    candidates = config_candidates()
-    return next((c for c in candidates if c.is_file()), candidates[0])
-
-
-def ignored_config_files() -> list[Path]:
-    """Candidates that exist but lose to an earlier one (said on stderr, never silently)."""
-    found = [c for c in config_candidates() if c.is_file()]
-    return found[1:]
 
 
 class Discount(BaseModel):
@@ -145,75 +107,3 @@ class Settings(BaseModel):
     def fx_table(self) -> Fx:
         """User rates first, so they override the shipped ones for the same pair."""
         return Fx(list(self.fx) + list(shipped_fx_rates()))
-
-
-def _from_env() -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in Settings.model_fields:
-        value = os.environ.get(ENV_PREFIX + name.upper())
-        if value is not None and value != "":
-            out[name] = value
-    return out
-
-
-def _from_file(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"cannot read config file {path}: {exc}", "fix or delete it") from None
-    unknown = set(data) - set(Settings.model_fields)
-    if unknown:
-        raise InputError(
-            f"config file {path} has unknown keys: {', '.join(sorted(unknown))}",
-            f"known keys: {', '.join(Settings.model_fields)}",
-        )
-    return data
-
-
-def load_settings(**flags: Any) -> Settings:
-    """Merge defaults < config file < environment < flags (flags given as None are unset)."""
-    merged: dict[str, Any] = {}
-    merged.update(_from_file(config_file()))
-    merged.update(_from_env())
-    merged.update({k: v for k, v in flags.items() if v is not None})
-    try:
-        settings = Settings(**merged)
-    except ValidationError as exc:
-        where, msg = first_error(exc)
-        raise InputError(f"bad setting {where or 'settings'}: {msg}",
-                         "check flags, GPUPLAN_* variables and the config file") from None
-    check_fields(settings)
-    for rate in settings.fx:
-        check("fx_rate", rate.rate, f"exchange rate 1 {rate.base} = {rate.rate} {rate.quote}")
-    return settings
-
-
-def load_catalog(settings: Settings, extra_files: tuple[Path, ...] = ()) -> Catalog:
-    """The catalog every command plans over: shipped < refreshed cache < user files (config, then flags)."""
-    from pricing.catalog import Catalog
-
-    catalog = Catalog.load(cache=catalog_cache_dir(), user_files=(*settings.catalog, *extra_files))
-    return catalog.with_discounts(settings.discounts())
-
-
-STALE_FX_DAYS = 90  # older than a quarter, a rate has moved enough to change rankings near a tie
-
-
-def stale_fx_rates(rates: Iterable[FxRate], today: date | None = None) -> list[FxRate]:
-    """Shipped (dated) rates older than :data:`STALE_FX_DAYS`; the user's own rates are never stale."""
-    return sorted((r for r in rates if (age := r.age_days(today)) is not None and age > STALE_FX_DAYS),
-                  key=lambda r: (r.base, r.quote))
-
-
-def run_warnings(used_fx: set[FxRate], today: date | None = None) -> list[str]:
-    """What a finished command should tell the user on stderr: old exchange rates, ignored config files."""
-    out = []
-    for r in stale_fx_rates(used_fx, today):
-        out.append(f"converted at the shipped rate 1 {r.base} = {r.rate} {r.quote} of {r.as_of}, "
-                   f"{age_text(r.age_days(today) or 0)} old; give a current one with --fx {r.base}/{r.quote}=RATE "
-                   "(or GPUPLAN_FX, or fx in the config file)")
-    for path in ignored_config_files():
-        out.append(f"config file {path} is ignored: {config_file()} is read instead (keep one)")
-    return out

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pricing.billing import BillingMode
 from pricing.bulk import paused_gc, unvalidated
 from pricing.errors import InputError, UnknownNameError, first_error
+from pricing.datafiles import Sourced, data_rows
 from pricing.money import Currency, Money
 
 if TYPE_CHECKING:
@@ -71,18 +72,6 @@ class Layer(StrEnum):
     USER = "user"
     # Not a source of rows: a discount applied to the rows of the layers below (--discount).
     DISCOUNT = "discount"
-
-
-class Sourced(BaseModel):
-    """Every row says where it came from and when."""
-
-    # Built on first validation: instance rows are built without it (see _construct), so
-    # a plan never pays for their validator.
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    source: str
-    as_of: date
-    notes: str = ""
 
 
 class GpuSpec(Sourced):
@@ -612,12 +601,6 @@ def normalize(name: str) -> str:
     text = name.lower().replace("_", " ").replace("-", " ")
     text = re.sub(r"\b(nvidia|tesla|geforce)\b", " ", text)
     return re.sub(r"\s+", "-", text.strip())
-
-
-def data_rows(name: str, package: str = "pricing.data") -> list[dict[str, str]]:
-    """The rows of a shipped CSV data file; lines starting with '#' are comments."""
-    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
-    return list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
 
 
 def _sourced(r: dict[str, str]) -> dict[str, object]:

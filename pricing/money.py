@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from pricing.errors import InputError, PriceMissingError
 from pricing.fx_use import FX_USED as _FX_USED
-from pricing.fx_use import record_fx_use  # noqa: F401  (re-exported: where callers looked first)
 
 CENT = Decimal("0.01")
 

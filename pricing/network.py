@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from importlib import resources
 
-from pricing.catalog import Sourced, data_rows
+from pricing.datafiles import Sourced, data_rows
 
 
 class Fabric(StrEnum):

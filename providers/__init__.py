@@ -3,3 +3,5 @@
 Nothing here imports a cloud SDK: ``providers/<cloud>/`` packages hold a cloud's price
 fetcher and compute client, and :mod:`providers.registry` imports them only when asked.
 """
+
+__all__ = ["aws", "base", "capabilities", "listprice", "local", "refresh", "registry", "tencent"]

@@ -1,7 +1,7 @@
 """``gpuplan catalog refresh``: read a provider's live prices into the user cache.
 
 The cache is one CSV per provider and region in the catalog's own shape
-(``<cache>/catalog/<provider>/<region>.csv``), written atomically, so the next
+(``<cache>/<provider>/<region>.csv``, the cache folder given by the caller), written atomically, so the next
 ``Catalog.load`` layers it over the shipped snapshot.
 """
 
@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog, Stock, write_instances
 from pricing.errors import InputError, ProviderError
-from pricing.paths import catalog_cache_dir
 from providers.registry import price_fetcher
 
 
@@ -32,15 +31,16 @@ class RefreshResult(BaseModel):
     as_of: date | None
 
 
-def cache_path(provider: str, region: str) -> Path:
+def cache_path(cache: Path, provider: str, region: str) -> Path:
+    """Where ``provider``'s offers in ``region`` are kept under the catalog cache folder ``cache``."""
     if not region or "/" in region or region.startswith("."):
         raise InputError(f"bad region {region!r}", "give a region name such as ap-guangzhou or us-east-1")
-    return catalog_cache_dir() / provider / f"{region}.csv"
+    return cache / provider / f"{region}.csv"
 
 
-def refresh(provider: str, region: str, catalog: Catalog, **options: Any) -> RefreshResult:
-    """Fetch ``provider``'s offers in ``region`` and store them; nothing is written on failure."""
-    path = cache_path(provider, region)
+def refresh(provider: str, region: str, catalog: Catalog, *, cache: Path, **options: Any) -> RefreshResult:
+    """Fetch ``provider``'s offers in ``region`` and store them under ``cache``; nothing is written on failure."""
+    path = cache_path(cache, provider, region)
     rows = price_fetcher(provider, **options).fetch(region, catalog)
     if not rows:
         raise ProviderError(f"{provider} returned no GPU offers for {region}",

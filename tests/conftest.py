@@ -65,7 +65,7 @@ CliResult = tuple[int, str, str]
 @pytest.fixture
 def gpuplan(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
     """Run the real console entry point in-process: (exit code, stdout, stderr)."""
-    from planner import cli
+    from gpuplan import cli
 
     def run(*args: str) -> CliResult:
         monkeypatch.setattr(sys, "argv", ["gpuplan", *args])

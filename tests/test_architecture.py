@@ -1,94 +1,149 @@
-"""The layering the project relies on, checked on the source: no cycles, no singletons, no stray SDKs.
+"""The house, checked on the source: one-way layers, no import circle, no stray SDK, public names listed.
 
-pricing -> providers -> planner (and launch) is one way; a cycle would make the CLI's lazy
-imports fragile, a catalog read below the CLI would ignore the user's --catalog and
-refreshed prices, and an SDK import outside providers/<cloud>/ would slow every plan.
+Layers, lowest first: pricing -> providers -> planner -> launch -> gpuplan (the program) ->
+benchmarks. A module imports only from its own layer and those below, anywhere in the
+file (a lazy import inside a function counts as much as one at the top), with no
+exemption. Between modules there is no circle, counting every import: a circle makes
+lazy imports fragile and means two modules are one subject split in the wrong place.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import importlib
+import importlib.util
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("pricing", "providers", "planner", "launch")
+LAYERS = ("pricing", "providers", "planner", "launch", "gpuplan", "benchmarks")
+LIBRARIES = LAYERS[:-1]  # what gets installed; benchmarks stay in the repository
 SDKS = ("boto3", "botocore", "tencentcloud", "moto")
 
 
 def modules() -> dict[str, Path]:
     out = {}
-    for pkg in PACKAGES:
-        for path in (ROOT / pkg).rglob("*.py") if (ROOT / pkg).is_dir() else []:
+    for pkg in LAYERS:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             out[name] = path
     return out
 
 
-def imports(path: Path, *, top_level_only: bool) -> Iterator[str]:
-    """Modules imported by ``path``; with ``top_level_only``, only those run at import time."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
-    for node in nodes:
-        if isinstance(node, ast.If) and top_level_only:
-            continue  # `if TYPE_CHECKING:` blocks never run
+def imports(path: Path) -> Iterator[tuple[str, int]]:
+    """Every module ``path`` imports, wherever in the file, with its line: ``a.b`` for ``from a import b`` too."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            yield from (a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module
-            yield from (f"{node.module}.{a.name}" for a in node.names)
+            yield from ((a.name, node.lineno) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolved against the importing module's package
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([base] if base else [])])
+            yield base, node.lineno
+            yield from ((f"{base}.{a.name}", node.lineno) for a in node.names)
 
 
-def test_no_import_cycle_at_import_time() -> None:
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (a package's own submodules left out: that is how it lists them)."""
     mods = modules()
-    graph = {m: {i for i in imports(p, top_level_only=True) if i in mods and i != m} for m, p in mods.items()}
-    # a package's __init__ importing its own submodules is how packages register; not a cycle
-    graph = {m: {i for i in deps if not i.startswith(m + ".")} for m, deps in graph.items()}
+    graph: dict[str, set[str]] = {}
+    for m, path in mods.items():
+        deps = {i for i, _ in imports(path) if i in mods and i != m}
+        graph[m] = {d for d in deps if not d.startswith(m + ".")}
+    return graph
+
+
+def find_circle(graph: Mapping[str, set[str]]) -> list[str] | None:
+    """One import circle of ``graph`` as [a, b, ..., a], or None."""
     state: dict[str, int] = {}
     stack: list[str] = []
 
-    def visit(m: str) -> None:
+    def visit(m: str) -> list[str] | None:
         state[m] = 1
         stack.append(m)
-        for d in graph[m]:
+        for d in sorted(graph.get(m, ())):
             if state.get(d) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
-            if d not in state:
-                visit(d)
+                return stack[stack.index(d):] + [d]
+            if d not in state and (found := visit(d)) is not None:
+                return found
         stack.pop()
         state[m] = 2
+        return None
 
-    for m in graph:
-        if m not in state:
-            visit(m)
+    for m in sorted(graph):
+        if m not in state and (found := visit(m)) is not None:
+            return found
+    return None
 
 
-def test_layers_point_one_way() -> None:
-    allowed = {"pricing": {"pricing"}, "providers": {"pricing", "providers"}}
+def test_the_circle_finder_finds_a_circle_and_passes_a_line() -> None:
+    assert find_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_circle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_import_circle_anywhere() -> None:
+    circle = find_circle(import_graph())
+    assert circle is None, "import circle: " + " -> ".join(circle or [])
+
+
+def test_layers_point_one_way_with_no_exemption() -> None:
+    wrong = []
     for m, path in modules().items():
-        layer = m.split(".")[0]
-        if layer not in allowed:
-            continue
-        for i in imports(path, top_level_only=False):
+        rank = LAYERS.index(m.split(".")[0])
+        for i, line in imports(path):
             top = i.split(".")[0]
-            assert top not in PACKAGES or top in allowed[layer], f"{m} imports {i}"
+            if top in LAYERS and LAYERS.index(top) > rank:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {i}")
+    assert not wrong, "a lower layer imports a higher one:\n" + "\n".join(sorted(set(wrong)))
 
 
-def test_planner_never_imports_a_cloud_sdk_or_the_launcher() -> None:
+def test_cloud_sdks_only_inside_their_provider() -> None:
     for m, path in modules().items():
-        for i in imports(path, top_level_only=False):
-            top = i.split(".")[0]
-            if top in SDKS:
-                assert m.startswith(("providers.tencent", "providers.aws")), f"{m} imports {i}"
-            if m.startswith("planner") and not m.startswith("planner.cli"):
-                assert top != "launch", f"{m} imports {i}: the planner never launches"
+        for i, line in imports(path):
+            if i.split(".")[0] in SDKS:
+                assert m.startswith(("providers.tencent", "providers.aws")), f"{m}:{line} imports {i}"
 
 
-def test_no_catalog_singleton_below_the_cli() -> None:
+def test_no_catalog_singleton_below_the_program() -> None:
     for m, path in modules().items():
-        if m.startswith("planner.cli") or m == "pricing.catalog":
+        if m.startswith(("gpuplan", "benchmarks")) or m.startswith("pricing.catalog"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr in ("shipped", "default_catalog"):
                 raise AssertionError(f"{m} reads the shipped catalog directly (line {node.lineno}); pass a Catalog")
+
+
+def test_only_the_program_reads_the_environment_or_the_user_folders() -> None:
+    """Library code takes settings and folders from its caller; the clouds' own variables are the SDK adapters'."""
+    for m, path in modules().items():
+        if m.startswith(("gpuplan", "benchmarks", "providers.aws", "providers.tencent")):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for needle in ("os.environ", "os.getenv", "platformdirs", "load_settings", "gpuplan.paths"):
+            assert needle not in text, f"{m} uses {needle}: take it from the caller"
+
+
+PACKAGES = sorted(m for m, p in modules().items() if p.name == "__init__.py" and m.split(".")[0] in LIBRARIES)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_package_lists_its_public_names(package: str) -> None:
+    """``__all__`` says what a package offers; every name in it exists."""
+    mod = importlib.import_module(package)
+    names = getattr(mod, "__all__", None)
+    assert isinstance(names, list | tuple), f"{package} has no __all__"
+    missing = [n for n in names if not hasattr(mod, n) and importlib.util.find_spec(f"{package}.{n}") is None]
+    assert not missing, f"{package}.__all__ names what it does not have: {missing}"
+
+
+def test_examples_import_only_the_installed_package() -> None:
+    """An example is what a user can copy: it works from ``pip install gpuplan``, without this repository's tests."""
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        for i, line in imports(path):
+            assert i.split(".")[0] not in ("tests", "benchmarks"), f"{path.name}:{line} imports {i}"
+        assert "sys.path" not in path.read_text(encoding="utf-8"), f"{path.name} changes sys.path"

@@ -63,7 +63,7 @@ def test_the_tco_benchmark_names_every_gpu_with_a_card_price() -> None:
 def test_every_benchmarked_gpuplan_command_runs(gpuplan: Callable[..., CliResult]) -> None:
     # The cold benchmark stops at the first command that fails; catch that here, not there.
     for name, cmd in cold.cli_commands(cold.tco_every_gpu()).items():
-        if cmd[1:3] == ["-m", "planner"] and "--help" not in cmd:
+        if cmd[1:3] == ["-m", "gpuplan"] and "--help" not in cmd:
             code, _, err = gpuplan(*cmd[3:])
             assert code == 0, (name, err)
 

@@ -35,7 +35,7 @@ def test_shell_examples_run(script: Path) -> None:
 
 def test_every_package_is_installed() -> None:
     """setuptools installs only the packages pyproject names or matches: a package left out
-    (planner.cli, the entry point's home) breaks `pip install . && gpuplan` though every test
+    (gpuplan.cli, the entry point's home) breaks `pip install . && gpuplan` though every test
     here, run from the source tree, passes."""
     import fnmatch
     import tomllib

@@ -1,4 +1,4 @@
-"""Owned hardware: cards in a host, and what they cost month by month (see planner.tco)."""
+"""Owned hardware: cards in a host, and what they cost month by month (see planner.tco.compare)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pricing.catalog import Catalog, GpuSpec
 from pricing.errors import InputError, PriceMissingError
 from pricing.money import Currency, Fx, Money
 from providers.local import newest_prices
-from planner.host import Host, default, given_host, size_host
+from planner.tco.host import Host, default, given_host, size_host
 from planner.tco.lines import ZERO, TcoLine, TcoOption, When, _option, line
 from planner.tco.scenario import Scenario
 

@@ -12,7 +12,7 @@ from pricing.money import Currency, Fx, Money
 from providers.base import Offer
 from providers.listprice import RENT_MODES
 from providers.registry import get_provider
-from planner.plan import region_matches
+from planner.plan.filters import region_matches
 from planner.tco.lines import TcoLine, TcoOption, When, _option, line
 
 

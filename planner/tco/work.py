@@ -14,8 +14,8 @@ from decimal import Decimal
 from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog, Interconnect
-from planner.perf import SpeedPrecision, WorkloadClass, relative_speed
-from planner.scaling import efficiency
+from planner.perf.speed import SpeedPrecision, WorkloadClass, relative_speed
+from planner.perf.scaling import efficiency
 
 
 class WorkUnit(BaseModel):

@@ -61,7 +61,7 @@ def ami(ec2: Any) -> str:
 
 
 def cli(env: dict[str, str], *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "planner", *args], env={**env, **extra}, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "gpuplan", *args], env={**env, **extra}, capture_output=True,
                           text=True, timeout=120, cwd=ROOT)
 
 
@@ -129,7 +129,7 @@ def test_missing_credentials_say_what_to_set(env: dict[str, str], ami: str, tmp_
     bare["AWS_CONFIG_FILE"] = str(tmp_path / "none")
     bare["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "none")
     bare["AWS_EC2_METADATA_DISABLED"] = "true"
-    r = subprocess.run([sys.executable, "-m", "planner", *launch_args(ami)], env=bare, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "gpuplan", *launch_args(ami)], env=bare, capture_output=True, text=True,
                        timeout=120, cwd=ROOT)
     assert r.returncode == 3 and "AWS_ACCESS_KEY_ID" in r.stderr
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm, fake_cvm_server
+from providers.tencent.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm, fake_cvm_server
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcfromtimestamp:DeprecationWarning")
@@ -49,7 +49,7 @@ def env(fake: FakeCvm, tmp_path: Path) -> dict[str, str]:
 
 
 def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "planner", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "gpuplan", *args], env=env, capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
 
 
@@ -67,7 +67,7 @@ def test_refresh_fills_the_cache_and_plan_prefers_it(fake: FakeCvm, env: dict[st
     one = [o for o in plan["options"] if o["offer"] == "GN10Xp.2XLARGE40"]
     spot = next(o for o in one if o["billing"] == "spot")
     # the live SPOTPAID price (test value 2.00 CNY in ap-guangzhou-3, 2.20 in -4): the typical price of two
-    # zones is the dearer one, so "typical" never quietly means "cheapest" (issue 12; --spot-price cheapest
+    # zones is the dearer one, so "typical" never quietly means "cheapest" (--spot-price cheapest
     # asks for that)
     assert spot["region"] == "ap-guangzhou" and spot["estimate"] is False and spot["live"] is True
     price = spot["line_items"][0]["unit_price"]
@@ -116,7 +116,7 @@ def test_dry_run_creates_nothing(fake: FakeCvm, env: dict[str, str]) -> None:
 @pytest.mark.parametrize("step", ["intent", "after-run", "after-record", "waiting"] * 2)
 def test_kill_9_at_any_step_leaves_nothing_unfindable(fake: FakeCvm, env: dict[str, str], step: str) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "planner", *LAUNCH], env={**env, "GPUPLAN_CRASH_AT": step}, capture_output=True,
+        [sys.executable, "-m", "gpuplan", *LAUNCH], env={**env, "GPUPLAN_CRASH_AT": step}, capture_output=True,
         text=True, timeout=60, cwd=ROOT)
     assert r.returncode == -signal.SIGKILL, r.stderr
     ls = cli(env, "ls", "--json")
@@ -134,7 +134,7 @@ def test_kill_9_at_any_step_leaves_nothing_unfindable(fake: FakeCvm, env: dict[s
 def test_ctrl_c_while_waiting_keeps_the_record_and_says_how_to_end_it(env: dict[str, str]) -> None:
     with fake_cvm_server(pending_describes=10**6) as slow:
         e = {**env, "GPUPLAN_TENCENT_ENDPOINT": slow.endpoint}
-        p = subprocess.Popen([sys.executable, "-m", "planner", *LAUNCH], env=e, stdout=subprocess.PIPE,
+        p = subprocess.Popen([sys.executable, "-m", "gpuplan", *LAUNCH], env=e, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, cwd=ROOT)
         deadline = time.monotonic() + 30
         while not slow.instances and time.monotonic() < deadline:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from pricing.errors import InputError
 from planner.limits import BOUNDS, bounded, check_fields, flag_of, plain
-from planner.workload import TrainingWorkload, TransformerArch
+from planner.workload.spec import TrainingWorkload, TransformerArch
 
 Run = Callable[..., tuple[int, str, str]]
 DOC = Path(__file__).resolve().parents[2] / "docs" / "limits.md"

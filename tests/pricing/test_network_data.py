@@ -1,4 +1,4 @@
-"""Truth tests for the shipped network and multi-node scaling data (issue 11).
+"""Truth tests for the shipped network and multi-node scaling data.
 
 The cluster planner multiplies node cost by node count and divides speed by a scaling
 efficiency calibrated on these rows, so a bad row here silently mis-ranks every cluster.

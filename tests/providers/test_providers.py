@@ -98,8 +98,8 @@ def test_unknown_provider_suggests() -> None:
 
 def test_planning_imports_no_cloud_sdk() -> None:
     code = (
-        "import sys; import planner; planner.plan(gpu_hours=200);"
-        "import planner.cli;"
+        "import sys; import gpuplan; gpuplan.plan(gpu_hours=200);"
+        "import gpuplan.cli;"
         "bad = [m for m in sys.modules if m.startswith(('boto3', 'botocore', 'tencentcloud'))];"
         "assert not bad, bad"
     )
@@ -110,7 +110,7 @@ def test_no_command_that_plans_or_costs_imports_an_sdk_or_a_plotting_library() -
     # plan, offers, fit and tco (without --chart) in one process; numpy comes with matplotlib.
     code = """
 import sys
-from planner.cli import main
+from gpuplan.cli import main
 for argv in (["plan", "--gpu-hours", "200"], ["offers"], ["fit", "--model", "llama-2-7b"],
              ["tco", "--usage", "300", "--buy", "1x RTX-4090", "--vs", "p3.2xlarge"]):
     sys.argv = ["gpuplan", *argv]

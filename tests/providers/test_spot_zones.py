@@ -16,9 +16,9 @@ from pricing.billing import BillingMode
 from pricing.catalog import Catalog, InstanceType, Layer
 from pricing.money import Currency
 from providers.listprice import ListPriceProvider, SpotPricing
-from planner.demand import RefGpuHours
+from planner.plan.demand import RefGpuHours
 from planner.plan import Constraints, make_plan
-from planner.settings import load_settings
+from planner.settings import Settings
 
 SHIPPED = Catalog.shipped()
 HPM = Decimal(730)
@@ -101,8 +101,8 @@ def test_the_typical_spot_price_has_at_least_half_the_zones_on_each_side(spot: l
 def test_every_spot_option_of_the_plan_names_its_zone_and_cheapest_is_never_dearer() -> None:
     demand = RefGpuHours(gpu_hours=Decimal(200), ref_gpu="V100-SXM2-32GB", catalog=SHIPPED)
     only_aws_spot = Constraints(providers=frozenset({"aws"}), billing=frozenset({BillingMode.SPOT}))
-    typical = make_plan(demand, only_aws_spot, load_settings(), catalog=SHIPPED)
-    cheapest = make_plan(demand, only_aws_spot, load_settings(spot_price="cheapest"), catalog=SHIPPED)
+    typical = make_plan(demand, only_aws_spot, Settings(), catalog=SHIPPED)
+    cheapest = make_plan(demand, only_aws_spot, Settings(spot_price="cheapest"), catalog=SHIPPED)
     assert all(o.zone for o in typical.options)
     by_offer = {(o.offer, o.region): o.cost.amount for o in cheapest.options}
     for o in typical.options:
@@ -111,6 +111,6 @@ def test_every_spot_option_of_the_plan_names_its_zone_and_cheapest_is_never_dear
 
 def test_the_plan_says_the_shipped_prices_carry_no_date_of_their_own() -> None:
     demand = RefGpuHours(gpu_hours=Decimal(10), ref_gpu="V100-SXM2-32GB", catalog=SHIPPED)
-    p = make_plan(demand, Constraints(), load_settings(), catalog=SHIPPED)
+    p = make_plan(demand, Constraints(), Settings(), catalog=SHIPPED)
     assert "aws read" in p.assumptions["prices_as_of"]
     assert "gives no price date" in p.assumptions["prices_as_of"]

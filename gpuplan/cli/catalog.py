@@ -1,0 +1,162 @@
+"""``gpuplan gpus``, ``gpuplan offers`` and ``gpuplan catalog show|refresh``: what the catalog holds."""
+
+# No `from __future__ import annotations`: typer evaluates option annotations at run time.
+
+from typing import Annotated, Optional
+
+import typer
+
+from gpuplan.cli.app import command_app
+from gpuplan.cli.options import (
+    CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, JsonOpt, MinVramOpt, OutputOpt, ProviderOpt,
+    RegionOpt, SpotPriceOpt, WideOpt, build_constraints, catalog_from, emit, parse_multi, settings_from, use_wide,
+)
+
+app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
+# Rows of the offers table by default: every offer of the shipped catalog (under 300), not
+# the 50k of a large user catalog, which rich takes half a minute to draw.
+OFFERS_SHOWN = 1000
+
+catalog_app = typer.Typer(help="Where prices come from: show the catalog's layers, refresh live prices.",
+                          no_args_is_help=True)
+app.add_typer(catalog_app, name="catalog")
+
+
+@app.command()
+def gpus(
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """The GPU spec table: VRAM, bandwidth, FP32 and dense tensor TFLOPS, TDP, interconnect."""
+    from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
+
+    use_wide(wide)
+    fmt = pick_format(output, as_json)
+    specs = sorted(catalog_from(settings_from()).gpus.values(), key=lambda g: (g.vram_gb, g.key))
+    if fmt is OutputFormat.JSON:
+        emit(dump_json({"gpus": [g.model_dump() for g in specs]}))
+        return
+    rows = [
+        {
+            "key": g.key, "name": g.name, "arch": g.arch, "vram_gb": f"{g.vram_gb:g}",
+            "mem_bw_gbs": g.mem_bw_gbs and f"{g.mem_bw_gbs:g}", "fp32": g.fp32_tflops and f"{g.fp32_tflops:g}",
+            "tensor": g.tensor_fp16_tflops and f"{g.tensor_fp16_tflops:g}", "tdp_w": g.tdp_w and f"{g.tdp_w:g}",
+            "interconnect": g.interconnect, "aliases": ", ".join(g.aliases),
+        }
+        for g in specs
+    ]
+    cols = [Column(key="key", header="GPU", priority=0), Column(key="arch", header="arch", priority=3),
+            Column(key="vram_gb", header="VRAM GB", justify="right", priority=0),
+            Column(key="mem_bw_gbs", header="BW GB/s", justify="right", priority=2),
+            Column(key="fp32", header="FP32 TFLOPS", justify="right", priority=2),
+            Column(key="tensor", header="FP16 tensor TFLOPS (dense)", justify="right", priority=1),
+            Column(key="tdp_w", header="TDP W", justify="right", priority=2),
+            Column(key="interconnect", header="interconnect", priority=3),
+            Column(key="aliases", header="also known as", priority=4)]
+    emit(render_rows(rows, cols, fmt, title="GPUs in the catalog", caption="- = not in the sources; `gpuplan gpus --json` gives every source."))
+
+
+@app.command()
+def offers(
+    provider: ProviderOpt = None,
+    gpu: GpuFilterOpt = None,
+    region: RegionOpt = None,
+    min_vram: MinVramOpt = None,
+    spot_price: SpotPriceOpt = None,
+    catalog: CatalogOpt = None,
+    discount: DiscountOpt = None,
+    currency: CurrencyOpt = None,
+    fx: FxOpt = None,
+    limit: Annotated[int, typer.Option("--limit", help="Rows in the table, cheapest per GPU-hour first; 0 shows all. "
+                                                        "JSON and csv list every offer.")] = OFFERS_SHOWN,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Instances and cards with price per instance-hour, per GPU-hour and per GB-of-VRAM-hour.
+
+    -o csv writes the catalog's own columns in each offer's native currency: edit it and
+    feed it back with --catalog FILE.
+    """
+    from pricing.bulk import paused_gc
+    from pricing.catalog import instances_csv
+    from gpuplan.render.offers import render_offers
+    from planner.plan.offers import catalog_rows, offer_rows, offers_payload
+    from gpuplan.render.table import OutputFormat, dump_json, pick_format
+
+    from planner.limits import bounded
+
+    fmt = pick_format(output, as_json)
+    use_wide(wide)
+    bounded(limit, "limit")
+    s = settings_from(currency, fx, discount=discount, spot_price=spot_price)
+    with paused_gc(freeze=True):  # the command ends after this block (see pricing.bulk)
+        cat = catalog_from(s, catalog)
+        c = build_constraints(deadline=None, budget=None, min_vram=min_vram, provider=provider, billing=None,
+                              region=region, gpu=gpu, max_gpus=None, settings=s, catalog=cat)
+        items = offer_rows(cat, c, s)
+        if fmt is OutputFormat.JSON:
+            emit(dump_json(offers_payload(items, s)))
+        elif fmt is OutputFormat.CSV:
+            emit(instances_csv(catalog_rows(cat, items)))
+        else:
+            emit(render_offers(items, fmt, s, limit=limit))
+
+
+@catalog_app.command("show")
+def catalog_show(
+    catalog: CatalogOpt = None,
+    discount: DiscountOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The layers the catalog is built from (shipped snapshot, refreshed cache, your files), with rows and dates."""
+    from gpuplan.render.table import dump_json
+    from gpuplan.settings import catalog_cache_dir
+
+    cat = catalog_from(settings_from(discount=discount), catalog)
+    layers = [layer.model_dump(mode="json") for layer in cat.layers]
+    if as_json:
+        emit(dump_json({"cache_dir": str(catalog_cache_dir()), "layers": layers,
+                        "live_providers": sorted(cat.live_providers), "rows": len(cat.instances)}))
+        return
+    from gpuplan.render.table import Column, OutputFormat, render_rows
+
+    emit(render_rows(layers, [Column(key="layer", header="layer", priority=0),
+                              Column(key="origin", header="from", droppable=False),
+                              Column(key="rows", header="rows", justify="right", priority=0),
+                              Column(key="as_of", header="as of", priority=0)], OutputFormat.TABLE,
+                     title="Catalog layers (later ones override earlier ones)",
+                     caption=f"refreshed prices live under {catalog_cache_dir()}"))
+
+
+@catalog_app.command("refresh")
+def catalog_refresh(
+    provider: Annotated[str, typer.Option("--provider", help="Cloud whose live prices to read: tencent or aws.")],
+    region: Annotated[list[str], typer.Option("--region", help="Region to read, e.g. ap-guangzhou, us-east-1 (repeatable).")],
+    profile: Annotated[Optional[str], typer.Option("--profile", help="AWS profile name (AWS only).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Read live prices (and stock where the API gives it) into the user cache; plan and offers then use them."""
+    from gpuplan.console import stderr
+    from gpuplan.paths import catalog_cache_dir
+    from gpuplan.render.table import dump_json
+    from providers.refresh import refresh
+    from providers.registry import parse_provider
+
+    s = settings_from()
+    cat = catalog_from(s)
+    name = parse_provider(provider, cat)
+    options = {"profile": profile} if profile else {}
+    results = []
+    for r in dict.fromkeys(parse_multi(region, "--region") or ()):
+        res = refresh(name, r, cat, cache=catalog_cache_dir(), **options)
+        results.append(res)
+        if not as_json:
+            stderr().print(
+                f"{res.provider} {res.region}: {res.rows} offers of {res.instance_types} GPU instance types"
+                f" in {len(res.zones)} zone(s), {res.sold_out} sold out; as of {res.as_of}; saved to {res.path}",
+                highlight=False, markup=False)
+    if as_json:
+        emit(dump_json({"refreshed": [r.model_dump(mode="json") for r in results]}))
+

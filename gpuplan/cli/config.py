@@ -1,0 +1,36 @@
+"""``gpuplan config show``: effective settings and where gpuplan keeps its files."""
+
+# No `from __future__ import annotations`: typer evaluates option annotations at run time.
+
+import typer
+
+from gpuplan.cli.app import command_app
+from gpuplan.cli.options import JsonOpt, emit
+
+app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
+
+config_app = typer.Typer(help="Show where gpuplan keeps its settings and what they are.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show")
+def config_show(as_json: JsonOpt = False) -> None:
+    """The effective settings after flags, environment and config file."""
+    from gpuplan.render.table import dump_json
+    from gpuplan.settings import (
+        STALE_FX_DAYS, cache_dir, config_candidates, config_file, data_dir, ignored_config_files, load_settings,
+        stale_fx_rates,
+    )
+
+    s = load_settings()
+    used = config_file()
+    payload = {"config_file": str(used), "config_file_exists": used.is_file(),
+               # Where gpuplan looked, first found wins: a file elsewhere is never read.
+               "config_searched": [str(c) for c in config_candidates()],
+               "config_ignored": [str(c) for c in ignored_config_files()],
+               "cache_dir": str(cache_dir()), "data_dir": str(data_dir()),
+               "settings": {k: v for k, v in s.model_dump().items() if k != "fx"},
+               "fx": [r.label() for r in s.fx_table().used()],
+               "fx_stale": [f"{r.base}/{r.quote} of {r.as_of} is older than {STALE_FX_DAYS} days"
+                            for r in stale_fx_rates(s.fx_table().used())]}
+    emit(dump_json(payload))

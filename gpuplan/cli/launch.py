@@ -1,0 +1,322 @@
+"""``gpuplan launch``, ``gpuplan ls`` and ``gpuplan down``: start what the plan chose, see it, end it.
+
+Every launch is written to the ledger before the provider is asked and after every answer;
+nothing that can spend money runs without a confirmation (``--yes``), and ``--dry-run``
+asks the provider to validate without creating anything.
+"""
+
+# No `from __future__ import annotations`: typer evaluates option annotations at run time.
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pricing.errors import GpuplanError, InputError
+from gpuplan.cli.app import command_app
+from gpuplan.cli.options import JsonOpt, emit, settings_from
+
+app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
+
+def _poll_seconds() -> float:
+    # Tests and slow APIs set this; 5 s keeps well inside every provider's describe rate limit.
+    return float(os.environ.get("GPUPLAN_POLL_SECONDS", "5"))
+
+
+def _crash_point(step: str) -> None:
+    """Die here, as kill -9 would, when GPUPLAN_CRASH_AT names this step: the crash tests' seam."""
+    if os.environ.get("GPUPLAN_CRASH_AT") == step:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _clients() -> Any:
+    from providers.registry import compute_client
+
+    cache: dict[tuple[str, str], Any] = {}
+
+    def client_for(provider: str, region: str) -> Any:
+        if (provider, region) not in cache:
+            cache[(provider, region)] = compute_client(provider, region)
+        return cache[(provider, region)]
+
+    return client_for
+
+
+@app.command()
+def launch(
+    provider: Annotated[Optional[str], typer.Option("--provider", help="tencent or aws.")] = None,
+    instance_type: Annotated[Optional[str], typer.Option("--instance-type", help="e.g. GN10Xp.20XLARGE320, p3.16xlarge.")] = None,
+    region: Annotated[Optional[str], typer.Option("--region", help="Region, e.g. ap-guangzhou, us-east-1.")] = None,
+    zone: Annotated[Optional[str], typer.Option("--zone", help="Zone, e.g. ap-guangzhou-3 (pins it: no failover).")] = None,
+    image: Annotated[Optional[str], typer.Option("--image", help="img-... or ami-...; default: the provider's GPU image (said).")] = None,
+    billing: Annotated[str, typer.Option("--billing", help="hourly, monthly or spot.")] = "hourly",
+    months: Annotated[int, typer.Option("--months", help="Months to prepay with --billing monthly.")] = 1,
+    count: Annotated[int, typer.Option("--count", help="Identical machines to launch together (one cluster).")] = 1,
+    ttl: Annotated[Optional[str], typer.Option("--ttl", help="Time to live, e.g. 6h, 2d: `gpuplan down --expired` ends it then.")] = None,
+    max_cost: Annotated[Optional[str], typer.Option("--max-cost", help="Refuse if the projected cost exceeds this, e.g. 500 or '3000 CNY'.")] = None,
+    from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (or --plan-file).")] = False,
+    plan_file: Annotated[Optional[Path], typer.Option("--plan-file", help="A `gpuplan plan --json` file for --from-plan.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for RUNNING, e.g. 20m.")] = "20m",
+    as_json: JsonOpt = False,
+) -> None:
+    """Launch machines (after showing the price and asking), record them, wait until they run."""
+    from pricing.billing import BillingMode
+    from pricing.catalog import PSEUDO_REGIONS
+    from gpuplan.settings import load_catalog
+    from planner.units import parse_duration, parse_enum, parse_money
+    from gpuplan.paths import ledger_file
+    from launch.ledger import Ledger
+    from launch.service import LaunchSpec, check_budget, quote_launch, start
+
+    s = settings_from()
+    nodes = count
+    if from_plan or plan_file is not None:
+        if provider or instance_type:
+            raise InputError("give either --from-plan or --provider/--instance-type, not both")
+        from gpuplan.last_plan import read_winner
+
+        w = read_winner(plan_file)
+        provider, instance_type = w["provider"], w["offer"]
+        billing = w["billing"]
+        region = region or (None if w.get("region") in PSEUDO_REGIONS else w.get("region"))
+        zone = zone or w.get("zone")
+        nodes = int(w.get("nodes") or count)
+    if not provider or not instance_type:
+        raise InputError("say what to launch: --provider and --instance-type, or --from-plan",
+                         "e.g. gpuplan launch --provider aws --instance-type p3.2xlarge --region us-east-1")
+    spec = LaunchSpec(
+        provider=provider.strip().lower(), instance_type=instance_type, region=region, zone=zone,
+        billing=parse_enum(BillingMode, billing, "--billing"), months=months, count=nodes, image=image,
+        ttl_hours=parse_duration(ttl, "--ttl") if ttl else None,
+        max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost else None, dry_run=dry_run,
+    )
+    if count < 1 or months < 1:
+        raise InputError("--count and --months must be 1 or more")
+    cat = load_catalog(s)
+    q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)
+    check_budget(q, s.fx_table())
+    _show_quote(q)
+    if not dry_run and not yes:
+        if not sys.stdin.isatty():
+            raise InputError("refusing to launch without a confirmation: there is no terminal to ask on",
+                             "pass --yes to launch, or --dry-run to validate only")
+        if not typer.confirm("Launch?", default=False, err=True):
+            raise InputError("not launched")
+    client = _clients()(spec.provider, q.region)
+    with Ledger(ledger_file()) as ledger:
+        out = start(q, ledger=ledger, client=client, progress=_say, checkpoint=_crash_point)
+        if not dry_run:
+            out = _wait(out, ledger, client, parse_duration(wait_timeout, "--wait-timeout"))
+    _report_launch(out, dry_run, as_json, cat)
+
+
+def _say(text: str) -> None:
+    from gpuplan.console import stderr
+
+    stderr().print(text, highlight=False, markup=False)
+
+
+def _show_quote(q: Any) -> None:
+    spec = q.spec
+    what = f"{spec.count} x {q.offer} ({spec.billing}) in {q.zone or q.region}"
+    unit = "month" if spec.billing == "monthly" else "hour"
+    _say(f"Launch: {what}")
+    _say(f"  price: {q.unit_price.amount} {q.unit_price.currency} per machine-{unit}{' (estimate)' if q.estimate else ''}")
+    _say(f"  billing rule: {q.rule}")
+    if q.projected is not None:
+        until = f"until the TTL ({spec.ttl_hours:g} h)" if spec.ttl_hours is not None else "for the prepaid period"
+        _say(f"  cost {until}: {q.projected.amount:,.2f} {q.projected.currency}")
+    for n in q.notes:
+        _say(f"  note: {n}")
+
+
+def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any) -> Any:
+    from launch.service import wait_running
+    from gpuplan.console import stderr
+
+    ids = " ".join(i.instance_id for i in out.instances)
+    try:
+        with stderr().status(f"waiting for {ids} to run ...", spinner="dots"):
+            return wait_running(out, ledger=ledger, client=client, timeout=float(timeout_hours) * 3600,
+                                poll=_poll_seconds(), checkpoint=_crash_point)
+    except (KeyboardInterrupt, TimeoutError) as exc:
+        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else "still not running"
+        _say(f"{why}: {ids} stay recorded in the ledger (launch {out.record.id}).")
+        _say(f"  see them: gpuplan ls    end them: gpuplan down {out.record.id}")
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise GpuplanError(f"launch {out.record.id} is not running after {timeout_hours:g} h",
+                           f"gpuplan down {out.record.id}") from None
+
+
+def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any) -> None:
+    from gpuplan.render.launch import connect_lines, launch_payload
+    from gpuplan.render.table import dump_json
+
+    if as_json:
+        emit(dump_json(launch_payload(out, dry_run)))
+        return
+    if dry_run:
+        for n in out.notes:
+            _say(n)
+        return
+    r = out.record
+    gpus = next((int(i.gpu_count) for i in cat.instances if i.instance_type == r.instance_type), None)
+    print(f"launch {r.id}: {r.state} ({len(out.instances)} of {r.count} machine(s))")
+    for line in connect_lines(out, gpus):
+        print(f"  {line}")
+    for n in out.notes:
+        print(f"  note: {n}")
+    if r.expires_at is not None:
+        print(f"  expires {r.expires_at:%Y-%m-%d %H:%M} UTC: run `gpuplan down --expired` from cron "
+              "(e.g. */10 * * * * gpuplan down --expired --yes) to enforce it")
+    print(f"  end it: gpuplan down {r.id}")
+
+
+@app.command()
+def quote(
+    provider: Annotated[str, typer.Option("--provider", help="tencent (AWS publishes prices: `gpuplan catalog refresh --provider aws`).")],
+    instance_type: Annotated[str, typer.Option("--instance-type", help="e.g. GN10Xp.20XLARGE320.")],
+    zone: Annotated[str, typer.Option("--zone", help="Zone to price, e.g. ap-guangzhou-3.")],
+    billing: Annotated[str, typer.Option("--billing", help="hourly, monthly or spot.")] = "hourly",
+    months: Annotated[int, typer.Option("--months", help="Months for --billing monthly (1-12, 24, 36).")] = 1,
+    image: Annotated[Optional[str], typer.Option("--image", help="Image to price with (default: the provider's GPU image).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The provider's exact price for one configuration (hourly tiers; monthly with its period discount)."""
+    from pricing.billing import BillingMode
+    from providers.registry import price_inquiry
+    from gpuplan.render.table import dump_json
+    from planner.units import parse_enum
+    from launch.service import LAUNCH_MODES, region_of_zone
+
+    mode = parse_enum(BillingMode, billing, "--billing")
+    if mode not in LAUNCH_MODES:
+        raise InputError(f"cannot quote billing {mode}", "use hourly, monthly or spot")
+    if months < 1:
+        raise InputError("--months must be 1 or more")
+    inquire = price_inquiry(provider.strip().lower())
+    q = inquire(None, region_of_zone(zone), zone, instance_type, mode, months, image)
+    if as_json:
+        from gpuplan.render.launch import quote_payload
+
+        emit(dump_json(quote_payload(q)))
+        return
+    print(f"{instance_type} in {zone}, {mode}: {q.payable} {q.currency}"
+          f" {'for ' + str(months) + ' month(s)' if mode is BillingMode.MONTHLY else 'per hour'}")
+    if mode is BillingMode.MONTHLY and q.period_price is not None and q.period_price_discount is not None:
+        print(f"  list price {q.period_price} {q.currency}; you pay {q.discount_percent or 100}% of it")
+    elif q.unit_price is not None and q.unit_price_discount not in (None, q.unit_price):
+        print(f"  list price {q.unit_price} {q.currency} per hour")
+    for step in q.steps:
+        until = f"{step.to_hours} h" if step.to_hours is not None else "on"
+        print(f"  hours {step.from_hours} to {until}: {step.unit_price_discount or step.unit_price} {q.currency} per hour")
+    print(f"  source: {q.source}")
+
+
+@app.command("ls")
+def ls(
+    reconcile: Annotated[bool, typer.Option("--reconcile", help="Also find machines tagged by gpuplan that the ledger lacks.")] = False,
+    provider: Annotated[Optional[str], typer.Option("--provider", help="With --reconcile: where to look (default: every provider and region in the ledger).")] = None,
+    region: Annotated[Optional[str], typer.Option("--region", help="With --reconcile: region to look in.")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Include ended launches.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every machine gpuplan launched: provider state, age, cost so far and cost to TTL."""
+    from gpuplan.paths import ledger_file
+    from launch.ledger import Ledger
+    from gpuplan.render.launch import status_payload
+    from launch.service import reconcile as find_untracked, status
+    from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
+
+    client_for = _clients()
+    with Ledger(ledger_file()) as ledger:
+        rows = status(ledger, client_for, include_final=show_all)
+        untracked: list[Any] = []
+        if reconcile:
+            places = {(r.record.provider, r.record.region) for r in rows}
+            if provider and region:
+                places.add((provider.strip().lower(), region))
+            elif provider or region:
+                raise InputError("--reconcile needs both --provider and --region to look somewhere new")
+            for p, reg in sorted(places):
+                untracked += [(p, reg, i) for i in find_untracked(ledger, client_for(p, reg), p, reg)]
+    if as_json:
+        emit(dump_json({"launches": [status_payload(r) for r in rows],
+                        "untracked": [{"provider": p, "region": reg, "instance_id": i.instance_id,
+                                       "state": i.state.value, "tags": i.tags} for p, reg, i in untracked]}))
+        return
+    table = [{"id": r.record.id, "provider": r.record.provider, "what": f"{r.record.count}x {r.record.instance_type}",
+              "where": r.record.zone or r.record.region, "billing": r.record.billing.value,
+              "state": r.record.state.value,
+              "machines": ", ".join(f"{i.instance_id}={i.state.value}" for i in r.instances) or "-",
+              "age": f"{r.age_hours:.1f} h", "cost": f"{r.accrued.amount:,.2f} {r.accrued.currency}",
+              "to_ttl": "-" if r.projected is None else f"{r.projected.amount:,.2f} {r.projected.currency}",
+              "expires": "-" if r.record.expires_at is None else f"{r.record.expires_at:%m-%d %H:%M}"}
+             for r in rows]
+    # On a narrow terminal the launch id, its machines, state and cost stay (they are what `down` needs).
+    cols = [Column(key=k, header=h, priority=pr, droppable=pr != 1) for k, h, pr in (
+            ("id", "launch", 0), ("provider", "provider", 5), ("what", "what", 2), ("where", "where", 3),
+            ("billing", "billing", 4), ("state", "state", 0), ("machines", "machines", 1), ("age", "age", 4),
+            ("cost", "cost so far", 0), ("to_ttl", "cost to TTL", 3), ("expires", "expires UTC", 2))]
+    emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption="" if table else "nothing launched"))
+    for p, reg, i in untracked:
+        _say(f"untracked: {p} {reg} {i.instance_id} ({i.state}), tag gpuplan:id={i.tags.get('gpuplan:id', '?')}: "
+             f"not in this ledger; end it in the provider's console or with its CLI")
+    for r in rows:
+        for n in r.notes:
+            _say(f"{r.record.id}: {n}")
+
+
+@app.command()
+def down(
+    ids: Annotated[Optional[list[str]], typer.Argument(help="Launch ids (or instance ids) to end.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="End every launch that is not ended.")] = False,
+    expired_: Annotated[bool, typer.Option("--expired", help="End launches past their --ttl (for cron).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for TERMINATED, e.g. 10m.")] = "10m",
+    as_json: JsonOpt = False,
+) -> None:
+    """Terminate launches, wait until the provider says they are gone, and record it."""
+    from gpuplan.paths import ledger_file
+    from launch.ledger import Ledger
+    from gpuplan.render.launch import status_payload
+    from launch.service import down as take_down, expired
+    from gpuplan.render.table import dump_json
+    from planner.units import parse_duration
+
+    if sum((bool(ids), all_, expired_)) != 1:
+        raise InputError("say what to end: launch ids, --all or --expired (one of them)")
+    with Ledger(ledger_file()) as ledger:
+        if ids:
+            records = [ledger.launch(i) for i in ids]
+        elif all_:
+            records = ledger.launches(include_final=False)
+        else:
+            records = expired(ledger)
+        if not records:
+            _say("nothing to end")
+            if as_json:
+                emit(dump_json({"ended": []}))
+            return
+        names = ", ".join(f"{r.id} ({r.count}x {r.instance_type})" for r in records)
+        if not yes and not expired_:
+            if not sys.stdin.isatty():
+                raise InputError("refusing to terminate without a confirmation: there is no terminal to ask on",
+                                 "pass --yes")
+            if not typer.confirm(f"Terminate {names}?", default=False, err=True):
+                raise InputError("nothing ended")
+        timeout = float(parse_duration(wait_timeout, "--wait-timeout")) * 3600
+        ended = take_down(ledger, _clients(), records, timeout=timeout, poll=_poll_seconds())
+    if as_json:
+        emit(dump_json({"ended": [status_payload(e) for e in ended]}))
+        return
+    for e in ended:
+        print(f"ended {e.record.id}: {', '.join(i.instance_id for i in e.instances) or 'no machines'}; "
+              f"cost {e.accrued.amount:,.2f} {e.accrued.currency}")

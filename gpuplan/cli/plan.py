@@ -1,0 +1,198 @@
+"""``gpuplan plan``: rank every way to get the work done."""
+
+# No `from __future__ import annotations`: typer evaluates option annotations at run time.
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pricing.errors import InputError
+from gpuplan.cli.app import command_app
+from gpuplan.cli.options import (
+    ActiveParamsOpt, ExpertsOpt, ExpertsPerTokenOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt,
+    BatchOpt, CatalogOpt, CurrencyOpt, DiscountOpt, EpochsOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, ImagesOpt,
+    JsonOpt,
+    MfuOpt, MinVramOpt, ModelOpt, OptimizerOpt, OutputOpt, OverheadOpt, ParamsOpt, ProviderOpt, RecomputeOpt,
+    RegionOpt, SeqLenOpt, ShardingOpt, SpotPriceOpt, TokensOpt, WideOpt, WorkloadFileOpt, build_constraints,
+    catalog_from, emit, settings_from, use_wide,
+)
+
+app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
+
+
+@app.command()
+def plan(
+    gpu_hours: Annotated[Optional[str], typer.Option("--gpu-hours", help="Work to do, in GPU-hours on the reference GPU.")] = None,
+    workload_file: WorkloadFileOpt = None,
+    model: ModelOpt = None,
+    params: ParamsOpt = None,
+    tokens: TokensOpt = None,
+    seq_len: SeqLenOpt = None,
+    batch: BatchOpt = None,
+    optimizer: OptimizerOpt = None,
+    recompute: RecomputeOpt = None,
+    sharding: ShardingOpt = None,
+    mfu: MfuOpt = None,
+    overhead: OverheadOpt = None,
+    images: ImagesOpt = None,
+    epochs: EpochsOpt = None,
+    method: MethodOpt = None,
+    lora_rank: LoraRankOpt = None,
+    lora_targets: LoraTargetsOpt = None,
+    active_params: ActiveParamsOpt = None,
+    experts: ExpertsOpt = None,
+    experts_per_token: ExpertsPerTokenOpt = None,
+    ref_gpu: Annotated[Optional[str], typer.Option("--ref-gpu", help="GPU the GPU-hours were measured on. [default: V100-SXM2-32GB]")] = None,
+    workload_class: Annotated[str, typer.Option("--class", help="Workload class for relative speed: transformer or cnn.")] = "transformer",
+    precision: Annotated[str, typer.Option("--precision", help="mixed (fp16/bf16 AMP) or fp32; with a workload also bf16, fp16, fp8.")] = "mixed",
+    deadline: Annotated[Optional[str], typer.Option("--deadline", help="Latest finish, e.g. 36h, 3d, 2w.")] = None,
+    budget: Annotated[Optional[str], typer.Option("--budget", help="Most you will spend, e.g. 5000 or '30000 CNY'.")] = None,
+    min_vram: MinVramOpt = None,
+    provider: ProviderOpt = None,
+    billing: Annotated[Optional[list[str]], typer.Option("--billing", help="hourly, monthly, spot, reserved_1y, reserved_3y, buy (repeatable).")] = None,
+    region: RegionOpt = None,
+    gpu: GpuFilterOpt = None,
+    max_gpus: Annotated[Optional[float], typer.Option("--max-gpus", help="Most GPUs in one option (all nodes together).")] = None,
+    nodes: Annotated[Optional[int], typer.Option("--nodes", help="Pin the number of identical nodes per option.")] = None,
+    max_nodes: Annotated[Optional[int], typer.Option("--max-nodes", help="Most identical nodes in one option. [default: 64]")] = None,
+    export: Annotated[Optional[tuple[str, Path]], typer.Option("--export", help="Write the winner for an engine: --export skypilot task.yaml, or dstack .dstack.yml.", metavar="ENGINE FILE")] = None,
+    spot_overhead: Annotated[Optional[float], typer.Option("--spot-overhead", help="Extra run time on spot for restarts, e.g. 0.1 = 10%.")] = None,
+    spot_price: SpotPriceOpt = None,
+    catalog: CatalogOpt = None,
+    discount: DiscountOpt = None,
+    currency: CurrencyOpt = None,
+    fx: FxOpt = None,
+    hours_per_month: HoursPerMonthOpt = None,
+    limit: Annotated[int, typer.Option("--limit", help="Rows in the table; 0 shows all.")] = 25,
+    explain: Annotated[bool, typer.Option("--explain", help="Also list excluded options and why.")] = False,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Rank every way to get the work done: each cloud offer and card purchase, under each billing mode."""
+    from pricing.bulk import paused_gc
+    from planner.limits import bounded
+    from planner.plan import make_plan
+    from gpuplan.render.plan import render_plan
+    from gpuplan.render.table import pick_format
+
+    fmt = pick_format(output, as_json)
+    use_wide(wide)
+    bounded(limit, "limit")
+    s = settings_from(
+        currency, fx, hours_per_month, discount,
+        spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
+        ref_gpu=ref_gpu, spot_price=spot_price,
+    )
+    with paused_gc(freeze=True):  # the command ends after this block (see pricing.bulk)
+        cat = catalog_from(s, catalog)
+        demand, title = _demand(
+            cat, s, gpu_hours=gpu_hours, workload_class=workload_class, precision=precision,
+            workload=dict(workload_file=workload_file, model=model, params=params, tokens=tokens, seq_len=seq_len,
+                          batch=batch, optimizer=optimizer, recompute=recompute, sharding=sharding, mfu=mfu,
+                          overhead=overhead, images=images, epochs=epochs, method=method, lora_rank=lora_rank,
+                          lora_targets=lora_targets, active_params=active_params, experts=experts,
+                          experts_per_token=experts_per_token),
+        )
+        engine = _engine(export)
+        c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
+                              region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
+        c = c.model_copy(update=_node_limits(nodes, max_nodes))
+        p = make_plan(demand, c, s, catalog=cat)
+        if engine is not None and export is not None:
+            from gpuplan.console import stderr
+            from gpuplan.render.export import export as write_export
+
+            path = write_export(p, engine, export[1], name=_task_name(title),
+                                gpu_memory_gb=cat.gpus[p.cheapest.gpu].vram_gb)
+            stderr().print(f"wrote {engine} task for {p.cheapest.nodes} x {p.cheapest.offer} to {path}",
+                           highlight=False, markup=False)
+        from gpuplan.last_plan import remember
+
+        remember(p)
+        emit(render_plan(p, fmt, limit, explain, title))
+
+
+
+
+def _engine(export: tuple[str, Path] | None) -> Any:
+    """The engine named by --export, checked before any planning."""
+    if export is None:
+        return None
+    from gpuplan.render.export import Engine
+    from planner.units import parse_enum
+
+    return parse_enum(Engine, export[0], "--export engine")
+
+
+def _node_limits(nodes: int | None, max_nodes: int | None) -> dict[str, int]:
+    from planner.plan.model import DEFAULT_MAX_NODES
+
+    out: dict[str, int] = {}
+    if nodes is not None:
+        if not 1 <= nodes <= 4096:
+            raise InputError(f"--nodes must be between 1 and 4096, got {nodes}")
+        out["nodes"] = nodes
+        out["max_nodes"] = nodes
+    if max_nodes is not None:
+        if not 1 <= max_nodes <= 4096:
+            raise InputError(f"--max-nodes must be between 1 and 4096, got {max_nodes}")
+        if nodes is not None and nodes > max_nodes:
+            raise InputError(f"--nodes {nodes} is above --max-nodes {max_nodes}")
+        out["max_nodes"] = max_nodes
+    out.setdefault("max_nodes", DEFAULT_MAX_NODES)
+    return out
+
+
+def _task_name(title: str) -> str:
+    import re
+
+    words = re.sub(r"[^a-z0-9]+", "-", title.lower().removeprefix("ways to ")).strip("-")
+    return ("gpuplan-" + words)[:60].rstrip("-")
+
+
+def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, precision: str,
+            workload: dict[str, Any]) -> tuple[Any, str]:
+    """The plan's demand and its title, from --gpu-hours or a workload (never both)."""
+    from planner.plan.demand import RefGpuHours
+    from planner.perf.speed import SpeedPrecision, WorkloadClass
+    from planner.limits import bounded, check_fields
+    from planner.units import parse_enum, positive
+
+    model_given = any(v is not None for k, v in workload.items() if k not in ("seq_len", "batch", "optimizer",
+                                                                           "recompute", "sharding", "mfu", "overhead",
+                                                                           "epochs"))
+    if gpu_hours is not None and model_given:
+        raise InputError("give either --gpu-hours or a workload (--model/--params/--workload), not both")
+    if gpu_hours is None and not model_given:
+        raise InputError("nothing to plan: give --gpu-hours or a workload",
+                         "e.g. gpuplan plan --gpu-hours 200, or gpuplan plan --model llama-2-7b --tokens 2e10")
+    if not model_given:
+        cls = parse_enum(WorkloadClass, workload_class, "--class")
+        prec = parse_enum(SpeedPrecision, precision, "--precision")
+        positive(gpu_hours, "--gpu-hours")
+        hours = bounded(gpu_hours, "gpu_hours")
+        demand = RefGpuHours(gpu_hours=hours, ref_gpu=cat.gpu(s.ref_gpu).key,
+                             catalog=cat, workload_class=cls, precision=prec)
+        return demand, f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
+    from planner.plan.demand import WorkloadDemand
+    from planner.workload.spec import InferenceWorkload, TrainingWorkload, workload_from_options
+
+    w = workload_from_options(precision=precision if precision != "mixed" else None, **workload)
+    check_fields(w)
+    if isinstance(w, InferenceWorkload):
+        raise InputError("plan costs training work", "use `gpuplan fit --infer` for inference memory")
+    if isinstance(w, TrainingWorkload) and w.tokens is None:
+        raise InputError("a transformer workload needs --tokens to plan", "e.g. --tokens 2e10")
+    if not isinstance(w, TrainingWorkload) and w.images is None:
+        raise InputError("an image workload needs --images to plan", "e.g. --images 1281167 --epochs 90")
+    if isinstance(w, TrainingWorkload):
+        how = "" if w.method.value == "full" else f" with {w.method.value} rank {w.lora_rank}"
+        size = f"{w.arch.params:.3g} params" + (f", {w.arch.active_params:.3g} active" if w.arch.moe else "")
+        title = f"Ways to train {w.arch.name} ({size}){how} on {w.tokens:.3g} tokens ({w.precision})"
+    else:
+        title = f"Ways to train {w.model} on {w.images:,.0f} images x {w.epochs:g} epochs ({w.precision})"
+    return WorkloadDemand(w, cat), title
+

@@ -1,0 +1,239 @@
+"""``gpuplan fit`` and ``gpuplan estimate``: memory fit and run time from a model description.
+
+Both take the workload as flags (``--model llama-2-7b --tokens 2e10``) or as a TOML file
+(``--workload examples/llama2-7b-finetune.toml``), built by
+:func:`planner.workload.workload_from_options`, which ``gpuplan plan`` shares.
+"""
+
+# No `from __future__ import annotations`: typer evaluates option annotations at run time.
+
+from decimal import Decimal
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pricing.errors import InputError
+from gpuplan.cli.app import command_app
+from gpuplan.cli.options import (
+    ActiveParamsOpt, BatchOpt, ContextOpt, EpochsOpt, ExpertsOpt, ExpertsPerTokenOpt, FlashOpt, HeadsOpt, HiddenOpt,
+    ImagesOpt, InferOpt, JsonOpt, KvHeadsOpt, LayersOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt, MfuOpt, ModelOpt,
+    OptimizerOpt, OutputOpt, OverheadGbOpt, OverheadOpt, ParamsOpt, PrecisionOpt, RecomputeOpt, SeqLenOpt, ShardingOpt,
+    TokensOpt, VocabOpt, WeightBitsOpt, WideOpt, WorkloadFileOpt, catalog_from, emit, parse_multi, settings_from,
+    use_wide,
+)
+
+app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
+
+
+def _gpu_specs(cat: Any, names: list[str] | None) -> list[Any]:
+    if flat := parse_multi(names, "--gpu"):
+        return list({s.key: s for n in flat for s in cat.gpu_family(n)}.values())
+    return sorted(cat.gpus.values(), key=lambda g: (g.vram_gb, g.key))
+
+
+
+@app.command()
+def fit(
+    workload_file: WorkloadFileOpt = None,
+    model: ModelOpt = None,
+    params: ParamsOpt = None,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    vocab: VocabOpt = None,
+    seq_len: SeqLenOpt = None,
+    batch: BatchOpt = None,
+    precision: PrecisionOpt = None,
+    optimizer: OptimizerOpt = None,
+    recompute: RecomputeOpt = None,
+    flash: FlashOpt = None,
+    sharding: ShardingOpt = None,
+    overhead_gb: OverheadGbOpt = None,
+    infer: InferOpt = False,
+    weight_bits: WeightBitsOpt = None,
+    context: ContextOpt = None,
+    method: MethodOpt = None,
+    lora_rank: LoraRankOpt = None,
+    lora_targets: LoraTargetsOpt = None,
+    active_params: ActiveParamsOpt = None,
+    experts: ExpertsOpt = None,
+    experts_per_token: ExpertsPerTokenOpt = None,
+    gpu: Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; a family such as h100 selects every variant). [default: all]")] = None,
+    gpus: Annotated[int, typer.Option("--gpus", help="GPUs the job is spread over (sharding needs more than 1).")] = 1,
+    list_models: Annotated[bool, typer.Option("--list-models", help="List the model presets and exit.")] = False,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Memory per GPU (weights, gradients, optimizer, activations), whether it fits, the max batch, and the fewest GPUs when sharded."""
+    from planner.workload.fit import fit_entries, fit_payload, workload_notes
+    from planner.limits import check, check_fields
+    from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
+    from planner.workload.spec import workload_from_options
+
+    fmt = pick_format(output, as_json)
+    use_wide(wide)
+    if list_models:
+        _list_models(fmt)
+        return
+    if gpus < 1:
+        raise InputError(f"--gpus must be 1 or more, got {gpus}")
+    check("gpus", Decimal(gpus))
+    w = workload_from_options(
+        workload_file=workload_file, model=model, params=params, layers=layers, hidden=hidden, heads=heads,
+        kv_heads=kv_heads, vocab=vocab, seq_len=seq_len, batch=batch, precision=precision, optimizer=optimizer,
+        recompute=recompute, flash=flash, sharding=sharding, overhead_gb=overhead_gb, infer=infer,
+        weight_bits=weight_bits, context=context, method=method, lora_rank=lora_rank, lora_targets=lora_targets,
+        active_params=active_params, experts=experts, experts_per_token=experts_per_token,
+    )
+    check_fields(w)
+    cat = catalog_from(settings_from())
+    entries = fit_entries(w, _gpu_specs(cat, gpu), gpus, cat)
+    if fmt is OutputFormat.JSON:
+        emit(dump_json(fit_payload(w, entries)))
+        return
+    rows = []
+    for e in entries:
+        m = e["memory_gb"]
+        few = e.get("fewest_gpus") or {}
+        rows.append({
+            "gpu": e["gpu"], "vram": f"{e['vram_gb']:g}", "fits": "yes" if e["fits"] else "no",
+            "max_batch": e["max_batch_size"], "weights": _gb(m["weights"]), "grads": _gb(m["gradients"]),
+            "optim": _gb(m["optimizer"]), "act": _gb(m.get("activations_per_sample") or m.get("kv_cache_per_sample")),
+            "total": _gb(m["total"]),
+            "layout": " + ".join(v for v in (e.get("layout") or {}).values() if v not in ("none",)) or "-",
+            "fewest": few.get("gpus"),
+        })
+    cols = [Column(key="gpu", header="GPU", priority=0), Column(key="vram", header="VRAM GB", justify="right", priority=2),
+            Column(key="fits", header="fits", priority=0), Column(key="max_batch", header="max batch", justify="right", priority=1),
+            Column(key="weights", header="weights", justify="right", priority=3),
+            Column(key="grads", header="grads", justify="right", priority=4),
+            Column(key="optim", header="optimizer", justify="right", priority=4),
+            Column(key="act", header="act/KV per sample", justify="right", priority=3),
+            Column(key="total", header="total", justify="right", priority=0),
+            Column(key="layout", header="layout", priority=2),
+            Column(key="fewest", header="fewest GPUs sharded", justify="right", priority=1)]
+    from planner.workload.spec import Method, TrainingWorkload
+
+    arch = getattr(w, "arch", None)
+    name = str(getattr(arch, "name", None) or getattr(w, "model", "workload"))
+    if arch is not None and arch.shape_inferred:
+        name += f" ({arch.params:.3g} params, shape inferred: {arch.layers} layers x {arch.hidden} hidden, {arch.heads} heads)"
+    if isinstance(w, TrainingWorkload) and w.method is not Method.FULL:
+        name += f", {w.method.value} rank {w.lora_rank}"
+    notes = " ".join(f"Note: {n}." for n in workload_notes(w))
+    emit(render_rows(rows, cols, fmt, title=f"Memory fit of {name} per GPU ({gpus} GPU{'s' if gpus > 1 else ''}), GB",
+                      caption="GB = GiB. total is at --batch if given, else at the max batch (batch 1 if none fits); "
+                              "JSON: total_at_batch." + (f" {notes}" if notes else "")))
+
+@app.command()
+def estimate(
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU type, e.g. A100-80GB, v100, 'rtx 2080 ti'.")],
+    gpus: Annotated[float, typer.Option("--gpus", help="Number of GPUs.")] = 1,
+    workload_file: WorkloadFileOpt = None,
+    model: ModelOpt = None,
+    params: ParamsOpt = None,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    vocab: VocabOpt = None,
+    tokens: TokensOpt = None,
+    seq_len: SeqLenOpt = None,
+    batch: BatchOpt = None,
+    precision: PrecisionOpt = None,
+    optimizer: OptimizerOpt = None,
+    recompute: RecomputeOpt = None,
+    flash: FlashOpt = None,
+    sharding: ShardingOpt = None,
+    mfu: MfuOpt = None,
+    overhead: OverheadOpt = None,
+    images: ImagesOpt = None,
+    epochs: EpochsOpt = None,
+    method: MethodOpt = None,
+    lora_rank: LoraRankOpt = None,
+    lora_targets: LoraTargetsOpt = None,
+    active_params: ActiveParamsOpt = None,
+    experts: ExpertsOpt = None,
+    experts_per_token: ExpertsPerTokenOpt = None,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """GPU-hours and wall-clock time of a training workload on GPUS x GPU, with a calibrated low-high range."""
+    import math
+
+    from planner.workload.estimate import estimate_images, estimate_training
+    from planner.limits import check, check_fields
+    from planner.workload.memory import layout
+    from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
+    from planner.workload.spec import InferenceWorkload, TrainingWorkload, workload_from_options
+
+    fmt = pick_format(output, as_json)
+    if not math.isfinite(gpus) or gpus <= 0:
+        raise InputError(f"--gpus must be positive, got {gpus:g}")
+    check("gpus", Decimal(repr(gpus)))
+    cat = catalog_from(settings_from())
+    spec = cat.gpu(gpu)
+    w = workload_from_options(
+        workload_file=workload_file, model=model, params=params, layers=layers, hidden=hidden, heads=heads,
+        kv_heads=kv_heads, vocab=vocab, tokens=tokens, seq_len=seq_len, batch=batch, precision=precision,
+        optimizer=optimizer, recompute=recompute, flash=flash, sharding=sharding, mfu=mfu, overhead=overhead,
+        images=images, epochs=epochs, method=method, lora_rank=lora_rank, lora_targets=lora_targets,
+        active_params=active_params, experts=experts, experts_per_token=experts_per_token,
+    )
+    check_fields(w)
+    notes: list[str] = []
+    if isinstance(w, InferenceWorkload):
+        raise InputError("estimate covers training", "use `gpuplan fit --infer` for inference memory")
+    if isinstance(w, TrainingWorkload):
+        lay = layout(w, spec.vram_gb, max(1, int(gpus)))
+        if lay is None:
+            notes.append(f"does not fit in {int(gpus)}x {spec.key} memory: `gpuplan fit` says how many GPUs it needs")
+        elif lay.sharding.value != "none" or lay.recompute.value != "none":
+            notes.append(f"fits with {lay.describe()}")
+        est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=cat)
+    else:
+        est = estimate_images(w, spec, gpus, spec.interconnect, catalog=cat)
+    from planner.workload.fit import model_summary
+    from planner.workload.ranges import estimate_payload, spread
+
+    rng = spread(cat, "transformer" if isinstance(w, TrainingWorkload) else "image")
+    payload = {**estimate_payload(est, rng), "notes": [*est.notes, *notes], "workload": w.model_dump(mode="json")}
+    if (summary := model_summary(w)) is not None:
+        payload["model"] = summary
+        payload["shape_inferred"] = summary["shape"]["inferred"]
+    if fmt is OutputFormat.JSON:
+        emit(dump_json(payload))
+        return
+    gh, wh = rng.of(est.gpu_hours), rng.of(est.wall_hours)
+    rows = [{"what": "GPU-hours", "value": f"{gh['expected']:,.1f} expected, {gh['low']:,.1f} to {gh['high']:,.1f}"},
+            {"what": "wall-clock", "value": f"{wh['expected']:,.1f} h ({wh['expected'] / 24:,.1f} days) expected, "
+                                            f"{wh['low']:,.1f} to {wh['high']:,.1f} h, on {gpus:g}x {spec.key}"},
+            {"what": "range", "value": rng.basis}]
+    if est.flops is not None:
+        rows.append({"what": "training FLOPs", "value": f"{est.flops:.3e}"})
+    rows += [{"what": k, "value": str(v)} for k, v in est.assumptions.items()]
+    rows += [{"what": "note", "value": n} for n in payload["notes"]]
+    emit(render_rows(rows, [Column(key="what", header="what", priority=0), Column(key="value", header="value")], fmt,
+                      title="Estimate"))
+
+
+def _gb(v: float | None) -> str | None:
+    return None if v is None else f"{v:,.2f}"
+
+
+def _list_models(fmt: Any) -> None:
+    from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
+    from planner.workload.spec import presets
+
+    ps = list(presets().values())
+    if fmt is OutputFormat.JSON:
+        emit(dump_json({"models": [p.model_dump(mode="json") for p in ps]}))
+        return
+    rows = [{"name": p.name, "kind": p.kind.value, "params": f"{p.params / 1e9:.2f}B", "layers": p.layers,
+             "hidden": p.hidden, "heads": p.heads, "kv_heads": p.kv_heads, "source": p.source[:60]} for p in ps]
+    order = {"name": 0, "params": 1, "kind": 2, "layers": 3, "hidden": 3, "heads": 4, "kv_heads": 4, "source": 5}
+    cols = [Column(key=k, header=k, priority=order[k])
+            for k in ("name", "kind", "params", "layers", "hidden", "heads", "kv_heads", "source")]
+    emit(render_rows(rows, cols, fmt, title="Model presets"))

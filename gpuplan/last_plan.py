@@ -1,0 +1,55 @@
+"""The last plan, kept for ``gpuplan launch --from-plan``: written by ``plan``, read by ``launch``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pricing.errors import InputError
+
+__all__ = ["last_plan_path", "read_winner", "remember"]
+
+FILE = "last-plan.json"
+
+
+def last_plan_path() -> Path:
+    from gpuplan.paths import data_dir
+
+    return data_dir() / FILE
+
+
+def remember(p: Any) -> None:
+    """Keep the plan; a plan that cannot be kept is still shown.
+
+    Only the winner of each billing mode is kept (``cheapest`` first, as in ``plan --json``):
+    launching needs no more, and writing every option of a 50k-offer plan cost seconds.
+    """
+    from gpuplan.render.plan import plan_payload
+    from gpuplan.render.table import dump_json
+
+    winners = list(p.cheapest_by_billing().values())
+    kept = p.model_copy(update={"options": winners, "excluded": []})
+    try:
+        path = last_plan_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dump_json(plan_payload(kept)), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def read_winner(path: Path | None) -> dict[str, Any]:
+    """The winner of a saved plan (the last `gpuplan plan`, or a `plan --json` file)."""
+    file = path or last_plan_path()
+    try:
+        plan = json.loads(file.read_text(encoding="utf-8"))
+        winner = plan["cheapest"]
+    except FileNotFoundError:
+        raise InputError(f"no plan at {file}", "run `gpuplan plan ...` first, or give --plan-file FILE") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{file} is not a gpuplan plan ({type(exc).__name__})",
+                         "give the output of `gpuplan plan --json`") from None
+    if winner.get("provider") == "local":
+        raise InputError("the plan's winner is buying cards: there is nothing to launch",
+                         "plan with --billing hourly,monthly,spot to launch a cloud option")
+    return winner

@@ -1,0 +1,41 @@
+"""How ``gpuplan offers`` shows the offer list: a table that fits the terminal, or Markdown."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from gpuplan.render.table import Column, OutputFormat, render_rows
+from planner.settings import Settings
+
+
+def _money(v: Decimal | None, places: int = 2) -> str | None:
+    return None if v is None else f"{v:,.{places}f}"
+
+
+def render_offers(items: list[dict[str, Any]], fmt: OutputFormat, s: Settings, *, limit: int = 0) -> str | None:
+    """The offers as a table (its first ``limit`` rows; 0: all) or as markdown (all rows)."""
+    shown = items[:limit] if fmt is OutputFormat.TABLE and limit > 0 else items
+    rows = [
+        {**i, "gpus": f"{i['gpu_count']:g}x {i['gpu']}", "hourly": _money(i["hourly"]),
+         "per_gpu_hour": _money(i["per_gpu_hour"]), "per_gb_vram_hour": _money(i["per_gb_vram_hour"], 4),
+         "monthly": _money(i["monthly"]),
+         "spot": (_money(i["spot"]) or "") + ("*" if i["spot_estimated"] else "") or None,
+         "buy": _money(i["buy"])}
+        for i in shown
+    ]
+    cols = [Column(key="provider", header="provider", priority=4), Column(key="offer", header="offer", priority=0),
+            Column(key="region", header="region", priority=2), Column(key="gpus", header="GPUs", priority=2),
+            Column(key="hourly", header="per hour", justify="right", priority=1),
+            Column(key="per_gpu_hour", header="per GPU-h", justify="right", priority=0),
+            Column(key="per_gb_vram_hour", header="per GB-VRAM-h", justify="right", priority=5),
+            Column(key="monthly", header="per month", justify="right", priority=3),
+            Column(key="spot", header="spot/h", justify="right", priority=3),
+            Column(key="buy", header="buy (per card)", justify="right", priority=1)]
+    notes = ["- = no public price in the catalog."]
+    if len(shown) < len(items):
+        # A table of 50k offers takes rich half a minute to draw and nobody reads it.
+        notes.insert(0, f"{len(items) - len(shown):,} more offer(s): --limit 0 shows all, -o csv or --json lists them.")
+    if any(i["spot_estimated"] for i in shown):
+        notes.append("Spot marked * is an estimated price.")
+    return render_rows(rows, cols, fmt, title=f"Offers (prices in {s.currency})", caption=" ".join(notes))

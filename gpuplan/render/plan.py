@@ -1,0 +1,167 @@
+"""How a plan is shown: its JSON contract (``gpuplan plan --json``) and its table, CSV and Markdown."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from planner.plan import Plan
+from gpuplan.render.table import Column, OutputFormat, decimal_json, dump_json, money_json, render_rows
+
+
+def _fmt_hours(h: Decimal) -> str:
+    return f"{h:,.1f}" if h >= 1 else f"{h:.2f}"
+
+
+def where(region: str, zone: str | None) -> str:
+    """'ap-guangzhou (ap-guangzhou-3)' where the zone is known, else the region."""
+    return f"{region} ({zone})" if zone and zone != region else region
+
+
+def _gpus(count: float, gpu: str) -> str:
+    return f"{count:g}x {gpu}"
+
+
+def _range(o: Any) -> dict[str, Any] | None:
+    """Model workloads: {low, expected, high} of GPU-hours, wall hours and cost; None for --gpu-hours plans."""
+    r = o.range
+    if r is None:
+        return None
+    return {
+        "gpu_hours": {"low": round(float(r.gpu_hours[0]), 4), "expected": round(float(o.gpu_hours), 4),
+                      "high": round(float(r.gpu_hours[1]), 4)},
+        "wall_hours": {"low": round(float(r.wall_hours[0]), 4), "expected": round(float(o.wall_hours), 4),
+                       "high": round(float(r.wall_hours[1]), 4)},
+        "cost": {"low": str(r.cost[0].rounded()), "expected": str(o.cost.rounded()), "high": str(r.cost[1].rounded())},
+    }
+
+
+def plan_payload(p: Plan) -> dict[str, Any]:
+    """The stable JSON contract of ``gpuplan plan``."""
+
+    def opt(o: Any) -> dict[str, Any]:
+        return {
+            "provider": o.provider,
+            "offer": o.offer,
+            "region": o.region,
+            "gpu": o.gpu,
+            "gpu_count": o.gpu_count,
+            "billing": o.billing,
+            "nodes": o.nodes,
+            "gpus_total": o.gpus_total,
+            "zone": o.zone,
+            "live": o.live,
+            "wall_hours": round(float(o.wall_hours), 4),
+            "gpu_hours": round(float(o.gpu_hours), 4),
+            "cost": money_json(o.cost.amount),
+            "native_cost": {"amount": money_json(o.native_cost.amount), "currency": o.native_cost.currency},
+            "estimate": o.estimate,
+            "line_items": [
+                {
+                    "description": i.description,
+                    "quantity": decimal_json(i.quantity),
+                    "unit": i.unit,
+                    "unit_price": {"amount": decimal_json(i.unit_price.amount), "currency": i.unit_price.currency},
+                    "cost": {"amount": money_json(i.cost.amount), "currency": i.cost.currency},
+                }
+                for i in o.line_items
+            ],
+            "notes": list(o.notes),
+            "range": _range(o),
+        }
+
+    return {
+        "currency": p.currency,
+        "assumptions": p.assumptions,
+        "options": [opt(o) for o in p.options],
+        "cheapest": opt(p.cheapest),
+        "cheapest_by_billing": {str(m): opt(o) for m, o in p.cheapest_by_billing().items()},
+        "explanation": p.explanation,
+        "excluded": [e.model_dump(mode="json") for e in p.excluded],
+    }
+
+
+# (key, header, justify, priority): priority 0 is never cut; on a narrow terminal the
+# highest numbers are dropped first (see gpuplan.render.layout).
+PLAN_COLUMNS = [
+    ("rank", "#", "right", 4),
+    ("provider", "provider", "left", 4),
+    ("offer", "offer", "left", 0),
+    ("region", "region", "left", 3),
+    ("gpus", "GPUs", "left", 2),
+    ("billing", "billing", "left", 1),
+    ("wall_hours", "wall h", "right", 2),
+    ("gpu_hours", "GPU-h", "right", 5),
+    ("cost", "cost", "right", 0),
+    ("native", "native cost", "right", 6),
+]
+ESTIMATED = "Billing marked * is an estimated price."
+
+
+def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: str) -> str | None:
+    """The plan as text in ``fmt``; a rich table prints itself and returns None."""
+    from gpuplan.console import stdout
+
+    if fmt is OutputFormat.JSON:
+        return dump_json(plan_payload(p))
+    cols = [Column(key=k, header=h, justify=j, priority=pr) for k, h, j, pr in PLAN_COLUMNS]
+
+    def row(i: int, o: Any) -> dict[str, Any]:
+        return {
+            "rank": i,
+            "provider": o.provider,
+            "offer": o.offer,
+            # A spot price is one zone's: name it where the run would go.
+            "region": f"{o.region} {o.zone}" if o.billing == "spot" and o.zone else o.region,
+            "gpus": _gpus(o.gpu_count, o.gpu) if o.nodes == 1 else f"{o.nodes} x {_gpus(o.gpu_count, o.gpu)}",
+            "billing": f"{o.billing}{'*' if o.estimate else ''}",
+            "wall_hours": _fmt_hours(o.wall_hours),
+            "gpu_hours": _fmt_hours(o.gpu_hours),
+            "cost": f"{o.cost.rounded():,}",
+            "native": str(o.native_cost),
+            "notes": "; ".join(o.notes),
+        }
+
+    if fmt is not OutputFormat.TABLE:
+        rows = [row(i, o) for i, o in enumerate(p.options, 1)]
+        cols.append(Column(key="notes", header="notes"))
+        text = render_rows(rows, cols, fmt, title=title)
+        if fmt is OutputFormat.MARKDOWN and any(o.estimate for o in p.options):
+            text = (text or "") + "\n" + ESTIMATED + "\n"
+        return text
+    # The table shows --limit rows: formatting the rest (tens of thousands at scale) is wasted.
+    shown_options = p.options if limit <= 0 else p.options[:limit]
+    shown = [row(i, o) for i, o in enumerate(shown_options, 1)]
+    more = len(p.options) - len(shown)
+    notes = [f"{more} more option(s): --limit 0 shows all."] if more else []
+    if any(o.estimate for o in shown_options):
+        notes.append(ESTIMATED)
+    render_rows(shown, cols, fmt, title=f"{title} (costs in {p.currency})", caption=" ".join(notes))
+    best_options = [(rank + 1, o) for rank, o in p.ranked_by_billing().values()]  # in rank order
+    best = [row(i, o) for i, o in best_options]
+    render_rows(best, cols, fmt, title="Cheapest per billing mode",
+                caption=ESTIMATED if any(o.estimate for _, o in best_options) else "")
+    out = stdout()
+    out.print(f"[bold]Why:[/bold] {p.explanation}", highlight=False)
+    a = p.assumptions
+    out.print(
+        f"[dim]Assumptions: {a.get('hours_per_month')} h/month, spot restart overhead "
+        f"{Decimal(a.get('spot_overhead', '0')):.0%}, prices {a.get('prices_as_of') or 'as of ' + str(a.get('catalog_as_of'))}; "
+        f"FX {'; '.join(a.get('fx', [])[:1]) or 'none'}.[/dim]",
+        highlight=False,
+    )
+    if (rng := a.get("estimate_range")) is not None:
+        out.print(f"[dim]Hours and costs are expected values; the calibrated range is x{rng['low']:.2f} to "
+                  f"x{rng['high']:.2f} of them ({rng['basis'].split(' (')[0]}); --json gives low/high per option.[/dim]",
+                  highlight=False)
+    if explain and p.excluded:
+        ex = [{"offer": f"{e.provider} {e.offer}", "where": where(e.region, e.zone), "billing": e.billing or "all",
+               "reason": e.reason} for e in p.excluded]
+        # The region stays, or a row excluded in one region reads as contradicting the table.
+        render_rows(ex, [Column(key="offer", header="offer", priority=0),
+                         Column(key="where", header="region (zone)", droppable=False),
+                         Column(key="billing", header="billing", priority=0),
+                         Column(key="reason", header="excluded because", droppable=False)], fmt, title="Excluded")
+    elif p.excluded:
+        out.print(f"[dim]{len(p.excluded)} option(s) excluded: --explain lists them with reasons.[/dim]", highlight=False)
+    return None

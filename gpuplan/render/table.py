@@ -1,0 +1,168 @@
+"""Rendering tables of results as a rich table, JSON, CSV or Markdown.
+
+Data goes to stdout, messages to stderr. JSON carries no ANSI codes, money as decimal
+strings, and the caller's top-level ``currency`` and ``assumptions``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from datetime import date
+from decimal import Decimal
+from enum import Enum, StrEnum
+from typing import Any
+
+from pydantic import BaseModel
+
+from pricing.errors import InputError
+from pricing.money import DECIMAL_PLACES, decimal_json, money_json  # noqa: F401  (the JSON contract helpers)
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+    MARKDOWN = "markdown"
+
+
+def pick_format(output: str | None, as_json: bool) -> OutputFormat:
+    if as_json:
+        return OutputFormat.JSON
+    try:
+        return OutputFormat((output or "table").lower())
+    except ValueError:
+        known = ", ".join(f.value for f in OutputFormat)
+        raise InputError(f"unknown output format {output!r}", f"use one of {known}") from None
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON types; Decimals become decimal strings (see :func:`decimal_json`)."""
+    if isinstance(value, BaseModel):
+        return jsonable(value.model_dump())
+    if isinstance(value, Decimal):
+        return decimal_json(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(jsonable(k)): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, BaseModel | Decimal | Enum | date | set | frozenset | tuple):
+        return jsonable(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _no_exponents(value: Any) -> Any:
+    """Whole floats of 1e16 and more (FLOPs) as integers: Python would write them as 8.4e+22."""
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and abs(value) >= 1e16 and value.is_integer() else value
+    if isinstance(value, dict):
+        return {k: _no_exponents(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_exponents(v) for v in value]
+    return value
+
+
+def dump_json(payload: Any) -> str:
+    """Indented for a person at a terminal; compact when piped, where size and speed matter.
+
+    Every object payload starts with ``"gpuplan_version"``, so a saved answer says which
+    gpuplan gave it.
+
+    Plain values go straight to the encoder; only Decimals, models and dates take the
+    slower ``jsonable`` path (StrEnums are already strings).
+    """
+    import sys
+
+    from gpuplan import __version__
+
+    if isinstance(payload, dict):
+        payload = {"gpuplan_version": __version__, **payload}
+    payload = _no_exponents(payload)
+    indent = 2 if sys.stdout.isatty() else None
+    return json.dumps(payload, indent=indent, ensure_ascii=False, default=_json_default)
+
+
+class Column(BaseModel):
+    """A table column. ``priority`` 0 is never cut, wrapped or dropped (an offer's name, its cost);
+    on a narrow terminal the others wrap at spaces, then the highest numbers are dropped first,
+    except a column that must stay (``droppable=False``: the reason of an exclusion)."""
+
+    key: str
+    header: str
+    justify: str = "left"
+    priority: int = 1
+    droppable: bool = True
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, Enum):
+        return str(value.value)
+    return str(value)
+
+
+def render_rows(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[Column],
+    fmt: OutputFormat,
+    *,
+    title: str = "",
+    caption: str = "",
+) -> str | None:
+    """CSV and Markdown as text; for TABLE, print with rich and return None."""
+    if fmt is OutputFormat.CSV:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow([c.key for c in columns])
+        for r in rows:
+            writer.writerow([_cell(r.get(c.key)) for c in columns])
+        return buf.getvalue()
+    if fmt is OutputFormat.MARKDOWN:
+        lines = [f"## {title}", ""] if title else []
+        lines.append("| " + " | ".join(c.header for c in columns) + " |")
+        lines.append("|" + "|".join("---:" if c.justify == "right" else "---" for c in columns) + "|")
+        for r in rows:
+            lines.append("| " + " | ".join(_cell(r.get(c.key)).replace("|", "\\|") for c in columns) + " |")
+        if caption:
+            lines += ["", caption]
+        return "\n".join(lines) + "\n"
+    _print_table(rows, columns, title=title, caption=caption)
+    return None
+
+
+def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], *, title: str, caption: str) -> None:
+    from rich.table import Table
+
+    from gpuplan.console import stdout, stdout_at, wide
+    from gpuplan.render.layout import KEEP, fit_columns
+
+    out = stdout()
+    cells = [[_cell(r.get(c.key)) for c in columns] for r in rows]
+    layout = fit_columns([c.header for c in columns], cells,
+                         [c.priority if c.droppable or c.priority == 0 else KEEP for c in columns],
+                         None if wide() else out.width)
+    if layout.dropped:
+        hidden = ", ".join(columns[i].header for i in layout.dropped)
+        caption = (caption + " " if caption else "") + f"Not shown at this width: {hidden} (--wide shows all)."
+    table = Table(title=title or None, caption=caption or None, caption_justify="left")
+    for i, w in zip(layout.shown, layout.widths, strict=True):
+        c = columns[i]
+        # Widths come from the layout (essential ones hold their longest cell), so rich never shrinks a column.
+        table.add_column(c.header, justify=c.justify, width=w, overflow="fold")  # type: ignore[arg-type]
+    for row in cells:
+        table.add_row(*(row[i] for i in layout.shown))
+    # A table wider than the terminal (--wide, or essential columns alone too wide) is printed
+    # whole, to wrap in the terminal, rather than cut by rich.
+    (out if layout.total <= out.width else stdout_at(layout.total)).print(table)

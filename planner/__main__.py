@@ -1,5 +1,0 @@
-"""``python -m planner`` runs the gpuplan CLI."""
-
-from planner.cli import main
-
-main()

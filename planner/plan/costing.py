@@ -1,0 +1,94 @@
+"""Costing one (offer, billing mode) in full: nodes, notes, line items and range, or why it is dropped."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from pricing.billing import BillingMode
+from pricing.catalog import Catalog, GpuSpec
+from pricing.line_items import LineItem
+from pricing.money import Currency, Fx
+from providers.base import Offer, Provider
+from planner.plan.demand import Demand, Run
+from planner.plan.filters import host_note, past_deadline
+from planner.plan.model import Constraints, ExclusionRule, Option, OptionRange
+from planner.plan.nodes import NodeRuns
+from planner.settings import Settings
+
+class Costing:
+    """What costing one (offer, billing mode) needs besides the offer: the plan's inputs, once."""
+
+    def __init__(self, demand: Demand, c: Constraints, s: Settings, cat: Catalog) -> None:
+        self.demand, self.c, self.s, self.cat = demand, c, s, cat
+        self.fx: Fx = s.fx_table()
+        self.budget = None if c.budget is None else self.fx.convert(c.budget, s.currency).amount
+        # Runs shared between offers of one shape (see shape_key), for demands that declare
+        # ``runs_by_shape``: a large catalog has hundreds of shapes for tens of thousands of offers.
+        self.shared: dict[tuple[Any, ...], Run | str] | None = {} if getattr(demand, "runs_by_shape", False) else None
+        self._rates: dict[Currency, Decimal] = {}
+
+    def fx_rate(self, currency: Currency) -> Decimal:
+        """The rate to the display currency, asked of the FX table on first use (which records that it was used)."""
+        if (rate := self._rates.get(currency)) is None:
+            rate = self._rates[currency] = self.fx.rate(currency, self.s.currency)
+        return rate
+
+    def factor(self, mode: BillingMode) -> Decimal:
+        return 1 + self.s.spot_overhead if mode is BillingMode.SPOT else Decimal(1)
+
+    def runs(self, offer: Offer, spec: GpuSpec) -> NodeRuns:
+        return NodeRuns(self.demand, offer, spec, self.c, self.shared)
+
+    def option(self, provider: Provider, offer: Offer, spec: GpuSpec, mode: BillingMode, runs: NodeRuns,
+               first: int) -> Option | tuple[ExclusionRule, str]:
+        """The costed option, with its notes, line items and range, or why the constraints drop it.
+
+        :func:`make_plan` ranks with :func:`rank_offers`, which runs the same rules on bare numbers, and
+        calls this only for the options that are read; tests hold the two to the same answer.
+        """
+        c, s, fx = self.c, self.s, self.fx
+        factor = self.factor(mode)
+        n, run, why = runs.for_deadline(first, factor)
+        if isinstance(run, str):
+            return ExclusionRule.WORKLOAD, run
+        wall = run.wall_hours * factor
+        notes = list(run.notes)
+        if n > 1 or why:
+            notes.insert(0, f"{n} x {offer.name} ({offer.gpu_count * n:g} x {offer.gpu})" + (f": {why}" if why else ""))
+        if mode is BillingMode.SPOT:
+            notes.append(f"assumes {s.spot_overhead:.0%} extra run time to restart after interruptions")
+        quote = provider.quote(offer, mode, wall, hours_per_month=s.hours_per_month)
+        items = quote.line_items if n == 1 else tuple(
+            LineItem.priced(f"{n} nodes x {i.description}", i.quantity * n, i.unit, i.unit_price)
+            for i in quote.line_items)
+        native = quote.cost * n
+        cost = fx.convert(native, s.currency)
+        if mode is BillingMode.MONTHLY:
+            paid = quote.line_items[0].quantity * s.hours_per_month
+            notes.append(f"pays {quote.line_items[0].quantity:g} whole month(s); uses {wall / paid:.0%} of the time paid for")
+        if quote.estimate:
+            notes.append(f"{mode} price is an estimate")
+        notes.extend(quote.notes)
+        if host := host_note(offer, spec):
+            notes.append(host)
+        if n > 1 and (bigger := runs.bigger_note(n, mode, factor, provider, s.hours_per_month, native)):
+            notes.append(bigger)
+        if (late := past_deadline(wall, n, c.deadline_hours)) is not None:
+            return late
+        if self.budget is not None and cost.amount > self.budget:
+            return ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}"
+        rng = None
+        if run.spread is not None:
+            # re-quote at each end: billing is not linear in hours (minimums, whole months)
+            lo, hi = (wall * Decimal(repr(f)) for f in run.spread)
+            lo_cost, hi_cost = (fx.convert(provider.quote(offer, mode, h, hours_per_month=s.hours_per_month).cost * n,
+                                           s.currency) for h in (lo, hi))
+            count = Decimal(repr(offer.gpu_count * n))
+            rng = OptionRange(wall_hours=(lo, hi), gpu_hours=(lo * count, hi * count), cost=(lo_cost, hi_cost))
+        return Option(
+            provider=offer.provider, offer=offer.name, region=offer.region, gpu=offer.gpu, gpu_count=offer.gpu_count,
+            billing=mode, wall_hours=wall, gpu_hours=wall * Decimal(repr(offer.gpu_count * n)), cost=cost,
+            native_cost=native, line_items=items, notes=tuple(notes), estimate=quote.estimate, zone=quote.zone,
+            live=offer.live, range=rng, nodes=n,
+        )

@@ -1,0 +1,132 @@
+"""The plan's values: constraints, costed options, exclusions and the plan that ranks them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_serializer
+
+from pricing.billing import BillingMode
+from pricing.line_items import LineItem
+from pricing.money import Currency, Money
+
+DEFAULT_MAX_NODES = 64
+
+
+class Constraints(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    deadline_hours: Decimal | None = None
+    budget: Money | None = None
+    min_vram_gb: float | None = None
+    providers: frozenset[str] | None = None
+    billing: frozenset[BillingMode] | None = None
+    regions: tuple[str, ...] | None = None
+    gpus: frozenset[str] | None = None
+    max_gpus: float | None = None  # across all nodes of an option
+    nodes: int | None = None  # pin the node count; None searches 1 .. max_nodes
+    max_nodes: int = DEFAULT_MAX_NODES
+
+
+class OptionRange(BaseModel):
+    """Low and high ends of an option's calibrated range (its expected values are the option's own)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    wall_hours: tuple[Decimal, Decimal]
+    gpu_hours: tuple[Decimal, Decimal]
+    cost: tuple[Money, Money]
+
+
+class Option(BaseModel):
+    """One way to do the job, costed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    offer: str
+    region: str
+    gpu: str
+    gpu_count: float
+    billing: BillingMode
+    wall_hours: Decimal
+    gpu_hours: Decimal
+    cost: Money
+    native_cost: Money
+    line_items: tuple[LineItem, ...]
+    notes: tuple[str, ...]
+    estimate: bool = False
+    zone: str | None = None  # the zone whose price this is (live data), for launch --from-plan
+    live: bool = False  # priced from refreshed (live) data rather than the shipped snapshot
+    range: OptionRange | None = None  # model workloads: calibrated low/high (ranking stays on the expected values)
+    nodes: int = 1  # identical nodes of the offer working as one cluster
+
+    @property
+    def gpus_total(self) -> float:
+        return self.gpu_count * self.nodes
+
+
+class ExclusionRule(StrEnum):
+    """Which constraint or fact excluded an option: the key that summaries group by."""
+
+    GPU = "gpu"
+    MIN_VRAM = "min_vram"
+    MAX_GPUS = "max_gpus"
+    REGION = "region"
+    NO_PRICE = "no_price"
+    WORKLOAD = "workload"
+    DEADLINE = "deadline"
+    BUDGET = "budget"
+    SOLD_OUT = "sold_out"
+
+
+RULE_TEXT = {
+    ExclusionRule.GPU: "not a selected GPU", ExclusionRule.MIN_VRAM: "below --min-vram", ExclusionRule.MAX_GPUS: "above --max-gpus",
+    ExclusionRule.REGION: "outside --region", ExclusionRule.NO_PRICE: "without a public price", ExclusionRule.WORKLOAD: "where the workload does not fit",
+    ExclusionRule.DEADLINE: "past the deadline", ExclusionRule.BUDGET: "over the budget", ExclusionRule.SOLD_OUT: "sold out in every zone",
+}
+
+
+class Exclusion(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    offer: str
+    region: str
+    zone: str | None = None  # where the data names one: the zone of the excluded price, or the offer's only zone
+    billing: BillingMode | None = None
+    rule: ExclusionRule
+    reason: str
+
+
+class Plan(BaseModel):
+    """The ranked options; :func:`make_plan` gives them as a :class:`RankedOptions`, each costed in full when read."""
+
+    currency: Currency
+    assumptions: dict[str, Any]
+    options: Sequence[Option]
+    excluded: Sequence[Exclusion]
+    explanation: str
+
+    @field_serializer("options", "excluded")
+    def _every(self, items: Sequence[BaseModel]) -> list[BaseModel]:
+        return list(items)
+
+    @property
+    def cheapest(self) -> Option:
+        return self.options[0]
+
+    def cheapest_by_billing(self) -> dict[BillingMode, Option]:
+        return {mode: o for mode, (_, o) in self.ranked_by_billing().items()}
+
+    def ranked_by_billing(self) -> dict[BillingMode, tuple[int, Option]]:
+        """Each billing mode's cheapest option with its 0-based rank, cheapest mode first."""
+        if (first_by_billing := getattr(self.options, "first_by_billing", None)) is not None:
+            return first_by_billing()  # a RankedOptions knows without building every option
+        out: dict[BillingMode, tuple[int, Option]] = {}
+        for rank, o in enumerate(self.options):
+            out.setdefault(o.billing, (rank, o))
+        return out

@@ -1,0 +1,113 @@
+"""How many identical nodes an offer needs for a job: fit in memory first, then the deadline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from pricing.billing import BillingMode
+from pricing.catalog import LOCAL, GpuSpec
+from pricing.money import Money
+from providers.base import Offer, Provider
+from planner.plan.demand import Demand, Run
+from planner.plan.model import Constraints
+
+def shape_key(offer: Offer, spec: GpuSpec, nodes: int) -> tuple[Any, ...]:
+    """Everything a ``runs_by_shape`` demand reads from an offer: two offers with one key run alike.
+
+    The GPU, its count and interconnect on one node; across nodes also the instance type's
+    network (looked up by provider and type), so only multi-node runs are keyed on the type.
+    """
+    network = (offer.provider, offer.name.lower()) if nodes > 1 else None
+    return spec.key, offer.gpu_count, offer.interconnect, nodes, network
+
+
+class NodeRuns:
+    """Run times of one offer on 1 .. max_nodes identical nodes, computed lazily and cached.
+
+    More nodes never cost less (every billing mode charges node-time, and scaling across
+    nodes is below 100%), so the cheapest cluster of an offer is the smallest that fits the
+    memory and meets the deadline. Fit and speed only improve with nodes, so that smallest
+    count is found by bisection: a handful of runs per offer, not max_nodes.
+    """
+
+    def __init__(self, demand: Demand, offer: Offer, spec: GpuSpec, c: Constraints,
+                 shared: dict[tuple[Any, ...], Run | str] | None = None) -> None:
+        self.demand, self.offer, self.spec = demand, offer, spec
+        # Runs shared between offers of one shape (see shape_key), for demands that declare
+        # ``runs_by_shape``: a large catalog has hundreds of shapes for tens of thousands of offers.
+        self.shared = shared
+        cloud = offer.provider != LOCAL and offer.gpu_count >= 1
+        most = c.max_nodes if cloud else 1
+        if c.max_gpus is not None:
+            most = max(1, min(most, int(c.max_gpus // max(offer.gpu_count, 1))))
+        self.lo = self.hi = c.nodes if (c.nodes is not None and cloud) else 1
+        if c.nodes is None:
+            self.hi = most
+        self.deadline = c.deadline_hours
+        self._runs: dict[int, Run | str] = {}
+
+    def run(self, n: int) -> Run | str:
+        if n not in self._runs:
+            key = shape_key(self.offer, self.spec, n) if self.shared is not None else None
+            if key is not None and self.shared is not None and key in self.shared:
+                self._runs[n] = self.shared[key]
+                return self._runs[n]
+            self._runs[n] = self.demand.run(self.offer, self.spec, n) if n > 1 else self.demand.run(self.offer,
+                                                                                                   self.spec)
+            if key is not None and self.shared is not None:
+                self.shared[key] = self._runs[n]
+        return self._runs[n]
+
+    def _smallest(self, lo: int, ok: Callable[[Run | str], bool]) -> int | None:
+        if ok(self.run(lo)):
+            return lo
+        if lo >= self.hi or not ok(self.run(self.hi)):
+            return None
+        bad, good = lo, self.hi
+        while good - bad > 1:
+            mid = (bad + good) // 2
+            bad, good = (bad, mid) if ok(self.run(mid)) else (mid, good)
+        return good
+
+    def smallest_fitting(self) -> int | str:
+        n = self._smallest(self.lo, lambda r: not isinstance(r, str))
+        if n is None:
+            why = self.run(self.hi)
+            assert isinstance(why, str)
+            return why if self.hi == 1 else f"{why} (also on {self.hi} nodes)"
+        return n
+
+    def for_deadline(self, first: int, factor: Decimal) -> tuple[int, Run | str, str]:
+        """(nodes, run, why that many) for one billing mode: the fewest that meet the deadline, else ``first``."""
+        why = f"memory needs {first} nodes" if first > 1 else ""
+        if self.deadline is None:
+            return first, self.run(first), why
+        deadline = self.deadline
+
+        def ok(r: Run | str) -> bool:
+            return not isinstance(r, str) and r.wall_hours * factor <= deadline
+
+        n = self._smallest(first, ok)
+        if n is None:
+            return self.hi, self.run(self.hi), why  # too slow even on the most nodes: the deadline check says so
+        if n > first:
+            before = self.run(n - 1)
+            took = f" ({n - 1} would take {before.wall_hours * factor:,.0f} h)" if not isinstance(before, str) else ""
+            why = f"the {deadline:g} h deadline needs {n} nodes{took}"
+        return n, self.run(n), why
+
+    def bigger_note(self, n: int, mode: BillingMode, factor: Decimal, provider: Provider, hours_per_month: Decimal,
+                    cost: Money) -> str | None:
+        """Why a cluster twice the size lost: poorer scaling makes the same work cost more."""
+        m = min(2 * n, self.hi)
+        r = self.run(m) if m > n else None
+        if r is None or isinstance(r, str):
+            return None
+        q = provider.quote(self.offer, mode, r.wall_hours * factor, hours_per_month=hours_per_month)
+        other = q.cost * m
+        if cost.amount <= 0:
+            return None
+        return (f"{m} nodes would finish in {r.wall_hours * factor:,.0f} h but cost {other.amount:,.2f} "
+                f"{other.currency} ({other.amount / cost.amount - 1:+.0%}): scaling falls as nodes are added")

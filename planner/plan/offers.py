@@ -1,0 +1,73 @@
+"""``gpuplan offers``: every offer with its price per instance-hour, GPU-hour and GB-of-VRAM-hour.
+
+Prices are converted to the display currency with the settings' exchange rates; the
+native rates and their source travel with each row. The rows are the JSON contract of
+``offers --json``; ``offers -o csv`` writes the catalog's own CSV shape instead, so the
+output can be edited and fed back with ``--catalog FILE``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from pricing.billing import BillingMode
+from pricing.catalog import Catalog, InstanceType
+from providers.base import Offer
+from providers.registry import all_providers
+from planner.plan.filters import check_regions, offer_filter, places
+from planner.plan.model import Constraints
+from pricing.money import Money, decimal_json
+from planner.settings import Settings
+
+_BIG = Decimal("1e30")
+
+
+def offer_rows(catalog: Catalog, c: Constraints, s: Settings) -> list[dict[str, Any]]:
+    """Offers the constraints allow, cheapest per GPU-hour first (cards by price)."""
+    fxt = s.fx_table()
+    items: list[dict[str, Any]] = []
+    selected = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
+                if c.providers is None or p.name in c.providers]
+    listed = [(p, p.list_offers()) for p in selected]  # built once: an offer is a pydantic model per row
+    check_regions(c.regions, (place for p, offers in listed for place in places(p, offers)))
+    for prov, offers in listed:
+        for o in offers:
+            spec = catalog.gpus[o.gpu]
+            vram = spec.vram_gb * o.gpu_count
+            if offer_filter(o, spec, c, priced=False) is not None:
+                continue
+
+            def shown(mode: BillingMode, per: float = 1.0, _o: Offer = o) -> Decimal | None:
+                rate = _o.rates.get(mode)
+                if rate is None:
+                    return None
+                m = fxt.convert(Money(amount=rate, currency=_o.currency), s.currency)
+                return m.amount / Decimal(repr(per))
+
+            items.append({
+                "provider": o.provider, "offer": o.name, "region": o.region, "zones": list(o.zones),
+                "gpu": o.gpu, "gpu_count": o.gpu_count,
+                "vram_gb_total": vram, "vcpu": o.vcpu, "mem_gb": o.mem_gb, "native_currency": o.currency,
+                "hourly": shown(BillingMode.HOURLY), "per_gpu_hour": shown(BillingMode.HOURLY, o.gpu_count),
+                "per_gb_vram_hour": shown(BillingMode.HOURLY, vram), "monthly": shown(BillingMode.MONTHLY),
+                "spot": shown(BillingMode.SPOT), "spot_estimated": BillingMode.SPOT in o.estimated,
+                "reserved_1y": shown(BillingMode.RESERVED_1Y), "reserved_3y": shown(BillingMode.RESERVED_3Y),
+                "buy": shown(BillingMode.BUY), "native_rates": {m.value: decimal_json(r) for m, r in o.rates.items()},
+                "rate_zones": {m.value: z for m, z in o.rate_zones.items()},
+                "sold_out_zones": list(o.sold_out_zones), "live": o.live,
+                "source": o.source, "as_of": o.as_of,
+            })
+    items.sort(key=lambda i: (i["per_gpu_hour"] if i["per_gpu_hour"] is not None else _BIG, i["buy"] or _BIG))
+    return items
+
+
+def offers_payload(items: list[dict[str, Any]], s: Settings) -> dict[str, Any]:
+    """The JSON contract of ``gpuplan offers``."""
+    return {"currency": s.currency, "fx": [r.label() for r in s.fx_table().used()], "offers": items}
+
+
+def catalog_rows(catalog: Catalog, items: list[dict[str, Any]]) -> list[InstanceType]:
+    """The catalog rows behind the listed cloud offers, for ``offers -o csv`` (the ``--catalog`` shape)."""
+    wanted = {(i["provider"], i["offer"], i["region"]) for i in items}
+    return [r for r in catalog.instances if (r.provider, r.instance_type, r.region) in wanted]

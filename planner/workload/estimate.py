@@ -1,0 +1,326 @@
+"""GPU-hours and wall-clock time of a workload on a GPU type and count.
+
+Transformers: training FLOPs = 6*N*D (Kaplan et al. 2020, arXiv 2001.08361), and full
+activation recompute adds one forward pass, 8*N*D of hardware work (Narayanan et al.
+2021, arXiv 2104.04473). Time = hardware FLOPs / (GPUs x dense peak x utilization).
+N is the active parameter count of a mixture of experts; LoRA/QLoRA train with
+(4*N + 6*N_adapter)*D (``planner.workload.params``). The calibrated low/high range around each
+estimate is ``planner.workload.ranges``.
+
+Utilization defaults come from ``data/mfu.csv`` (sourced MFU/HFU anchors): the median,
+per GPU architecture and scale (up to 64 GPUs: one node or a few; more: a cluster), of
+the hardware FLOP utilization each run reached: HFU where the source gives it (runs
+with recompute count the recompute), else MFU, else reported TFLOP/s over the dense
+peak. The anchors ran on NVLink machines; on PCIe the time grows by the ratio of the
+measured scaling efficiencies (``planner.perf.scaling``).
+
+Goodput overhead (restarts, evaluation, checkpointing, stragglers) is derived from the
+one run that reports both its MFU and its GPU-hours: Llama 3.1 405B, 41% MFU on 16K
+H100s, 30.84M GPU-hours for 15.6T tokens (see :func:`goodput_overhead`).
+
+Image models: measured images/sec per GPU from the shipped Lambda benchmarks (median
+over suites), else scaled from a measured GPU by :func:`planner.perf.relative_speed`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.catalog import Catalog, GpuSpec, Interconnect
+from pricing.datafiles import data_rows
+from pricing.errors import InputError
+from planner.workload.spec import ImageWorkload, Method, Precision, Recompute, TrainingWorkload
+
+NODE_SCALE_MAX_GPUS = 64
+FP8_ARCHS = frozenset({"Hopper", "Ada Lovelace", "Blackwell"})
+TF32_ARCHS = frozenset({"Ampere", "Ada Lovelace", "Hopper", "Blackwell"})
+
+
+class MfuAnchor(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run: str
+    gpu_key: str
+    gpu_count: int | None
+    mfu: float | None
+    hfu: float | None
+    tflops_per_gpu: float | None
+    precision: str
+    recompute: str
+    source: str
+
+    @property
+    def fp8(self) -> bool:
+        return self.precision == "fp8"
+
+    def utilization(self, catalog: Catalog) -> float | None:
+        """Hardware FLOP utilization: HFU, else MFU, else TFLOP/s over the dense peak."""
+        if self.hfu is not None:
+            return self.hfu
+        if self.mfu is not None:
+            return self.mfu
+        if self.tflops_per_gpu is not None:
+            peak, _ = peak_tflops(catalog.gpus[self.gpu_key], Precision.FP8 if self.fp8 else Precision.BF16)
+            return self.tflops_per_gpu / peak
+        return None
+
+
+def _opt(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+@lru_cache(maxsize=1)
+def mfu_anchors() -> tuple[MfuAnchor, ...]:
+    return tuple(
+        MfuAnchor(
+            run=r["run"], gpu_key=r["gpu_key"], gpu_count=int(r["gpu_count"]) if r["gpu_count"] else None,
+            mfu=_opt(r["mfu"]), hfu=_opt(r["hfu"]), tflops_per_gpu=_opt(r["tflops_per_gpu"]),
+            precision=r["precision"], recompute=r["recompute"], source=r["source"],
+        )
+        for r in data_rows("mfu.csv", "planner.data")
+    )
+
+
+def peak_tflops(spec: GpuSpec, precision: Precision) -> tuple[float, str]:
+    """Dense peak TFLOP/s for the precision, and which spec figure it is."""
+    tensor = spec.tensor_fp16_tflops
+    if precision is Precision.FP8:
+        if spec.arch not in FP8_ARCHS or tensor is None:
+            raise InputError(f"{spec.key} ({spec.arch}) has no FP8 tensor cores", "use --precision bf16")
+        return 2 * tensor, "FP8 dense = 2x FP16 dense tensor"
+    if precision is Precision.FP32:
+        if spec.arch in TF32_ARCHS and tensor is not None:
+            return tensor / 2, "TF32 dense = 1/2 FP16 dense tensor"
+        if spec.fp32_tflops is None:
+            raise InputError(f"no FP32 TFLOPS for {spec.key} in the catalog")
+        return spec.fp32_tflops, "FP32"
+    if tensor is not None:
+        return tensor, "FP16/BF16 dense tensor"
+    if spec.fp32_tflops is None:
+        raise InputError(f"no TFLOPS figure for {spec.key} in the catalog")
+    return spec.fp32_tflops, "FP32 (no tensor-core figure in the catalog)"
+
+
+def default_mfu(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, str]:
+    """Median utilization of the anchors closest to this GPU architecture, scale and precision."""
+    cat = catalog
+    fp8 = precision is Precision.FP8
+    cluster = gpus > NODE_SCALE_MAX_GPUS
+
+    def scale_ok(a: MfuAnchor) -> bool:
+        # a run with no count is a whole pretraining run: cluster scale
+        is_cluster = a.gpu_count is None or a.gpu_count > NODE_SCALE_MAX_GPUS
+        return is_cluster == cluster
+
+    usable = [a for a in mfu_anchors() if a.gpu_key and a.fp8 == fp8 and a.utilization(cat) is not None]
+    scale = "cluster (>64 GPUs)" if cluster else "node (<=64 GPUs)"
+    tiers = [
+        (lambda a: cat.gpus[a.gpu_key].arch == spec.arch and scale_ok(a), f"{spec.arch} anchors at {scale} scale"),
+        (lambda a: cat.gpus[a.gpu_key].arch == spec.arch, f"{spec.arch} anchors at any scale"),
+        (scale_ok, f"all anchors at {scale} scale (none for {spec.arch})"),
+        (lambda a: True, f"all anchors (none for {spec.arch})"),
+    ]
+    for keep, basis in tiers:
+        vals = [u for a in usable if keep(a) and (u := a.utilization(cat)) is not None]
+        if vals:
+            return statistics.median(vals), f"median of {len(vals)} {basis} in data/mfu.csv"
+    raise InputError("no MFU anchors for this precision", "give --mfu")
+
+
+@lru_cache(maxsize=1)
+def published_runs() -> tuple[dict[str, str], ...]:
+    return tuple(data_rows("published_runs.csv", "planner.data"))
+
+
+@lru_cache(maxsize=8)
+def goodput_overhead(catalog: Catalog) -> tuple[float, str]:
+    """Extra run time beyond pure training steps, derived from Llama 3.1 405B.
+
+    reported MFU / (6*N*D / (GPU-hours x 3600 x dense peak)) - 1: the share of paid GPU
+    time that did not turn into training steps at the reported rate.
+    """
+    run = next(r for r in published_runs() if r["run"] == "llama-3.1-405b")
+    gpus = int(run["gpu_count"])
+    anchor = next(a for a in mfu_anchors() if "405B pretraining" in a.run and a.gpu_count == gpus)
+    assert anchor.mfu is not None
+    peak, _ = peak_tflops(catalog.gpus[run["gpu_key"]], Precision.BF16)
+    effective = 6 * float(run["params"]) * float(run["tokens"]) / (float(run["gpu_hours"]) * 3600 * peak * 1e12)
+    overhead = anchor.mfu / effective - 1
+    return overhead, (
+        f"{overhead:.1%}: Llama 3.1 405B reported {anchor.mfu:.0%} MFU on {gpus:,} H100s but its "
+        f"{float(run['gpu_hours']):,.0f} GPU-hours imply {effective:.1%}"
+    )
+
+
+def interconnect_factor(gpus: float, interconnect: Interconnect) -> tuple[float, str | None]:
+    """Slow-down against the NVLink machines the MFU anchors ran on."""
+    from planner.perf.scaling import efficiency
+
+    if gpus <= 1 or interconnect is Interconnect.NVLINK:
+        return 1.0, None
+    f = efficiency(gpus, interconnect) / efficiency(gpus, Interconnect.NVLINK)
+    if f >= 1:
+        return 1.0, None
+    return f, f"{interconnect} instead of NVLink: {f:.0%} of NVLink multi-GPU throughput (measured scaling)"
+
+
+class Estimate(BaseModel):
+    """GPU-hours and wall-clock of one workload on ``gpus`` x ``gpu``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    gpus: float
+    wall_hours: float
+    gpu_hours: float
+    flops: float | None
+    assumptions: dict[str, Any]
+    notes: tuple[str, ...] = ()
+
+
+def _overhead(user: float | None, catalog: Catalog) -> tuple[float, str]:
+    if user is not None:
+        return user, "given (--overhead)"
+    return goodput_overhead(catalog)
+
+
+def estimate_training(
+    w: TrainingWorkload,
+    spec: GpuSpec,
+    gpus: float,
+    interconnect: Interconnect = Interconnect.NVLINK,
+    recompute: Recompute | None = None,
+    *,
+    catalog: Catalog,
+) -> Estimate:
+    """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` is the layout's choice when known."""
+    if w.tokens is None:
+        raise InputError("no training tokens given", "give --tokens, e.g. --tokens 2e10")
+    from planner.workload.params import param_groups, step_flops_per_token
+
+    rc = recompute or (Recompute.NONE if w.recompute is Recompute.AUTO else w.recompute)
+    full = rc is Recompute.FULL
+    per_token, hw_per_token, formula = step_flops_per_token(w, full)
+    model_flops, hw_flops = per_token * w.tokens, hw_per_token * w.tokens
+    peak, peak_basis = peak_tflops(spec, w.precision)
+    if w.mfu is not None:
+        util, util_basis = w.mfu, "given (--mfu)"
+    else:
+        util, util_basis = default_mfu(spec, gpus, w.precision, catalog)
+    ic, ic_note = interconnect_factor(gpus, interconnect)
+    overhead, overhead_basis = _overhead(w.overhead, catalog)
+    step_hours = hw_flops / (gpus * peak * 1e12 * util * ic) / 3600
+    wall = step_hours * (1 + overhead)
+    notes = [n for n in (ic_note,) if n]
+    if full:
+        notes.append(f"full activation recompute: {formula} of hardware work")
+    a = w.arch
+    assumptions: dict[str, Any] = {"flops_formula": formula, "params": a.params}
+    if a.moe:
+        assert a.active_params is not None
+        assumptions["active_params"] = a.active_params
+        notes.append(f"mixture of experts: FLOPs use the {a.active_params / 1e9:.3g}B active of "
+                     f"{a.params / 1e9:.3g}B parameters; memory holds every expert's weights, gradients and "
+                     "optimizer states, split over the GPUs by expert parallelism (`gpuplan fit`)")
+    if w.method is not Method.FULL:
+        adapters = param_groups(w).adapters
+        assumptions["trainable_params"] = adapters
+        base = "4-bit NF4 base" if w.method is Method.QLORA else "16-bit base"
+        notes.append(f"{w.method.value}: frozen {base}, {adapters / 1e6:,.1f}M rank-{w.lora_rank} adapter parameters "
+                     f"({w.lora_targets.value}) trained; no weight gradients for the base")
+        if w.method is Method.QLORA:
+            notes.append("qlora: 4-bit dequantization work is not in the FLOPs count, so the time is a lower bound")
+    if a.shape_inferred:
+        notes.append(f"shape inferred from the parameter count: {a.layers} layers, hidden {a.hidden}, {a.heads} heads")
+    return Estimate(
+        gpu=spec.key,
+        gpus=gpus,
+        wall_hours=wall,
+        gpu_hours=wall * gpus,
+        flops=model_flops,
+        assumptions={
+            **assumptions,
+            "tokens": w.tokens,
+            "peak_tflops": peak,
+            "peak_basis": peak_basis,
+            "mfu": round(util * model_flops / hw_flops, 4),
+            "hardware_utilization": round(util, 4),
+            "mfu_basis": util_basis,
+            "goodput_overhead": round(overhead, 4),
+            "overhead_basis": overhead_basis,
+            "interconnect_factor": round(ic, 4),
+            "recompute": rc.value,
+        },
+        notes=tuple(notes),
+    )
+
+
+def image_throughput(w: ImageWorkload, spec: GpuSpec, catalog: Catalog) -> tuple[float, str, bool]:
+    """Images/sec on one ``spec`` GPU: measured median, or scaled from a measured GPU."""
+    from planner.perf.speed import SAME_SPEED, SpeedPrecision, WorkloadClass, benchmark_rows, relative_speed
+
+    p = w.preset
+    if not p.benchmark_model:
+        raise InputError(f"no measured throughput for {p.name}", "use a model with Lambda benchmarks, e.g. resnet50")
+    label = w.precision.benchmark_label
+    rows = [r for r in benchmark_rows() if r.model == p.benchmark_model and r.precision == label
+            and r.throughput and r.gpu_key and r.suite != "lambda-blog-2020"]
+    # the GPU's own rows first; boards of the same silicon (perf.SAME_SPEED) only when it has none
+    used = [r for r in rows if r.gpu_key == spec.key] or [
+        r for r in rows if SAME_SPEED.get(r.gpu_key, r.gpu_key) == SAME_SPEED.get(spec.key, spec.key)]
+    own = [r.throughput for r in used if r.throughput]
+    if own:
+        suites = ", ".join(sorted({r.suite for r in used}))
+        return statistics.median(own), f"measured: median of {len(own)} Lambda row(s) ({suites})", True
+    if not rows:
+        raise InputError(f"no {label} throughput measured for {p.name}")
+    by_gpu: dict[str, list[float]] = {}
+    for r in rows:
+        if r.throughput:
+            by_gpu.setdefault(r.gpu_key, []).append(r.throughput)
+    anchor = max(by_gpu, key=lambda k: (len(by_gpu[k]), k))
+    prec = SpeedPrecision.FP32 if w.precision is Precision.FP32 else SpeedPrecision.MIXED
+    speed = relative_speed(catalog, spec.key, anchor, WorkloadClass.CNN, prec)
+    value = statistics.median(by_gpu[anchor]) * speed.relative
+    return value, f"{anchor} measured x {speed.relative:.2f} relative CNN speed ({speed.basis})", False
+
+
+def estimate_images(
+    w: ImageWorkload, spec: GpuSpec, gpus: float, interconnect: Interconnect = Interconnect.NVLINK, *,
+    catalog: Catalog,
+) -> Estimate:
+    from planner.perf.scaling import efficiency
+
+    if w.images is None:
+        raise InputError("no dataset size given", "give --images, e.g. --images 1281167 for ImageNet-1k")
+    per_gpu, basis, measured = image_throughput(w, spec, catalog)
+    from planner.perf.speed import WorkloadClass
+
+    eff = efficiency(gpus, interconnect, WorkloadClass.CNN) if gpus > 1 else 1.0
+    overhead, overhead_basis = _overhead(w.overhead, catalog)
+    samples = w.images * w.epochs
+    step_hours = samples / (per_gpu * gpus * eff) / 3600
+    wall = step_hours * (1 + overhead)
+    p = w.preset
+    # training ~ 3x forward (backward ~ 2x forward, as 2N/4N per token for transformers);
+    # torchvision's GFLOPS figure counts multiply-accumulates, so forward = 2 x GMACs
+    flops = 3 * 2 * p.gmacs * 1e9 * samples if p.gmacs else None
+    notes = [] if measured else [f"throughput is a {basis}"]
+    if gpus > 1:
+        notes.append(f"{eff:.0%} scaling efficiency on {gpus:g} GPUs over {interconnect}")
+    return Estimate(
+        gpu=spec.key, gpus=gpus, wall_hours=wall, gpu_hours=wall * gpus, flops=flops,
+        assumptions={
+            "images_per_sec_per_gpu": round(per_gpu, 1),
+            "throughput_source": basis,
+            "scaling_efficiency": round(eff, 4),
+            "goodput_overhead": round(overhead, 4),
+            "overhead_basis": overhead_basis,
+            "samples": samples,
+        },
+        notes=tuple(notes),
+    )

@@ -1,0 +1,340 @@
+"""Does a workload fit in a GPU's memory, with what batch, and on how few GPUs when sharded.
+
+Sources (see docs/accuracy.md for the comparison with measured batch sizes):
+
+- model states, mixed-precision Adam: 2 B/param weights + 2 gradients + 12 optimizer
+  (fp32 master, m, v) = 16 B/param; ZeRO-1 divides the optimizer states across the
+  data-parallel GPUs, ZeRO-2 also the gradients, ZeRO-3/FSDP everything
+  (Rajbhandari et al. 2019, arXiv 1910.02054, section 3.1). Other optimizers follow the
+  same accounting with their own state sizes (see ``_OPTIMIZER_BYTES``).
+- activations per layer and sample, 16-bit: s*h*(34 + 5*a*s/h) bytes without flash
+  attention; flash attention or selective recompute drop the 5*a*s/h term; full recompute
+  keeps only the layer input, 2*s*h (Korthikanti et al. 2022, arXiv 2205.05198, section 4).
+  The formula is for GPT blocks with a 4h GELU MLP and dropout; SwiGLU models differ
+  somewhat. Logits add s*V*bytes per sample.
+- inference: weights at 16/8/4 bits plus the KV cache, 2*L*kv_heads*head_dim*context*2 B
+  per sequence.
+- image models have no closed form for activations: the max batch is the measured Lambda
+  batch size for that GPU, or scaled linearly with VRAM from the nearest measured GPU.
+- LoRA/QLoRA (frozen 16-bit or NF4 base, states for adapters only) and mixtures of experts
+  (every expert's states, split by expert parallelism): ``planner.workload.params`` and docs/memory.md.
+
+"GB" here is GiB (2**30 bytes), the unit VRAM sizes are labelled in.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.catalog import Catalog, GpuSpec
+from planner.workload.spec import (
+    ImageWorkload,
+    InferenceWorkload,
+    Optimizer,
+    Precision,
+    Recompute,
+    Sharding,
+    TrainingWorkload,
+)
+
+GIB = 2**30
+
+# CUDA context, cuBLAS/cuDNN workspaces and allocator slack. ASSUMPTION: the midpoint of
+# the 0.5-2 GB rule of thumb in the reference notes, not a measured figure; --overhead-gb
+# overrides it.
+DEFAULT_OVERHEAD_GB = 1.25
+
+# (optimizer-state bytes per parameter in mixed precision incl. the fp32 master copy, in fp32)
+# adamw: ZeRO paper K=12 (master 4 + m 4 + v 4); fp32 Adam keeps m and v only.
+# sgd: momentum SGD by the same accounting: master 4 + momentum 4.
+# adam8bit: 8-bit m and v, 1 B each (Dettmers et al. 2021, arXiv 2110.02861; RECALLED) + master 4.
+# adafactor: factored second moment, O(rows+cols), no first moment by default: ~0 beyond the master copy.
+_OPTIMIZER_BYTES: dict[Optimizer, tuple[float, float]] = {
+    Optimizer.ADAMW: (12, 8),
+    Optimizer.SGD: (8, 4),
+    Optimizer.ADAM_8BIT: (6, 2),
+    Optimizer.ADAFACTOR: (4, 0),
+}
+
+SHARD_ORDER = (Sharding.NONE, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
+RECOMPUTE_ORDER = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+
+
+class MemoryBreakdown(BaseModel):
+    """Per-GPU memory in GB (GiB); per-sample terms multiply by the batch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    weights: float
+    gradients: float = 0.0
+    optimizer: float = 0.0
+    activations_per_sample: float | None = None
+    kv_cache_per_sample: float | None = None
+    overhead: float
+
+    @property
+    def fixed(self) -> float:
+        return self.weights + self.gradients + self.optimizer + self.overhead
+
+    @property
+    def per_sample(self) -> float | None:
+        if self.activations_per_sample is None and self.kv_cache_per_sample is None:
+            return None
+        return (self.activations_per_sample or 0.0) + (self.kv_cache_per_sample or 0.0)
+
+    def total(self, batch: int) -> float:
+        return self.fixed + (self.per_sample or 0.0) * batch
+
+    def max_batch(self, vram_gb: float) -> int | None:
+        """Largest batch that fits, 0 if not even one sample does, None if activations are unknown."""
+        free = vram_gb - self.fixed
+        if self.per_sample is None:
+            return None if free >= 0 else 0
+        if free < self.per_sample:
+            return 0
+        return int(free // self.per_sample)
+
+    def as_dict(self, batch: int) -> dict[str, float | None]:
+        r = lambda v: None if v is None else round(v, 3)  # noqa: E731
+        return {
+            "weights": r(self.weights),
+            "gradients": r(self.gradients),
+            "optimizer": r(self.optimizer),
+            "activations_per_sample": r(self.activations_per_sample),
+            "kv_cache_per_sample": r(self.kv_cache_per_sample),
+            "overhead": r(self.overhead),
+            "total": r(self.total(batch)),
+        }
+
+
+def state_bytes_per_param(precision: Precision, optimizer: Optimizer) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) bytes per parameter, unsharded."""
+    # fp8 training (Transformer Engine) keeps 16-bit weights and casts per matmul, so
+    # its memory is that of bf16 mixed precision.
+    if precision.mixed:
+        return 2.0, 2.0, _OPTIMIZER_BYTES[optimizer][0]
+    return 4.0, 4.0, _OPTIMIZER_BYTES[optimizer][1]
+
+
+def _norm_shard(s: Sharding) -> Sharding:
+    return Sharding.ZERO3 if s is Sharding.FSDP else s
+
+
+def activation_bytes_per_sample(w: TrainingWorkload, recompute: Recompute) -> float | None:
+    """Activation bytes one sequence keeps for the backward pass, or None without the model's shape."""
+    a = w.arch
+    if not a.has_shape:
+        return None
+    s, h, heads, layers = w.seq_len, a.hidden, a.heads, a.layers
+    assert h is not None and heads is not None and layers is not None
+    # Korthikanti's coefficients count 2-byte activations; fp32 doubles them (the 1-byte
+    # dropout masks stay, so this slightly overstates fp32).
+    scale = 1.0 if w.precision.mixed else 2.0
+    quadratic = 0.0 if w.flash_attention else 5.0 * heads * s / h
+    full_layer = s * h * (34.0 + quadratic) * scale
+    if recompute is Recompute.NONE:
+        per_model = layers * full_layer
+    elif recompute is Recompute.SELECTIVE:
+        per_model = layers * s * h * 34.0 * scale
+    else:
+        # layer inputs for every layer, plus one layer's activations while it is recomputed
+        per_model = layers * 2.0 * s * h * scale + full_layer
+    logits = s * (a.vocab or 0) * (2.0 if w.precision.mixed else 4.0)
+    return per_model + logits
+
+
+def expert_parallel(w: TrainingWorkload, gpus: int) -> int:
+    """Expert-parallel degree: experts spread over up to one GPU each (1 for a dense model)."""
+    e = w.arch.experts
+    return min(max(1, gpus), e) if e and w.arch.moe else 1
+
+
+def training_memory(
+    w: TrainingWorkload, gpus: int = 1, sharding: Sharding = Sharding.NONE, recompute: Recompute = Recompute.NONE
+) -> MemoryBreakdown:
+    """Per-GPU memory of ``w`` data-parallel on ``gpus`` GPUs with that sharding and recompute.
+
+    Mixture of experts: expert parallelism spreads the E experts over EP = min(GPUs, E)
+    GPUs, so a GPU keeps 1/EP of every expert state ZeRO leaves whole; a state ZeRO shards
+    is split over all the GPUs (experts over EP, each expert's shard over its GPUs/EP
+    replicas). Even splits are assumed: the GPU count and E share their factors.
+    LoRA/QLoRA: the frozen base has weights only; gradients and optimizer states are the
+    adapters' (``planner.workload.params``).
+    """
+    from planner.workload.params import frozen_bytes_per_param, param_groups
+
+    wb, gb, ob = state_bytes_per_param(w.precision, w.optimizer)
+    n = max(1, gpus)
+    stage = _norm_shard(sharding)
+    # divisors of (weights, gradients, optimizer states) under the ZeRO stage
+    zw = n if stage is Sharding.ZERO3 else 1
+    zg = n if stage in (Sharding.ZERO2, Sharding.ZERO3) else 1
+    zo = n if stage in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3) else 1
+    g = param_groups(w)
+    ep = expert_parallel(w, n)
+
+    def per_gpu(dense: float, experts: float, divisor: int) -> float:
+        return dense / divisor + experts / (n if divisor > 1 else ep)
+
+    if g.adapters:
+        lin, emb = frozen_bytes_per_param(w)
+        base = per_gpu((g.dense - g.embeddings) * lin + g.embeddings * emb, g.experts * lin, zw)
+        weights = base + g.adapters * wb / zw
+        gradients, optimizer = g.adapters * gb / zg, g.adapters * ob / zo
+    else:
+        weights = per_gpu(g.dense * wb, g.experts * wb, zw)
+        gradients = per_gpu(g.dense * gb, g.experts * gb, zg)
+        optimizer = per_gpu(g.dense * ob, g.experts * ob, zo)
+    act = activation_bytes_per_sample(w, recompute)
+    return MemoryBreakdown(
+        weights=weights / GIB,
+        gradients=gradients / GIB,
+        optimizer=optimizer / GIB,
+        activations_per_sample=None if act is None else act / GIB,
+        overhead=DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb,
+    )
+
+
+def inference_memory(w: InferenceWorkload) -> MemoryBreakdown:
+    a = w.arch
+    kv = None
+    if a.has_shape:
+        assert a.hidden is not None and a.heads is not None and a.layers is not None
+        head_dim = a.hidden / a.heads
+        kv = 2 * a.layers * (a.kv_heads or a.heads) * head_dim * w.context * 2 / GIB
+    return MemoryBreakdown(
+        weights=a.params * w.weight_bits / 8 / GIB,
+        kv_cache_per_sample=kv,
+        overhead=DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb,
+    )
+
+
+class Layout(BaseModel):
+    """How a training job is laid out on some GPUs, and what that needs per GPU."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpus: int
+    sharding: Sharding
+    recompute: Recompute
+    memory: MemoryBreakdown
+    max_batch: int | None
+
+    def describe(self) -> str:
+        parts = []
+        if self.sharding is not Sharding.NONE:
+            parts.append(f"{self.sharding.value.upper().replace('ZERO', 'ZeRO-')} over {self.gpus} GPUs")
+        if self.recompute is not Recompute.NONE:
+            parts.append(f"{self.recompute.value} activation recompute")
+        return ", ".join(parts) or "no sharding or recompute"
+
+
+def _choices(chosen: Sharding | Recompute, order: tuple) -> tuple:  # type: ignore[type-arg]
+    if chosen in (Sharding.AUTO, Recompute.AUTO):
+        return order
+    return (_norm_shard(chosen) if isinstance(chosen, Sharding) else chosen,)
+
+
+def layout(w: TrainingWorkload, vram_gb: float, gpus: int) -> Layout | None:
+    """The least sharding and recompute that fit ``w`` (at its micro-batch, else one sample) on ``gpus`` GPUs."""
+    need = w.micro_batch or 1
+    for rc in _choices(w.recompute, RECOMPUTE_ORDER):
+        for sh in _choices(w.sharding, SHARD_ORDER):
+            if gpus == 1 and sh is not Sharding.NONE and w.sharding is Sharding.AUTO:
+                continue
+            mem = training_memory(w, gpus, sh, rc)
+            mb = mem.max_batch(vram_gb)
+            if mb is None or mb >= need:
+                return Layout(gpus=gpus, sharding=sh, recompute=rc, memory=mem, max_batch=mb)
+    return None
+
+
+def fewest_gpus(w: TrainingWorkload, vram_gb: float, limit: int = 1 << 20) -> Layout | None:
+    """The fewest GPUs of ``vram_gb`` that fit ``w`` with the sharding allowed (ZeRO-3 when auto).
+
+    Per-GPU memory never grows with the GPU count (states divide, activations stay), so
+    whether ``n`` GPUs fit is monotone in ``n`` and a bisection finds the fewest.
+    """
+    sharding = Sharding.ZERO3 if w.sharding is Sharding.AUTO else _norm_shard(w.sharding)
+    best: Layout | None = None
+    for rc in _choices(w.recompute, RECOMPUTE_ORDER):
+        fixed = w.model_copy(update={"sharding": sharding, "recompute": rc})
+        top = limit if best is None else best.gpus - 1
+        if top < 1 or (lay := layout(fixed, vram_gb, top)) is None:
+            continue
+        lo, hi = 1, top  # hi fits
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if layout(fixed, vram_gb, mid) is None:
+                lo = mid + 1
+            else:
+                hi = mid
+        lay = layout(fixed, vram_gb, hi)
+        if lay is not None and (best is None or lay.gpus < best.gpus):
+            best = lay
+    return best
+
+
+def image_max_batch(w: ImageWorkload, spec: GpuSpec, vram_gb: float, catalog: Catalog) -> tuple[int | None, str]:
+    """Measured Lambda batch size on this GPU, or scaled by VRAM from measured GPUs; with its basis."""
+    from planner.perf.speed import SAME_SPEED, benchmark_rows
+
+    p = w.preset
+    rows = [r for r in benchmark_rows() if r.model == p.benchmark_model and r.precision == w.precision.benchmark_label
+            and r.batch_size and r.suite == "lambda-tf" and r.gpu_key]
+    if not p.benchmark_model or not rows:
+        return None, "no measured batch size for this model"
+    key = SAME_SPEED.get(spec.key, spec.key)
+    own = [r.batch_size for r in rows if SAME_SPEED.get(r.gpu_key, r.gpu_key) == key and r.batch_size]
+    if own and vram_gb >= spec.vram_gb:
+        return int(statistics.median(own)), "measured (Lambda TF: a large batch that fits, not an OOM threshold)"
+    per_gb = statistics.median(r.batch_size / catalog.gpus[r.gpu_key].vram_gb for r in rows if r.batch_size)
+    return int(per_gb * vram_gb), "scaled linearly with VRAM from Lambda TF batch sizes"
+
+
+# SQuAD fine-tuning sequence length in the BERT reference scripts (google-research/bert
+# README run_squad example: --max_seq_length=384), which NVIDIA's and Lambda's BERT runs follow.
+SQUAD_SEQ_LEN = 384
+
+
+class BatchCheck(BaseModel):
+    """The memory model's max batch next to a batch size Lambda ran on the same GPU."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    model: str
+    precision: str
+    suite: str
+    measured_batch: int
+    predicted_max_batch: int
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted_max_batch / self.measured_batch
+
+
+def lambda_batch_checks(catalog: Catalog) -> list[BatchCheck]:
+    """Predicted max batch vs Lambda's BERT SQuAD batch sizes (large batches that fit, not OOM thresholds)."""
+    from planner.perf.speed import benchmark_rows
+    from planner.workload.spec import TransformerArch, preset
+
+    cat = catalog
+    names = {"BERT-base SQuAD fine-tune": "bert-base", "BERT-large SQuAD fine-tune": "bert-large"}
+    out = []
+    for r in benchmark_rows():
+        if r.model not in names or not r.gpu_key or not r.batch_size:
+            continue
+        p = preset(names[r.model])
+        w = TrainingWorkload(
+            arch=TransformerArch(name=p.name, params=p.params, layers=p.layers, hidden=p.hidden, heads=p.heads,
+                                 vocab=p.vocab),
+            seq_len=SQUAD_SEQ_LEN, precision=Precision.FP16 if r.precision == "fp16" else Precision.FP32,
+            optimizer=Optimizer.ADAMW, recompute=Recompute.NONE, flash_attention=False, sharding=Sharding.NONE,
+        )
+        mb = training_memory(w).max_batch(cat.gpus[r.gpu_key].vram_gb) or 0
+        out.append(BatchCheck(gpu=r.gpu_key, model=p.name, precision=r.precision, suite=r.suite,
+                              measured_batch=r.batch_size, predicted_max_batch=mb))
+    return out

@@ -1,0 +1,114 @@
+"""Time model: FLOPs, MFU defaults, goodput overhead, image throughput, and the accuracy table."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.workload.estimate import default_mfu, estimate_images, estimate_training, goodput_overhead, peak_tflops
+from planner.workload.accuracy import accuracy_rows, accuracy_summary
+from planner.workload.spec import ImageWorkload, Precision, Recompute, TrainingWorkload, TransformerArch
+from pricing.catalog import Catalog
+from pricing.errors import InputError
+
+CAT = Catalog.shipped()
+
+
+def tw(params: float = 7e9, tokens: float = 2e12, **kw: object) -> TrainingWorkload:
+    return TrainingWorkload(arch=TransformerArch(params=params), tokens=tokens, **kw)  # type: ignore[arg-type]
+
+
+def test_six_nd_over_peak_times_mfu() -> None:
+    e = estimate_training(tw(mfu=0.5, overhead=0.0), CAT.gpu("a100-80gb"), 1024, catalog=CAT)
+    assert e.flops == pytest.approx(6 * 7e9 * 2e12)
+    assert e.gpu_hours == pytest.approx(6 * 7e9 * 2e12 / (312e12 * 0.5 * 3600))
+    assert e.wall_hours == pytest.approx(e.gpu_hours / 1024)
+
+
+def test_full_recompute_costs_a_third_more() -> None:
+    spec = CAT.gpu("h100")
+    base = estimate_training(tw(mfu=0.4, overhead=0.0), spec, 8, recompute=Recompute.NONE, catalog=CAT)
+    full = estimate_training(tw(mfu=0.4, overhead=0.0), spec, 8, recompute=Recompute.FULL, catalog=CAT)
+    assert full.gpu_hours == pytest.approx(base.gpu_hours * 8 / 6)
+
+
+def test_a100_is_not_a_v100() -> None:
+    a = estimate_training(tw(), CAT.gpu("a100-80gb"), 8, catalog=CAT)
+    v = estimate_training(tw(), CAT.gpu("v100"), 8, catalog=CAT)
+    assert v.gpu_hours > 2 * a.gpu_hours
+
+
+def test_fp8_needs_hopper_or_ada_and_tf32_is_half() -> None:
+    with pytest.raises(InputError):
+        peak_tflops(CAT.gpu("a100"), Precision.FP8)
+    assert peak_tflops(CAT.gpu("h100"), Precision.FP8)[0] == pytest.approx(2 * 989)
+    assert peak_tflops(CAT.gpu("a100"), Precision.FP32)[0] == pytest.approx(156)
+
+
+def test_mfu_defaults_are_sourced_medians() -> None:
+    node, basis = default_mfu(CAT.gpu("a100-80gb"), 8, Precision.BF16, CAT)
+    cluster, _ = default_mfu(CAT.gpu("a100-80gb"), 2048, Precision.BF16, CAT)
+    assert 0.3 < cluster < node < 0.8 and "Ampere" in basis
+    _, fallback = default_mfu(CAT.gpu("rtx 4090"), 1, Precision.BF16, CAT)
+    assert "none for Ada Lovelace" in fallback
+
+
+def test_goodput_overhead_derived_from_llama31() -> None:
+    overhead, basis = goodput_overhead(CAT)
+    assert 0.1 < overhead < 0.3 and "Llama 3.1 405B" in basis
+
+
+def test_resnet50_uses_measured_throughput() -> None:
+    w = ImageWorkload(model="resnet50", images=1281167, epochs=90, precision=Precision.BF16, overhead=0.0)
+    e = estimate_images(w, CAT.gpu("V100-16GB"), 1, catalog=CAT)
+    assert e.assumptions["images_per_sec_per_gpu"] == 833  # Lambda PyTorch v1/v2, V100 16GB, fp16
+    assert e.assumptions["throughput_source"].startswith("measured")
+    assert e.gpu_hours == pytest.approx(1281167 * 90 / 833 / 3600)
+    assert e.flops == pytest.approx(3 * 2 * 4.09e9 * 1281167 * 90)
+
+
+def test_image_estimate_for_unmeasured_gpu_says_so() -> None:
+    w = ImageWorkload(model="resnet152", images=1e6, precision=Precision.BF16)
+    e = estimate_images(w, CAT.gpu("h100"), 1, catalog=CAT)
+    assert "relative CNN speed" in e.assumptions["throughput_source"] and e.notes
+
+
+@settings(max_examples=40, deadline=None)
+@given(tokens=st.floats(1e6, 1e13), more=st.floats(0, 1e13), gpus=st.integers(1, 4096))
+def test_more_tokens_never_lower_gpu_hours(tokens: float, more: float, gpus: int) -> None:
+    spec = CAT.gpu("a100-80gb")
+    assert estimate_training(tw(tokens=tokens + more), spec, gpus, catalog=CAT).gpu_hours >= estimate_training(
+        tw(tokens=tokens), spec, gpus, catalog=CAT).gpu_hours
+
+
+def test_accuracy_table_size_and_most_runs_within_2x() -> None:
+    """Recomputed from the shipped data: at least 35 runs, and nine in ten point estimates within 2x."""
+    rows = [r for r in accuracy_rows(CAT) if r.included and r.error is not None]
+    assert len(rows) >= 35
+    within = [r for r in rows if max(1 + r.error, 1 / (1 + r.error)) <= 2.0]  # type: ignore[operator]
+    assert len(within) >= 0.9 * len(rows)
+
+
+@pytest.mark.xfail(strict=True, reason="phi-1.5 (32 A100 x 8 days, model card) spends 3.0x the point estimate "
+                                       "(docs/accuracy.md); the calibrated range is the answer to such runs")
+def test_accuracy_table_meets_worst_case_target() -> None:
+    assert accuracy_summary(accuracy_rows(CAT))["worst_ratio"] <= 2.0
+
+
+def test_published_runs_include_an_moe_run_and_gpu_days_runs() -> None:
+    rows = {r.run: r for r in accuracy_rows(CAT)}
+    ds = rows["deepseek-v3"]
+    assert ds.included and ds.gpu == "H800-SXM-80GB" and ds.published_gpu_hours == 2_664_000 and ds.basis == "stated"
+    assert sum(r.basis == "gpu_count_x_days" and r.included for r in rows.values()) >= 10
+    assert sum(r.basis == "stated" and r.included for r in rows.values()) >= 10
+
+
+@pytest.mark.xfail(strict=True, reason="median error is 20.1% over the widened table, just above the 20% target (docs/accuracy.md)")
+def test_accuracy_table_meets_median_target() -> None:
+    assert accuracy_summary(accuracy_rows(CAT))["median_abs_error"] <= 0.20
+
+
+def test_every_exclusion_is_explained() -> None:
+    for r in accuracy_rows(CAT):
+        assert r.included or r.reason, r.run
