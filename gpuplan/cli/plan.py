@@ -177,7 +177,7 @@ def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, pre
         demand = RefGpuHours(gpu_hours=hours, ref_gpu=cat.gpu(s.ref_gpu).key,
                              catalog=cat, workload_class=cls, precision=prec)
         return demand, f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
-    from planner.plan.demand import WorkloadDemand
+    from planner.plan.workload_demand import WorkloadDemand
     from planner.workload.spec import InferenceWorkload, TrainingWorkload, workload_from_options
 
     w = workload_from_options(precision=precision if precision != "mixed" else None, **workload)

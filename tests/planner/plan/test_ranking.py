@@ -23,7 +23,7 @@ from providers.base import Offer
 from providers.registry import all_providers
 from planner.plan.demand import Demand, RefGpuHours
 from planner.settings import Settings
-from planner.plan.demand import WorkloadDemand
+from planner.plan.workload_demand import WorkloadDemand
 from planner.plan import Constraints, Exclusion, Option, Plan, make_plan
 from planner.plan.costing import Costing
 from planner.plan.filters import exclusion_zone, offer_filter

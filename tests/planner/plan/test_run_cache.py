@@ -13,7 +13,7 @@ from pricing.errors import NoOptionError
 from providers.base import Offer
 from planner.plan.demand import Demand, RefGpuHours, Run
 from planner.settings import Settings
-from planner.plan.demand import WorkloadDemand
+from planner.plan.workload_demand import WorkloadDemand
 from planner.perf.speed import WorkloadClass
 from planner.plan import Constraints, Plan, make_plan
 from planner.workload.spec import TrainingWorkload, TransformerArch
