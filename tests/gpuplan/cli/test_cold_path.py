@@ -51,6 +51,9 @@ except SystemExit as exc:
 others = ("gpuplan.cli.workload", "gpuplan.cli.tco", "gpuplan.cli.catalog", "gpuplan.cli.launch", "gpuplan.cli.config")
 loaded = sorted(m for m in others if m in sys.modules)
 assert not loaded, loaded
+# GPU-hours need no workload model, TCO or launcher: those rooms stay unloaded
+rooms = sorted(m for m in sys.modules if m.startswith(("planner.workload", "planner.tco", "launch")))
+assert not rooms, rooms
 """
     subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
 
