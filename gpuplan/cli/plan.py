@@ -178,7 +178,8 @@ def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, pre
                              catalog=cat, workload_class=cls, precision=prec)
         return demand, f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
     from planner.plan.workload_demand import WorkloadDemand
-    from planner.workload.spec import InferenceWorkload, TrainingWorkload, workload_from_options
+    from planner.workload.spec import InferenceWorkload, TrainingWorkload
+    from planner.workload.inputs import workload_from_options
 
     w = workload_from_options(precision=precision if precision != "mixed" else None, **workload)
     check_fields(w)

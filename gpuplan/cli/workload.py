@@ -70,7 +70,7 @@ def fit(
     from planner.workload.fit import fit_entries, fit_payload, workload_notes
     from planner.limits import check, check_fields
     from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
-    from planner.workload.spec import workload_from_options
+    from planner.workload.inputs import workload_from_options
 
     fmt = pick_format(output, as_json)
     use_wide(wide)
@@ -167,7 +167,8 @@ def estimate(
     from planner.limits import check, check_fields
     from planner.workload.memory import layout
     from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
-    from planner.workload.spec import InferenceWorkload, TrainingWorkload, workload_from_options
+    from planner.workload.spec import InferenceWorkload, TrainingWorkload
+    from planner.workload.inputs import workload_from_options
 
     fmt = pick_format(output, as_json)
     if not math.isfinite(gpus) or gpus <= 0:
@@ -225,7 +226,7 @@ def _gb(v: float | None) -> str | None:
 
 def _list_models(fmt: Any) -> None:
     from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
-    from planner.workload.spec import presets
+    from planner.workload.presets import presets
 
     ps = list(presets().values())
     if fmt is OutputFormat.JSON:

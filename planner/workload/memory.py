@@ -319,7 +319,8 @@ class BatchCheck(BaseModel):
 def lambda_batch_checks(catalog: Catalog) -> list[BatchCheck]:
     """Predicted max batch vs Lambda's BERT SQuAD batch sizes (large batches that fit, not OOM thresholds)."""
     from planner.perf.speed import benchmark_rows
-    from planner.workload.spec import TransformerArch, preset
+    from planner.workload.spec import TransformerArch
+    from planner.workload.presets import preset
 
     cat = catalog
     names = {"BERT-base SQuAD fine-tune": "bert-base", "BERT-large SQuAD fine-tune": "bert-large"}

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from planner.workload.estimate import estimate_training
 from planner.workload.memory import GIB, Recompute, Sharding, fewest_gpus, layout, training_memory
 from planner.workload.params import NF4_DQ_BITS, adapter_params, expert_params, param_groups, step_flops_per_token
-from planner.workload.spec import LoraTargets, Method, TrainingWorkload, TransformerArch, arch_for
+from planner.workload.spec import LoraTargets, Method, TrainingWorkload, TransformerArch
+from planner.workload.inputs import arch_for
 from pricing.catalog import Catalog
 
 CAT = Catalog.shipped()

@@ -18,7 +18,8 @@ from planner.workload.memory import (
     layout,
     training_memory,
 )
-from planner.workload.spec import Optimizer, Precision, TrainingWorkload, arch_for
+from planner.workload.spec import Optimizer, Precision, TrainingWorkload
+from planner.workload.inputs import arch_for
 from pricing.catalog import Catalog
 
 

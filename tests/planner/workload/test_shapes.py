@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from planner.workload.memory import Recompute, activation_bytes_per_sample
 from planner.workload.shapes import family, infer_shape
-from planner.workload.spec import ModelKind, TrainingWorkload, arch_for, presets
+from planner.workload.spec import TrainingWorkload
+from planner.workload.inputs import arch_for
+from planner.workload.presets import ModelKind, presets
 
 
 def test_gpt3_sizes_reproduce_their_layer_counts() -> None:

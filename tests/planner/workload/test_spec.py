@@ -6,17 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.workload.spec import (
-    ImageWorkload,
-    InferenceWorkload,
-    ModelKind,
-    Precision,
-    TrainingWorkload,
-    arch_for,
-    load_workload,
-    preset,
-    presets,
-)
+from planner.workload.spec import ImageWorkload, InferenceWorkload, Precision, TrainingWorkload
+from planner.workload.inputs import arch_for, load_workload
+from planner.workload.presets import ModelKind, preset, presets
 from pricing.errors import InputError, UnknownNameError
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
