@@ -20,6 +20,12 @@ from gpuplan.cli.options import JsonOpt, emit, settings_from
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
 
+# Flags two commands share (launch and quote; launch and down), declared once so their help
+# and meaning cannot drift apart.
+BillingOpt = Annotated[str, typer.Option("--billing", help="hourly, monthly or spot.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
 def _poll_seconds() -> float:
     # Tests and slow APIs set this; 5 s keeps well inside every provider's describe rate limit.
     return float(os.environ.get("GPUPLAN_POLL_SECONDS", "5"))
@@ -53,7 +59,7 @@ def launch(
     region: Annotated[Optional[str], typer.Option("--region", help="Region, e.g. ap-guangzhou, us-east-1.")] = None,
     zone: Annotated[Optional[str], typer.Option("--zone", help="Zone, e.g. ap-guangzhou-3 (pins it: no failover).")] = None,
     image: Annotated[Optional[str], typer.Option("--image", help="img-... or ami-...; default: the provider's GPU image (said).")] = None,
-    billing: Annotated[str, typer.Option("--billing", help="hourly, monthly or spot.")] = "hourly",
+    billing: BillingOpt = "hourly",
     months: Annotated[int, typer.Option("--months", help="Months to prepay with --billing monthly.")] = 1,
     count: Annotated[int, typer.Option("--count", help="Identical machines to launch together (one cluster).")] = 1,
     ttl: Annotated[Optional[str], typer.Option("--ttl", help="Time to live, e.g. 6h, 2d: `gpuplan down --expired` ends it then.")] = None,
@@ -61,7 +67,7 @@ def launch(
     from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (or --plan-file).")] = False,
     plan_file: Annotated[Optional[Path], typer.Option("--plan-file", help="A `gpuplan plan --json` file for --from-plan.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: YesOpt = False,
     wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for RUNNING, e.g. 20m.")] = "20m",
     as_json: JsonOpt = False,
 ) -> None:
@@ -184,7 +190,7 @@ def quote(
     provider: Annotated[str, typer.Option("--provider", help="tencent (AWS publishes prices: `gpuplan catalog refresh --provider aws`).")],
     instance_type: Annotated[str, typer.Option("--instance-type", help="e.g. GN10Xp.20XLARGE320.")],
     zone: Annotated[str, typer.Option("--zone", help="Zone to price, e.g. ap-guangzhou-3.")],
-    billing: Annotated[str, typer.Option("--billing", help="hourly, monthly or spot.")] = "hourly",
+    billing: BillingOpt = "hourly",
     months: Annotated[int, typer.Option("--months", help="Months for --billing monthly (1-12, 24, 36).")] = 1,
     image: Annotated[Optional[str], typer.Option("--image", help="Image to price with (default: the provider's GPU image).")] = None,
     as_json: JsonOpt = False,
@@ -279,7 +285,7 @@ def down(
     ids: Annotated[Optional[list[str]], typer.Argument(help="Launch ids (or instance ids) to end.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="End every launch that is not ended.")] = False,
     expired_: Annotated[bool, typer.Option("--expired", help="End launches past their --ttl (for cron).")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: YesOpt = False,
     wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for TERMINATED, e.g. 10m.")] = "10m",
     as_json: JsonOpt = False,
 ) -> None:

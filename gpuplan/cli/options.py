@@ -6,10 +6,13 @@ A leaf of the CLI package: command modules import it, it imports no command modu
 # No `from __future__ import annotations` here: typer would have to eval every option
 # annotation of every command at start-up, which costs a cold `gpuplan plan` ~0.1 s.
 
+import functools
+import inspect
 import sys
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypedDict, TypeVar, cast, get_args
 
 import typer
 
@@ -47,37 +50,100 @@ RegionOpt = Annotated[Optional[list[str]], typer.Option("--region", help="Region
 WideOpt = Annotated[bool, typer.Option("--wide", help="Show every table column at full width, however narrow the terminal.")]
 MinVramOpt = Annotated[Optional[float], typer.Option("--min-vram", help="Least VRAM per GPU, in GB.")]
 
-WorkloadFileOpt = Annotated[Optional[str], typer.Option("--workload", help="Workload TOML file (see examples/).")]
-ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Preset name, e.g. llama-2-7b, bert-large, resnet50.")]
-ParamsOpt = Annotated[Optional[float], typer.Option("--params", help="Parameters, e.g. 7e9 (overrides the preset).")]
-LayersOpt = Annotated[Optional[int], typer.Option("--layers", help="Transformer layers.")]
-HiddenOpt = Annotated[Optional[int], typer.Option("--hidden", help="Hidden size.")]
-HeadsOpt = Annotated[Optional[int], typer.Option("--heads", help="Attention heads.")]
-KvHeadsOpt = Annotated[Optional[int], typer.Option("--kv-heads", help="Key/value heads (GQA).")]
-VocabOpt = Annotated[Optional[int], typer.Option("--vocab", help="Vocabulary size.")]
-TokensOpt = Annotated[Optional[float], typer.Option("--tokens", help="Training tokens, e.g. 2e10.")]
-SeqLenOpt = Annotated[Optional[int], typer.Option("--seq-len", help="Training sequence length. [default: 2048]")]
-BatchOpt = Annotated[Optional[int], typer.Option("--batch", help="Micro-batch per GPU (training) or sequences (inference).")]
-PrecisionOpt = Annotated[Optional[str], typer.Option("--precision", help="fp32, fp16, bf16 or fp8. [default: bf16]")]
-OptimizerOpt = Annotated[Optional[str], typer.Option("--optimizer", help="adamw, sgd, adafactor or adam8bit. [default: adamw]")]
-RecomputeOpt = Annotated[Optional[str], typer.Option("--recompute", help="auto, none, selective or full. [default: auto]")]
-FlashOpt = Annotated[Optional[bool], typer.Option("--flash/--no-flash", help="Flash attention. [default: on]")]
-ShardingOpt = Annotated[Optional[str], typer.Option("--sharding", help="auto, none, zero1, zero2, zero3 or fsdp. [default: auto]")]
-MfuOpt = Annotated[Optional[float], typer.Option("--mfu", help="Model FLOPs utilization, e.g. 0.4 (default: per GPU generation).")]
-OverheadOpt = Annotated[Optional[float], typer.Option("--overhead", help="Goodput overhead, e.g. 0.1 = 10% (default: derived).")]
-OverheadGbOpt = Annotated[Optional[float], typer.Option("--overhead-gb", help="Framework memory per GPU in GB. [default: 1.25]")]
-ImagesOpt = Annotated[Optional[float], typer.Option("--images", help="Dataset images, e.g. 1281167 (image models).")]
-EpochsOpt = Annotated[Optional[float], typer.Option("--epochs", help="Epochs over the images. [default: 1]")]
-InferOpt = Annotated[bool, typer.Option("--infer", help="Inference (weights + KV cache) instead of training.")]
-WeightBitsOpt = Annotated[Optional[int], typer.Option("--weight-bits", help="Inference weight bits: 16, 8 or 4. [default: 16]")]
-ContextOpt = Annotated[Optional[int], typer.Option("--context", help="Inference context length. [default: 4096]")]
-# Typed as text and parsed by planner.workload.spec so that 'abc', 'nan' or '-1' get one clear line.
-MethodOpt = Annotated[Optional[str], typer.Option("--method", help="full, lora (frozen 16-bit base) or qlora (frozen 4-bit NF4 base). [default: full]")]
-LoraRankOpt = Annotated[Optional[str], typer.Option("--lora-rank", help="LoRA adapter rank. [default: 16]")]
-LoraTargetsOpt = Annotated[Optional[str], typer.Option("--lora-targets", help="Matrices with adapters: qv, attn or all-linear. [default: all-linear]")]
-ActiveParamsOpt = Annotated[Optional[str], typer.Option("--active-params", help="Mixture of experts: parameters used per token, e.g. 12.9e9 (FLOPs use these).")]
-ExpertsOpt = Annotated[Optional[str], typer.Option("--experts", help="Mixture of experts: routed experts per layer (for expert-parallel sharding).")]
-ExpertsPerTokenOpt = Annotated[Optional[str], typer.Option("--experts-per-token", help="Mixture of experts: experts each token is routed to.")]
+class WorkloadFlags(TypedDict, total=False):
+    """The workload flags a command took, by name, for ``workload_from_options(**flags)``.
+
+    Each workload flag is declared here and nowhere else; :func:`takes_workload` gives a
+    command the flags of its groups, in this order (the order of their --help lines).
+    A flag the command does not take is absent, so workload_from_options uses its default.
+    """
+
+    workload_file: Annotated[Optional[str], typer.Option("--workload", help="Workload TOML file (see examples/).")]
+    model: Annotated[Optional[str], typer.Option("--model", help="Preset name, e.g. llama-2-7b, bert-large, resnet50.")]
+    params: Annotated[Optional[float], typer.Option("--params", help="Parameters, e.g. 7e9 (overrides the preset).")]
+    layers: Annotated[Optional[int], typer.Option("--layers", help="Transformer layers.")]
+    hidden: Annotated[Optional[int], typer.Option("--hidden", help="Hidden size.")]
+    heads: Annotated[Optional[int], typer.Option("--heads", help="Attention heads.")]
+    kv_heads: Annotated[Optional[int], typer.Option("--kv-heads", help="Key/value heads (GQA).")]
+    vocab: Annotated[Optional[int], typer.Option("--vocab", help="Vocabulary size.")]
+    tokens: Annotated[Optional[float], typer.Option("--tokens", help="Training tokens, e.g. 2e10.")]
+    seq_len: Annotated[Optional[int], typer.Option("--seq-len", help="Training sequence length. [default: 2048]")]
+    batch: Annotated[Optional[int], typer.Option("--batch", help="Micro-batch per GPU (training) or sequences (inference).")]
+    precision: Annotated[Optional[str], typer.Option("--precision", help="fp32, fp16, bf16 or fp8. [default: bf16]")]
+    optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="adamw, sgd, adafactor or adam8bit. [default: adamw]")]
+    recompute: Annotated[Optional[str], typer.Option("--recompute", help="auto, none, selective or full. [default: auto]")]
+    flash: Annotated[Optional[bool], typer.Option("--flash/--no-flash", help="Flash attention. [default: on]")]
+    sharding: Annotated[Optional[str], typer.Option("--sharding", help="auto, none, zero1, zero2, zero3 or fsdp. [default: auto]")]
+    mfu: Annotated[Optional[float], typer.Option("--mfu", help="Model FLOPs utilization, e.g. 0.4 (default: per GPU generation).")]
+    overhead: Annotated[Optional[float], typer.Option("--overhead", help="Goodput overhead, e.g. 0.1 = 10% (default: derived).")]
+    overhead_gb: Annotated[Optional[float], typer.Option("--overhead-gb", help="Framework memory per GPU in GB. [default: 1.25]")]
+    images: Annotated[Optional[float], typer.Option("--images", help="Dataset images, e.g. 1281167 (image models).")]
+    epochs: Annotated[Optional[float], typer.Option("--epochs", help="Epochs over the images. [default: 1]")]
+    infer: Annotated[bool, typer.Option("--infer", help="Inference (weights + KV cache) instead of training.")]
+    weight_bits: Annotated[Optional[int], typer.Option("--weight-bits", help="Inference weight bits: 16, 8 or 4. [default: 16]")]
+    context: Annotated[Optional[int], typer.Option("--context", help="Inference context length. [default: 4096]")]
+    # Typed as text and parsed by planner.workload.spec so that 'abc', 'nan' or '-1' get one clear line.
+    method: Annotated[Optional[str], typer.Option("--method", help="full, lora (frozen 16-bit base) or qlora (frozen 4-bit NF4 base). [default: full]")]
+    lora_rank: Annotated[Optional[str], typer.Option("--lora-rank", help="LoRA adapter rank. [default: 16]")]
+    lora_targets: Annotated[Optional[str], typer.Option("--lora-targets", help="Matrices with adapters: qv, attn or all-linear. [default: all-linear]")]
+    active_params: Annotated[Optional[str], typer.Option("--active-params", help="Mixture of experts: parameters used per token, e.g. 12.9e9 (FLOPs use these).")]
+    experts: Annotated[Optional[str], typer.Option("--experts", help="Mixture of experts: routed experts per layer (for expert-parallel sharding).")]
+    experts_per_token: Annotated[Optional[str], typer.Option("--experts-per-token", help="Mixture of experts: experts each token is routed to.")]
+
+
+# The groups of workload flags, by what a command does with the workload. Every workload
+# command takes MODEL_AND_TRAINING; plan and estimate cost a run, so they take its size and
+# speed (RUN); fit and estimate take the model's shape and numerics (SHAPE); fit alone sizes
+# inference and framework memory (MEMORY). plan's --precision is its own option: it also sets
+# the speed class of --gpu-hours work.
+MODEL_AND_TRAINING = frozenset({
+    "workload_file", "model", "params", "seq_len", "batch", "optimizer", "recompute", "sharding", "method",
+    "lora_rank", "lora_targets", "active_params", "experts", "experts_per_token",
+})
+RUN = frozenset({"tokens", "mfu", "overhead", "images", "epochs"})
+SHAPE = frozenset({"layers", "hidden", "heads", "kv_heads", "vocab", "precision", "flash"})
+MEMORY = frozenset({"overhead_gb", "infer", "weight_bits", "context"})
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def takes_workload(*groups: frozenset[str]) -> Callable[[_Command], _Command]:
+    """Give a command the workload flags of ``groups`` where its ``workload`` parameter stands.
+
+    typer reads a command's options from its signature and cannot share a group of them, so
+    the command's signature, as typer sees it, has the flags in place of ``workload``; the
+    command itself gets their values as one :class:`WorkloadFlags`.
+    """
+    declared = WorkloadFlags.__annotations__
+    taken = frozenset().union(*groups)
+    if unknown := sorted(taken - declared.keys()):
+        raise TypeError(f"not workload flags: {', '.join(unknown)}")
+    # A switch is off unless given; any other flag not given is None, so the workload's default applies.
+    defaults = {name: False if get_args(annotation)[0] is bool else None
+                for name, annotation in declared.items() if name in taken}
+
+    def decorate(command: _Command) -> _Command:
+        signature = inspect.signature(command)
+        own = list(signature.parameters)
+        if "workload" not in own:
+            raise TypeError(f"{command.__name__} needs a `workload: WorkloadFlags` parameter for its workload flags")
+        if clash := sorted(taken & set(own)):
+            raise TypeError(f"{command.__name__} declares workload flags of its own: {', '.join(clash)}")
+        at = own.index("workload")
+        kind = signature.parameters["workload"].kind
+        flags = [inspect.Parameter(name, kind, default=default, annotation=declared[name])
+                 for name, default in defaults.items()]
+
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            workload = cast(WorkloadFlags, {name: kwargs.pop(name, default) for name, default in defaults.items()})
+            return command(*args, workload=workload, **kwargs)
+
+        params = list(signature.parameters.values())
+        run.__signature__ = signature.replace(parameters=[*params[:at], *flags, *params[at + 1:]])  # type: ignore[attr-defined]
+        return cast(_Command, run)
+
+    return decorate
 
 
 def settings_from(

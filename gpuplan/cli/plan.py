@@ -11,39 +11,20 @@ import typer
 from pricing.errors import InputError
 from gpuplan.cli.app import command_app
 from gpuplan.cli.options import (
-    ActiveParamsOpt, ExpertsOpt, ExpertsPerTokenOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt,
-    BatchOpt, CatalogOpt, CurrencyOpt, DiscountOpt, EpochsOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, ImagesOpt,
-    JsonOpt,
-    MfuOpt, MinVramOpt, ModelOpt, OptimizerOpt, OutputOpt, OverheadOpt, ParamsOpt, ProviderOpt, RecomputeOpt,
-    RegionOpt, SeqLenOpt, ShardingOpt, SpotPriceOpt, TokensOpt, WideOpt, WorkloadFileOpt, build_constraints,
-    catalog_from, emit, settings_from, use_wide,
+    MODEL_AND_TRAINING, RUN, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, JsonOpt,
+    MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotPriceOpt, WideOpt, WorkloadFlags, build_constraints,
+    catalog_from, emit, settings_from, takes_workload, use_wide,
 )
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
 
 
 @app.command()
+@takes_workload(MODEL_AND_TRAINING, RUN)
 def plan(
     gpu_hours: Annotated[Optional[str], typer.Option("--gpu-hours", help="Work to do, in GPU-hours on the reference GPU.")] = None,
-    workload_file: WorkloadFileOpt = None,
-    model: ModelOpt = None,
-    params: ParamsOpt = None,
-    tokens: TokensOpt = None,
-    seq_len: SeqLenOpt = None,
-    batch: BatchOpt = None,
-    optimizer: OptimizerOpt = None,
-    recompute: RecomputeOpt = None,
-    sharding: ShardingOpt = None,
-    mfu: MfuOpt = None,
-    overhead: OverheadOpt = None,
-    images: ImagesOpt = None,
-    epochs: EpochsOpt = None,
-    method: MethodOpt = None,
-    lora_rank: LoraRankOpt = None,
-    lora_targets: LoraTargetsOpt = None,
-    active_params: ActiveParamsOpt = None,
-    experts: ExpertsOpt = None,
-    experts_per_token: ExpertsPerTokenOpt = None,
+    *,
+    workload: WorkloadFlags,  # --help lists the flags of MODEL_AND_TRAINING and RUN here (takes_workload)
     ref_gpu: Annotated[Optional[str], typer.Option("--ref-gpu", help="GPU the GPU-hours were measured on. [default: V100-SXM2-32GB]")] = None,
     workload_class: Annotated[str, typer.Option("--class", help="Workload class for relative speed: transformer or cnn.")] = "transformer",
     precision: Annotated[str, typer.Option("--precision", help="mixed (fp16/bf16 AMP) or fp32; with a workload also bf16, fp16, fp8.")] = "mixed",
@@ -90,11 +71,7 @@ def plan(
         cat = catalog_from(s, catalog)
         demand, title = _demand(
             cat, s, gpu_hours=gpu_hours, workload_class=workload_class, precision=precision,
-            workload=dict(workload_file=workload_file, model=model, params=params, tokens=tokens, seq_len=seq_len,
-                          batch=batch, optimizer=optimizer, recompute=recompute, sharding=sharding, mfu=mfu,
-                          overhead=overhead, images=images, epochs=epochs, method=method, lora_rank=lora_rank,
-                          lora_targets=lora_targets, active_params=active_params, experts=experts,
-                          experts_per_token=experts_per_token),
+            workload=workload,
         )
         engine = _engine(export)
         c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
@@ -153,17 +130,19 @@ def _task_name(title: str) -> str:
     return ("gpuplan-" + words)[:60].rstrip("-")
 
 
+# Flags that tune a workload but name none: with only these, plan has no workload to cost.
+_TUNING = frozenset({"seq_len", "batch", "optimizer", "recompute", "sharding", "mfu", "overhead", "epochs"})
+
+
 def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, precision: str,
-            workload: dict[str, Any]) -> tuple[Any, str]:
+            workload: WorkloadFlags) -> tuple[Any, str]:
     """The plan's demand and its title, from --gpu-hours or a workload (never both)."""
     from planner.plan.demand import RefGpuHours
     from planner.perf.speed import SpeedPrecision, WorkloadClass
     from planner.limits import bounded, check_fields
     from planner.units import parse_enum, positive
 
-    model_given = any(v is not None for k, v in workload.items() if k not in ("seq_len", "batch", "optimizer",
-                                                                           "recompute", "sharding", "mfu", "overhead",
-                                                                           "epochs"))
+    model_given = any(v is not None for k, v in workload.items() if k not in _TUNING)
     if gpu_hours is not None and model_given:
         raise InputError("give either --gpu-hours or a workload (--model/--params/--workload), not both")
     if gpu_hours is None and not model_given:

@@ -15,11 +15,8 @@ import typer
 from pricing.errors import InputError
 from gpuplan.cli.app import command_app
 from gpuplan.cli.options import (
-    ActiveParamsOpt, BatchOpt, ContextOpt, EpochsOpt, ExpertsOpt, ExpertsPerTokenOpt, FlashOpt, HeadsOpt, HiddenOpt,
-    ImagesOpt, InferOpt, JsonOpt, KvHeadsOpt, LayersOpt, LoraRankOpt, LoraTargetsOpt, MethodOpt, MfuOpt, ModelOpt,
-    OptimizerOpt, OutputOpt, OverheadGbOpt, OverheadOpt, ParamsOpt, PrecisionOpt, RecomputeOpt, SeqLenOpt, ShardingOpt,
-    TokensOpt, VocabOpt, WeightBitsOpt, WideOpt, WorkloadFileOpt, catalog_from, emit, parse_multi, settings_from,
-    use_wide,
+    MEMORY, MODEL_AND_TRAINING, RUN, SHAPE, JsonOpt, OutputOpt, WideOpt, WorkloadFlags, catalog_from, emit,
+    parse_multi, settings_from, takes_workload, use_wide,
 )
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
@@ -33,32 +30,10 @@ def _gpu_specs(cat: Any, names: list[str] | None) -> list[Any]:
 
 
 @app.command()
+@takes_workload(MODEL_AND_TRAINING, SHAPE, MEMORY)
 def fit(
-    workload_file: WorkloadFileOpt = None,
-    model: ModelOpt = None,
-    params: ParamsOpt = None,
-    layers: LayersOpt = None,
-    hidden: HiddenOpt = None,
-    heads: HeadsOpt = None,
-    kv_heads: KvHeadsOpt = None,
-    vocab: VocabOpt = None,
-    seq_len: SeqLenOpt = None,
-    batch: BatchOpt = None,
-    precision: PrecisionOpt = None,
-    optimizer: OptimizerOpt = None,
-    recompute: RecomputeOpt = None,
-    flash: FlashOpt = None,
-    sharding: ShardingOpt = None,
-    overhead_gb: OverheadGbOpt = None,
-    infer: InferOpt = False,
-    weight_bits: WeightBitsOpt = None,
-    context: ContextOpt = None,
-    method: MethodOpt = None,
-    lora_rank: LoraRankOpt = None,
-    lora_targets: LoraTargetsOpt = None,
-    active_params: ActiveParamsOpt = None,
-    experts: ExpertsOpt = None,
-    experts_per_token: ExpertsPerTokenOpt = None,
+    *,
+    workload: WorkloadFlags,  # --help lists the flags of MODEL_AND_TRAINING, SHAPE and MEMORY here (takes_workload)
     gpu: Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; a family such as h100 selects every variant). [default: all]")] = None,
     gpus: Annotated[int, typer.Option("--gpus", help="GPUs the job is spread over (sharding needs more than 1).")] = 1,
     list_models: Annotated[bool, typer.Option("--list-models", help="List the model presets and exit.")] = False,
@@ -80,13 +55,7 @@ def fit(
     if gpus < 1:
         raise InputError(f"--gpus must be 1 or more, got {gpus}")
     check("gpus", Decimal(gpus))
-    w = workload_from_options(
-        workload_file=workload_file, model=model, params=params, layers=layers, hidden=hidden, heads=heads,
-        kv_heads=kv_heads, vocab=vocab, seq_len=seq_len, batch=batch, precision=precision, optimizer=optimizer,
-        recompute=recompute, flash=flash, sharding=sharding, overhead_gb=overhead_gb, infer=infer,
-        weight_bits=weight_bits, context=context, method=method, lora_rank=lora_rank, lora_targets=lora_targets,
-        active_params=active_params, experts=experts, experts_per_token=experts_per_token,
-    )
+    w = workload_from_options(**workload)
     check_fields(w)
     cat = catalog_from(settings_from())
     entries = fit_entries(w, _gpu_specs(cat, gpu), gpus, cat)
@@ -128,35 +97,12 @@ def fit(
                               "JSON: total_at_batch." + (f" {notes}" if notes else "")))
 
 @app.command()
+@takes_workload(MODEL_AND_TRAINING, RUN, SHAPE)
 def estimate(
     gpu: Annotated[str, typer.Option("--gpu", help="GPU type, e.g. A100-80GB, v100, 'rtx 2080 ti'.")],
     gpus: Annotated[float, typer.Option("--gpus", help="Number of GPUs.")] = 1,
-    workload_file: WorkloadFileOpt = None,
-    model: ModelOpt = None,
-    params: ParamsOpt = None,
-    layers: LayersOpt = None,
-    hidden: HiddenOpt = None,
-    heads: HeadsOpt = None,
-    kv_heads: KvHeadsOpt = None,
-    vocab: VocabOpt = None,
-    tokens: TokensOpt = None,
-    seq_len: SeqLenOpt = None,
-    batch: BatchOpt = None,
-    precision: PrecisionOpt = None,
-    optimizer: OptimizerOpt = None,
-    recompute: RecomputeOpt = None,
-    flash: FlashOpt = None,
-    sharding: ShardingOpt = None,
-    mfu: MfuOpt = None,
-    overhead: OverheadOpt = None,
-    images: ImagesOpt = None,
-    epochs: EpochsOpt = None,
-    method: MethodOpt = None,
-    lora_rank: LoraRankOpt = None,
-    lora_targets: LoraTargetsOpt = None,
-    active_params: ActiveParamsOpt = None,
-    experts: ExpertsOpt = None,
-    experts_per_token: ExpertsPerTokenOpt = None,
+    *,
+    workload: WorkloadFlags,  # --help lists the flags of MODEL_AND_TRAINING, RUN and SHAPE here (takes_workload)
     output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -176,13 +122,7 @@ def estimate(
     check("gpus", Decimal(repr(gpus)))
     cat = catalog_from(settings_from())
     spec = cat.gpu(gpu)
-    w = workload_from_options(
-        workload_file=workload_file, model=model, params=params, layers=layers, hidden=hidden, heads=heads,
-        kv_heads=kv_heads, vocab=vocab, tokens=tokens, seq_len=seq_len, batch=batch, precision=precision,
-        optimizer=optimizer, recompute=recompute, flash=flash, sharding=sharding, mfu=mfu, overhead=overhead,
-        images=images, epochs=epochs, method=method, lora_rank=lora_rank, lora_targets=lora_targets,
-        active_params=active_params, experts=experts, experts_per_token=experts_per_token,
-    )
+    w = workload_from_options(**workload)
     check_fields(w)
     notes: list[str] = []
     if isinstance(w, InferenceWorkload):
