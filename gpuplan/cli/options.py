@@ -82,7 +82,7 @@ class WorkloadFlags(TypedDict, total=False):
     infer: Annotated[bool, typer.Option("--infer", help="Inference (weights + KV cache) instead of training.")]
     weight_bits: Annotated[Optional[int], typer.Option("--weight-bits", help="Inference weight bits: 16, 8 or 4. [default: 16]")]
     context: Annotated[Optional[int], typer.Option("--context", help="Inference context length. [default: 4096]")]
-    # Typed as text and parsed by planner.workload.spec so that 'abc', 'nan' or '-1' get one clear line.
+    # Typed as text and parsed by planner.workload.inputs so that 'abc', 'nan' or '-1' get one clear line.
     method: Annotated[Optional[str], typer.Option("--method", help="full, lora (frozen 16-bit base) or qlora (frozen 4-bit NF4 base). [default: full]")]
     lora_rank: Annotated[Optional[str], typer.Option("--lora-rank", help="LoRA adapter rank. [default: 16]")]
     lora_targets: Annotated[Optional[str], typer.Option("--lora-targets", help="Matrices with adapters: qv, attn or all-linear. [default: all-linear]")]

@@ -2,7 +2,7 @@
 
 Both take the workload as flags (``--model llama-2-7b --tokens 2e10``) or as a TOML file
 (``--workload examples/llama2-7b-finetune.toml``), built by
-:func:`planner.workload.workload_from_options`, which ``gpuplan plan`` shares.
+:func:`planner.workload.inputs.workload_from_options`, which ``gpuplan plan`` shares.
 """
 
 # No `from __future__ import annotations`: typer evaluates option annotations at run time.
