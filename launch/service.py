@@ -182,15 +182,6 @@ def new_launch_id() -> str:
     return "gp-" + uuid.uuid4().hex[:10]
 
 
-def ttl_user_data(provider: str, ttl_hours: Decimal | None) -> str | None:
-    """The provider-side TTL backstop, where shutting down ends the billing."""
-    if ttl_hours is None or provider != "aws":
-        return None  # Tencent: a shutdown from inside the OS keeps billing; `down --expired` is the backstop
-    minutes = max(1, int(ttl_hours * 60))
-    return ("#!/bin/bash\n# gpuplan TTL backstop: shut down at expiry; shutdown behaviour 'terminate' ends the"
-            f" instance\nshutdown -h +{minutes}\n")
-
-
 def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Callable[[str], None],
           checkpoint: Checkpoint = no_checkpoint) -> LaunchOutcome:
     """Record the intent, ask the provider, record what it started. Never leaves a machine unrecorded."""
@@ -205,7 +196,8 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         region=q.region, zone=q.zone if spec.zone else None, zones=q.zones if not spec.zone else (),
         instance_type=q.offer, billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
         client_token=uuid.uuid4().hex, name=f"gpuplan-{launch_id}", tags=tags,
-        user_data=ttl_user_data(spec.provider, spec.ttl_hours), cluster=spec.count > 1, dry_run=spec.dry_run,
+        # The client says whether a machine can end itself at its TTL; elsewhere `down --expired` is the backstop.
+        user_data=client.ttl_user_data(spec.ttl_hours) if spec.ttl_hours is not None else None, cluster=spec.count > 1, dry_run=spec.dry_run,
     )
     record = LaunchRecord(
         id=launch_id, provider=spec.provider, region=q.region, zone=request.zone, instance_type=q.offer,

@@ -112,6 +112,8 @@ class TencentCompute(ComputeClient):
     """
 
     provider = PROVIDER
+    # No ttl_user_data: a shutdown from inside the OS stops a CVM and keeps billing it, so
+    # `gpuplan down --expired` is the TTL backstop here.
 
     def __init__(
         self,
