@@ -23,7 +23,6 @@ from launch.service import (
     down,
     expired,
     quote_launch,
-    region_of_zone,
     start,
     status,
     wait_running,
@@ -219,12 +218,6 @@ def test_more_time_never_costs_less(h1: Decimal, h2: Decimal) -> None:
     a = accrued_cost(r, [(t0, None)], t0 + timedelta(hours=float(min(h1, h2))))
     b = accrued_cost(r, [(t0, None)], t0 + timedelta(hours=float(max(h1, h2))))
     assert a.amount <= b.amount
-
-
-@pytest.mark.parametrize(("zone", "region"), [("ap-guangzhou-3", "ap-guangzhou"), ("us-east-1a", "us-east-1"),
-                                              ("eu-frankfurt-1", "eu-frankfurt")])
-def test_region_of_zone(zone: str, region: str) -> None:
-    assert region_of_zone(zone) == region
 
 
 def test_a_pseudo_region_offer_needs_a_real_place() -> None:
