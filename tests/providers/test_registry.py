@@ -69,3 +69,9 @@ def test_naming_the_clouds_imports_no_sdk_and_no_capability() -> None:
             "bad = [m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'tencentcloud') "
             "or m.startswith(('providers.aws.', 'providers.tencent.'))]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_the_records_currency_is_what_the_clouds_adapter_prices_in() -> None:
+    from providers.tencent.prices import TencentPriceFetcher
+
+    assert TencentPriceFetcher().currency is CLOUDS["tencent"].currency
