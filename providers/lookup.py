@@ -1,4 +1,4 @@
-"""Find the offer for an instance type in a region or zone: the one rule ``launch``, ``quote`` and ``tco`` share.
+"""Find the offer for an instance type in a region or zone: the one rule ``launch`` and ``tco`` share.
 
 An instance type is named case-insensitively, of one provider (given, or the one whose
 catalog rows carry the name). A place is a region, a zone (whose region is read off its
@@ -89,7 +89,7 @@ def find_offer(catalog: Catalog, instance_type: str, *, provider: str | None = N
     # (use1-az1), which an account's zone names (us-east-1a) do not match.
     if zone is not None and zones and zone not in zones:
         raise InputError(f"{offer.name} is not sold in zone {zone} as far as the catalog knows",
-                         f"zones: {', '.join(zones or offer.zones)}")
+                         f"zones: {', '.join(zones)}")
     return OfferMatch(offer=offer, region=place, zones=zones, offers=tuple(offers))
 
 
