@@ -10,7 +10,6 @@ whose ledger file is gone.
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections.abc import Callable
@@ -23,7 +22,6 @@ from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import PSEUDO_REGIONS, Catalog
 from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
 from pricing.money import Fx, Money
-from providers.base import Offer
 from providers.capabilities import (
     TAG_EXPIRES,
     TAG_ID,
@@ -33,7 +31,7 @@ from providers.capabilities import (
     InstanceState,
     LaunchRequest,
 )
-from providers.registry import get_provider
+from providers.lookup import find_offer
 from launch.ledger import LaunchRecord, LaunchState, Ledger, now
 
 ClientFor = Callable[[str, str], ComputeClient]
@@ -85,57 +83,18 @@ class LaunchQuote(BaseModel):
     notes: tuple[str, ...] = ()
 
 
-def region_of_zone(zone: str) -> str:
-    """ap-guangzhou-3 -> ap-guangzhou (Tencent); us-east-1a -> us-east-1 (AWS)."""
-    if re.fullmatch(r"[a-z]+-[a-z]+-\d+", zone):
-        return zone.rsplit("-", 1)[0]
-    return zone.rstrip("abcdefghijklmnopqrstuvwxyz") if re.search(r"\d[a-z]$", zone) else zone
-
-
-def _pick_offer(spec: LaunchSpec, catalog: Catalog) -> tuple[Offer, str]:
-    region = spec.region or (region_of_zone(spec.zone) if spec.zone else None)
-    offers = [o for o in get_provider(spec.provider, catalog).list_offers()
-              if o.name.lower() == spec.instance_type.lower()]
-    if not offers:
-        catalog.instance(spec.instance_type)  # unknown names raise with suggestions
-        raise InputError(f"{spec.instance_type} is not a {spec.provider} instance type",
-                         f"`gpuplan offers --provider {spec.provider}` lists them")
-    if region is None:
-        real = [o for o in offers if o.region not in PSEUDO_REGIONS]
-        if len(real) == 1:
-            return real[0], real[0].region
-        known = sorted({o.region for o in real} | {region_of_zone(z) for o in offers for z in o.zones})
-        raise InputError(f"say where to launch {spec.instance_type}: give --region or --zone",
-                         f"known: {', '.join(known[:8])}")
-    exact = [o for o in offers if o.region == region]
-    if exact:
-        return exact[0], region
-    # a shipped row priced for a pseudo-region (cn-mainland) that lists the region's zones
-    covering = [o for o in offers if o.region in PSEUDO_REGIONS and any(z.startswith(region) for z in o.zones)]
-    if covering:
-        return covering[0], region
-    regions = sorted({o.region for o in offers} | {region_of_zone(z) for o in offers for z in o.zones})
-    raise InputError(f"{spec.instance_type} is not sold in {region} as far as the catalog knows",
-                     f"its regions: {', '.join(regions)}")
-
-
 def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal) -> LaunchQuote:
     if spec.billing not in LAUNCH_MODES:
         raise InputError(f"cannot launch with billing {spec.billing}", "use hourly, monthly or spot")
     if spec.count < 1 or spec.months < 1:
         raise InputError("--count and --months must be 1 or more")
-    offer, region = _pick_offer(spec, catalog)
+    found = find_offer(catalog, spec.instance_type, provider=spec.provider, region=spec.region, zone=spec.zone)
+    offer, region = found.offer, found.region
     rate = offer.rates.get(spec.billing)
     rule = rule_for(spec.provider, spec.billing)
     if rate is None or rule is None:
         have = ", ".join(m.value for m in offer.rates if m in LAUNCH_MODES) or "none"
         raise PriceMissingError(f"{offer.name} has no {spec.billing} price in the catalog", f"priced modes: {have}")
-    zones = tuple(z for z in offer.zones if z.startswith(region)) if offer.zones else ()
-    # Only zones named like the region's can be checked: the shipped AWS rows carry AZ ids
-    # (use1-az1), which an account's zone names (us-east-1a) do not match.
-    if spec.zone is not None and zones and spec.zone not in zones:
-        raise InputError(f"{offer.name} is not sold in zone {spec.zone} as far as the catalog knows",
-                         f"zones: {', '.join(zones or offer.zones)}")
     unit = Money(amount=rate, currency=offer.currency)
     notes = []
     if spec.billing is BillingMode.MONTHLY:
@@ -154,7 +113,7 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
         notes.append(f"list price for {offer.region}; `gpuplan catalog refresh --provider {spec.provider} "
                      f"--region {region}` reads the zone's live price")
     return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=spec.zone or offer.rate_zones.get(spec.billing),
-                       zones=zones, unit_price=unit, rule=rule.source, projected=projected, estimate=estimate,
+                       zones=found.zones, unit_price=unit, rule=rule.source, projected=projected, estimate=estimate,
                        notes=tuple(notes))
 
 
@@ -182,15 +141,6 @@ def new_launch_id() -> str:
     return "gp-" + uuid.uuid4().hex[:10]
 
 
-def ttl_user_data(provider: str, ttl_hours: Decimal | None) -> str | None:
-    """The provider-side TTL backstop, where shutting down ends the billing."""
-    if ttl_hours is None or provider != "aws":
-        return None  # Tencent: a shutdown from inside the OS keeps billing; `down --expired` is the backstop
-    minutes = max(1, int(ttl_hours * 60))
-    return ("#!/bin/bash\n# gpuplan TTL backstop: shut down at expiry; shutdown behaviour 'terminate' ends the"
-            f" instance\nshutdown -h +{minutes}\n")
-
-
 def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Callable[[str], None],
           checkpoint: Checkpoint = no_checkpoint) -> LaunchOutcome:
     """Record the intent, ask the provider, record what it started. Never leaves a machine unrecorded."""
@@ -205,7 +155,8 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         region=q.region, zone=q.zone if spec.zone else None, zones=q.zones if not spec.zone else (),
         instance_type=q.offer, billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
         client_token=uuid.uuid4().hex, name=f"gpuplan-{launch_id}", tags=tags,
-        user_data=ttl_user_data(spec.provider, spec.ttl_hours), cluster=spec.count > 1, dry_run=spec.dry_run,
+        # The client says whether a machine can end itself at its TTL; elsewhere `down --expired` is the backstop.
+        user_data=client.ttl_user_data(spec.ttl_hours) if spec.ttl_hours is not None else None, cluster=spec.count > 1, dry_run=spec.dry_run,
     )
     record = LaunchRecord(
         id=launch_id, provider=spec.provider, region=q.region, zone=request.zone, instance_type=q.offer,

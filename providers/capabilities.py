@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from datetime import datetime
+from decimal import Decimal
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -126,3 +127,11 @@ class ComputeClient(ABC):
     @abstractmethod
     def list_by_tag(self, key: str, value: str | None = None) -> list[InstanceInfo]:
         """Machines carrying tag ``key`` (with ``value`` when given), in any live state."""
+
+    def ttl_user_data(self, ttl_hours: Decimal) -> str | None:
+        """A boot script that ends the machine after ``ttl_hours``, or None where that would not stop the billing.
+
+        The default is None: on a cloud where a shutdown from inside the OS only stops the
+        machine (and the bill runs on), ``gpuplan down --expired`` is the only TTL backstop.
+        """
+        return None

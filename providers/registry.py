@@ -2,9 +2,11 @@
 
 The set of providers is open: every provider with rows in the catalog (one shipped CSV
 under ``pricing/data/instances/``, a refreshed cache or a user file) is served by the
-generic list-price adapter, and buying cards by the local one. Capabilities are looked
-up by name here; their modules import the cloud SDKs, so nothing imports them on the
-planning path.
+generic list-price adapter, and buying cards by the local one. A cloud that can do more
+(read live prices, quote exactly, launch) has one :class:`Cloud` record in :data:`CLOUDS`
+naming its capability modules; those modules import the cloud's SDK, so they are imported
+only when a capability is asked for, never on the planning path. Adding a cloud is one
+record here and its ``providers/<cloud>/`` package.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pricing.catalog import LOCAL, Catalog
 from pricing.errors import NotSupportedError, UnknownNameError
+from pricing.money import Currency
 from providers.base import Provider
 from providers.listprice import ListPriceProvider, SpotPricing
 from providers.local import LocalProvider
@@ -23,24 +27,34 @@ from providers.local import LocalProvider
 if TYPE_CHECKING:  # their launch models cost every plan ~3 ms to build; only launching needs them
     from providers.capabilities import ComputeClient, PriceFetcher
 
-# "module:attribute" of each capability; the module lives in providers/<cloud>/.
-PRICE_FETCHERS = {
-    "tencent": "providers.tencent.prices:TencentPriceFetcher",
-    "aws": "providers.aws.prices:AwsPriceFetcher",
-}
-COMPUTE_CLIENTS = {
-    "tencent": "providers.tencent.compute:TencentCompute",
-    "aws": "providers.aws.compute:AwsCompute",
-}
-# Exact price inquiry for one configuration (Tencent's InquiryPriceRunInstances); AWS has
-# no such call: its Price List is read by the price fetcher instead.
-QUOTERS = {
-    "tencent": "providers.tencent.quote:inquire_price",
-}
-EXTRAS = {"tencent": "gpuplan[tencent]", "aws": "gpuplan[aws]"}
-# The SDK each cloud's capabilities need. The capability modules import it only inside the
-# calls that use it, so its absence must be checked here, before any call is made.
-SDKS = {"tencent": "tencentcloud.common", "aws": "botocore"}
+
+@dataclass(frozen=True)
+class Cloud:
+    """One cloud gpuplan can do more with than list prices.
+
+    Capabilities are ``"module:attribute"`` strings, not objects: naming them costs no
+    import, and the module (which imports the SDK) loads on first use.
+    """
+
+    name: str
+    currency: Currency  # what the cloud bills in by default (its price fetcher and quotes use it)
+    extra: str  # the pip extra that installs the SDK, e.g. "gpuplan[aws]"
+    sdk: str  # a module of that SDK: checked before any capability module is imported
+    price_fetcher: str | None = None  # a PriceFetcher class (`catalog refresh`)
+    price_inquiry: str | None = None  # an exact-quote function for one configuration (`quote`)
+    compute_client: str | None = None  # a ComputeClient class (`launch`, `ls`, `down`)
+
+
+CLOUDS: dict[str, Cloud] = {c.name: c for c in (
+    Cloud("tencent", Currency.CNY, "gpuplan[tencent]", "tencentcloud.common",
+          price_fetcher="providers.tencent.prices:TencentPriceFetcher",
+          price_inquiry="providers.tencent.quote:inquire_price",
+          compute_client="providers.tencent.compute:TencentCompute"),
+    # No price inquiry: AWS has no call that prices one configuration; its Price List is read by the fetcher.
+    Cloud("aws", Currency.USD, "gpuplan[aws]", "botocore",
+          price_fetcher="providers.aws.prices:AwsPriceFetcher",
+          compute_client="providers.aws.compute:AwsCompute"),
+)}
 
 
 def provider_names(catalog: Catalog) -> tuple[str, ...]:
@@ -67,38 +81,41 @@ def all_providers(catalog: Catalog, *, spot_pricing: SpotPricing = SpotPricing.T
     return [get_provider(n, catalog, spot_pricing=spot_pricing) for n in provider_names(catalog)]
 
 
-def _load(table: dict[str, str], provider: str, what: str) -> Any:
-    target = table.get(provider)
-    if target is None:
-        have = ", ".join(sorted(table)) or "none"
+def _load(provider: str, capability: str, what: str) -> Any:
+    """The object a cloud's ``capability`` field names, or a NotSupportedError saying what to install."""
+    cloud = CLOUDS.get(provider)
+    target = getattr(cloud, capability) if cloud is not None else None
+    if cloud is None or target is None:
+        have = ", ".join(sorted(n for n, c in CLOUDS.items() if getattr(c, capability) is not None)) or "none"
         raise NotSupportedError(f"{provider} has no {what} in gpuplan", f"providers with {what}: {have}")
     module, attr = target.split(":")
-    sdk = SDKS.get(provider)
     try:
-        if sdk is not None and importlib.util.find_spec(sdk) is None:
-            raise ImportError(name=sdk)
+        # The capability modules import the SDK only inside the calls that use it: check it is
+        # there now, so a missing SDK is one line before any call rather than a failure mid-way.
+        if importlib.util.find_spec(cloud.sdk) is None:
+            raise ImportError(name=cloud.sdk)
         return getattr(importlib.import_module(module), attr)
     except ImportError as exc:
         raise NotSupportedError(
             f"{what} for {provider} needs its SDK, which is not installed ({exc.name})",
-            f"pip install '{EXTRAS.get(provider, 'gpuplan')}'",
+            f"pip install '{cloud.extra}'",
         ) from None
 
 
 def price_fetcher(provider: str, **options: Any) -> PriceFetcher:
     """The provider's live price fetcher (``catalog refresh``)."""
-    cls = _load(PRICE_FETCHERS, provider, "live prices")
+    cls = _load(provider, "price_fetcher", "live prices")
     fetcher: PriceFetcher = cls(**options)
     return fetcher
 
 
 def price_inquiry(provider: str) -> Any:
     """The provider's exact-quote function: (client, region, zone, instance_type, billing, months, image)."""
-    return _load(QUOTERS, provider, "exact price inquiry")
+    return _load(provider, "price_inquiry", "exact price inquiry")
 
 
 def compute_client(provider: str, region: str, **options: Any) -> ComputeClient:
     """The provider's compute client for ``region`` (``launch``, ``ls``, ``down``)."""
-    cls = _load(COMPUTE_CLIENTS, provider, "launching")
+    cls = _load(provider, "compute_client", "launching")
     client: ComputeClient = cls(region=region, **options)
     return client

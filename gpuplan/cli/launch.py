@@ -200,7 +200,8 @@ def quote(
     from providers.registry import price_inquiry
     from gpuplan.render.table import dump_json
     from planner.units import parse_enum
-    from launch.service import LAUNCH_MODES, region_of_zone
+    from launch.service import LAUNCH_MODES
+    from providers.lookup import region_of_zone
 
     mode = parse_enum(BillingMode, billing, "--billing")
     if mode not in LAUNCH_MODES:

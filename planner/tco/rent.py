@@ -7,27 +7,23 @@ from decimal import Decimal
 
 from pricing.billing import BillingMode, rule_for
 from pricing.catalog import Catalog
-from pricing.errors import InputError, PriceMissingError
+from pricing.errors import PriceMissingError
 from pricing.money import Currency, Fx, Money
 from providers.base import Offer
 from providers.listprice import RENT_MODES
+from providers.lookup import find_offer, offers_of_type
 from providers.registry import get_provider
-from planner.plan.filters import region_matches
 from planner.tco.lines import TcoLine, TcoOption, When, _option, line
 
 
 def pick_offer(catalog: Catalog, name: str, region: str | None) -> tuple[Offer, list[str]]:
-    """The offer for instance ``name``: in ``region`` if given, else the first priced region."""
-    first = catalog.instance(name)[0]  # unknown names raise with suggestions
-    offers = [o for o in get_provider(first.provider, catalog).list_offers() if o.name == first.instance_type]
+    """The offer for instance ``name``: in ``region`` (a prefix, as plan's --region) if given, else the first priced region."""
     if region:
-        chosen = [o for o in offers if region_matches(o, (region,))]
-        if not chosen:
-            regions = ", ".join(sorted({o.region for o in offers}))
-            raise InputError(f"{first.instance_type} has no row for region {region!r}", f"its regions: {regions}")
+        found = find_offer(catalog, name, region=region, prefix=True)
+        offer, offers = found.offer, found.offers
     else:
-        chosen = [o for o in offers if any(m in o.rates for m in RENT_MODES)] or offers
-    offer = chosen[0]
+        offers = tuple(offers_of_type(catalog, name))
+        offer = next((o for o in offers if any(m in o.rates for m in RENT_MODES)), offers[0])
     notes = []
     if len(offers) > 1:
         why = "as asked" if region else "the first region with a price; --region picks another"

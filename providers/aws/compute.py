@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from pricing.billing import BillingMode
@@ -169,6 +170,12 @@ class AwsCompute(ComputeClient):
         return self._ssm
 
     # -- launch --------------------------------------------------------------------------------------------------
+
+    def ttl_user_data(self, ttl_hours: Decimal) -> str | None:
+        """A shutdown at the TTL: every launch sets shutdown behaviour "terminate", so it ends the billing too."""
+        minutes = max(1, int(ttl_hours * 60))
+        return ("#!/bin/bash\n# gpuplan TTL backstop: shut down at expiry; shutdown behaviour 'terminate' ends the"
+                f" instance\nshutdown -h +{minutes}\n")
 
     def run(self, request: LaunchRequest) -> LaunchResult:
         if request.region != self.region:

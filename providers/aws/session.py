@@ -1,5 +1,9 @@
 """boto3 sessions and clients for gpuplan, and the one place AWS errors become gpuplan errors.
 
+AWS's side of the pattern every cloud follows (:mod:`providers.session`): the code-table
+lookup and the secret scrubber are the shared ones; the credential chain, the retries
+(botocore's own) and the words of each message are AWS's.
+
 Credentials come only from the standard boto3 chain (environment, ``--profile``, SSO,
 ``~/.aws``, container and instance roles); gpuplan never takes, prints, logs or stores a
 secret. ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_EC2``...) is honoured by botocore
@@ -28,6 +32,7 @@ from pricing.errors import (
     InputError,
     ProviderError,
 )
+from providers.session import SECRETS, ErrorCodes, Failure
 
 # botocore's retries "max_attempts" counts retries after the first call (it sets total_max_attempts = N + 1).
 # Standard mode waits up to 20 s with jitter between tries: 5 retries ride out a burst of throttling
@@ -73,6 +78,13 @@ _QUOTA_CODES = frozenset({"VcpuLimitExceeded", "InstanceLimitExceeded", "MaxSpot
 CAPACITY_CODES = frozenset({"InsufficientInstanceCapacity", "Unsupported", "InsufficientCapacity",
                              "InsufficientHostCapacity", "InsufficientReservedInstanceCapacity"})
 _THROTTLE_CODES = frozenset({"RequestLimitExceeded", "Throttling", "ThrottlingException", "TooManyRequestsException"})
+CODES = ErrorCodes.of(
+    exact={Failure.PERMISSION: _PERMISSION_CODES, Failure.CREDENTIALS: _CREDENTIAL_CODES, Failure.QUOTA: _QUOTA_CODES,
+           Failure.CAPACITY: CAPACITY_CODES, Failure.THROTTLED: _THROTTLE_CODES},
+)
+# botocore's debug log prints the signed request (botocore.auth) and its headers (botocore.endpoint),
+# the session token among them; the response parser logs bodies that may echo a key.
+SECRETS.guard("botocore", "botocore.auth", "botocore.endpoint", "botocore.parsers")
 
 
 def botocore_config(max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Any:
@@ -106,9 +118,27 @@ def make_client(service: str, *, region: str | None, profile: str | None = None,
 
     session = session if session is not None else make_session(profile, region)
     try:
-        return session.client(service, region_name=region, config=botocore_config(max_attempts))
+        client = session.client(service, region_name=region, config=botocore_config(max_attempts))
     except NoRegionError:
         raise InputError("no AWS region given", "pass --region (e.g. us-east-1) or set AWS_DEFAULT_REGION") from None
+    _remember_secrets(session)
+    return client
+
+
+def _remember_secrets(session: Any) -> None:
+    """Add the session's secret key and token to the scrubber, where reading them contacts nobody.
+
+    Creating the client resolved the chain already, so this is a lookup, not a new search. A
+    refreshable key (SSO, an assumed role, an instance role) is left alone: reading it would
+    fetch it now, outside the error mapping, instead of at the first call.
+    """
+    from botocore.credentials import RefreshableCredentials  # type: ignore[import-untyped]
+
+    get = getattr(session, "get_credentials", None)
+    creds = get() if callable(get) else None
+    if creds is None or isinstance(creds, RefreshableCredentials):
+        return
+    SECRETS.remember(getattr(creds, "secret_key", None), getattr(creds, "token", None))
 
 
 def quota_for(instance_type: str | None, *, spot: bool) -> str:
@@ -147,23 +177,24 @@ def map_client_error(exc: Exception, *, zone: str | None = None, instance_type: 
     and which Service Quotas quota; ``other_zones`` are suggested when a pinned zone is full.
     """
     code, message, operation = _error_fields(exc)
-    text = _short(message)
+    text = SECRETS.scrub(_short(message))
     where = f" in {zone}" if zone else ""
-    if code in _PERMISSION_CODES:
+    failure = CODES.kind_of(code)
+    if failure is Failure.PERMISSION:
         action = f"{service}:{operation}" if operation else f"the {service} permission this call needs"
         return CredentialsError(f"AWS refused {operation or 'the request'}: the credentials lack the IAM permission "
                                 f"{action} ({code})",
                                 f"grant {action} to the IAM user or role, or use another --profile; "
                                 "`aws sts decode-authorization-message` explains an encoded refusal")
-    if code in _CREDENTIAL_CODES:
+    if failure is Failure.CREDENTIALS:
         return CredentialsError(f"AWS rejected the credentials ({code}: {text})", CREDENTIALS_HINT)
-    if code in _QUOTA_CODES:
+    if failure is Failure.QUOTA:
         quota = quota_for(instance_type, spot=spot or code == "MaxSpotInstanceCountExceeded")
         what = instance_type or "this instance type"
         return CapacityError(f"AWS quota reached{where} for {what} ({code}: {text})",
                              f"raise the Service Quotas quota {quota} (EC2, vCPUs) for this region in the Service "
                              "Quotas console, or stop other instances of that family")
-    if code in CAPACITY_CODES:
+    if failure is Failure.CAPACITY:
         what = instance_type or "the instance type"
         hint = (f"try another zone ({', '.join(other_zones)}), omit the zone to let gpuplan fail over, "
                 "or retry later" if other_zones else
@@ -173,7 +204,7 @@ def map_client_error(exc: Exception, *, zone: str | None = None, instance_type: 
         return InputError(f"AWS does not accept the image ({code}: {text})",
                           "pass --image with an AMI ID that exists in this region and your account can use, "
                           "or omit --image for the default Deep Learning AMI")
-    if code in _THROTTLE_CODES:
+    if failure is Failure.THROTTLED:
         return ProviderError(f"AWS throttled {operation or 'the request'} after the bounded retries ({code})",
                              "wait a minute and run the command again")
     if code == "SpotMaxPriceTooLow":
@@ -217,5 +248,5 @@ def aws_errors(*, zone: str | None = None, instance_type: str | None = None, spo
     except NoRegionError:
         raise InputError("no AWS region given", "pass --region (e.g. us-east-1) or set AWS_DEFAULT_REGION") from None
     except BotoConnectionError as exc:
-        raise ProviderError(f"cannot reach the AWS {service} endpoint ({exc})",
+        raise ProviderError(f"cannot reach the AWS {service} endpoint ({SECRETS.scrub(str(exc))})",
                             "check the network, the region, and AWS_ENDPOINT_URL if it is set") from None

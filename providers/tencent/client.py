@@ -1,6 +1,9 @@
 """The one way into the Tencent Cloud CVM API: credentials, endpoint, bounded retries, error mapping.
 
-Every call goes through :meth:`CvmApi.call`, so the rules live in one place:
+Tencent's side of the pattern every cloud follows (:mod:`providers.session`): the retry loop,
+the code-table lookup and the secret scrubber are the shared ones; the credential chain, the
+endpoint, the code table and the words of each message are Tencent's. Every call goes through
+:meth:`CvmApi.call`, so the rules live in one place:
 
 - credentials come from the SDK's own providers (environment, profile file, CVM instance role);
 - ``GPUPLAN_TENCENT_ENDPOINT`` points the SDK at another endpoint (the local fake, a proxy);
@@ -23,28 +26,43 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from pricing.errors import CapacityError, CredentialsError, GpuplanError, InputError, ProviderError
+from providers.session import (
+    SECRETS,
+    ErrorCodes,
+    Failure,
+    RetriesExhausted,
+    RetryPolicy,
+    Sleep,
+    Transient,
+    with_retries,
+)
 from providers.tencent import ENDPOINT_ENV, INSTANCE_ROLE_ENV, SECRET_ID_ENV, SECRET_KEY_ENV
 
 log = logging.getLogger("gpuplan.tencent")
 
-Sleep = Callable[[float], None]
-REDACTED = "***"
 SDK_LOGGER = "tencentcloud_sdk_common"  # tencentcloud.common.abstract_client.LOGGER_NAME
 
-# Codes the SDK itself treats as transient (tencentcloud.common.retry.StandardRetryer), plus
-# the family prefix: Tencent adds RequestLimitExceeded.* variants per limit kind.
-_THROTTLED = "RequestLimitExceeded"
-_NETWORK = frozenset({"ClientNetworkError", "ServerNetworkError"})
 SOLD_OUT_PREFIXES = ("ResourceInsufficient", "ResourcesSoldOut")
-_INPUT_PREFIXES = (
-    "InvalidParameter", "MissingParameter", "InvalidZone", "InvalidPeriod", "InvalidInstanceType",
-    "InvalidImageId", "InvalidClientToken", "InvalidFilter", "UnsupportedRegion",
+CODES = ErrorCodes.of(
+    exact={
+        Failure.PERMISSION: ["AuthFailure.UnauthorizedOperation"],
+        # The codes the SDK itself treats as transient (tencentcloud.common.retry.StandardRetryer).
+        Failure.NETWORK: ["ClientNetworkError", "ServerNetworkError"],
+    },
+    prefixes={
+        Failure.CREDENTIALS: ["AuthFailure"],
+        Failure.CAPACITY: SOLD_OUT_PREFIXES,
+        Failure.QUOTA: ["LimitExceeded"],
+        Failure.INPUT: ["InvalidParameter", "MissingParameter", "InvalidZone", "InvalidPeriod", "InvalidInstanceType",
+                        "InvalidImageId", "InvalidClientToken", "InvalidFilter", "UnsupportedRegion"],
+        # Tencent adds RequestLimitExceeded.* variants per limit kind.
+        Failure.THROTTLED: ["RequestLimitExceeded"],
+    },
 )
 _CREDENTIAL_HINT = (
     f"set {SECRET_ID_ENV} and {SECRET_KEY_ENV}, or write ~/.tencentcloud/credentials; "
@@ -95,33 +113,7 @@ E = TypeVar("E", bound=GpuplanError)
 
 # --- secrets never leave ------------------------------------------------------------------------
 
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret replaced; short strings are skipped so we never mangle ordinary words."""
-    for secret in sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
-
-
-class _ScrubSecrets(logging.Filter):
-    """Redacts known secrets from the SDK's debug records, which print request headers and bodies."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets:
-            text = record.getMessage()
-            clean = scrub(text, self.secrets)
-            if clean != text:
-                record.msg, record.args = clean, None
-        return True
-
-
-_SDK_LOG_FILTER = _ScrubSecrets()
-logging.getLogger(SDK_LOGGER).addFilter(_SDK_LOG_FILTER)
-log.addFilter(_SDK_LOG_FILTER)
+SECRETS.guard(SDK_LOGGER, log.name)  # the SDK's debug log prints the Authorization header and request bodies
 
 
 def _secrets_of(cred: Any) -> tuple[str, ...]:
@@ -226,19 +218,6 @@ def parse_endpoint(url: str) -> tuple[str, str]:
 # --- the client -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded exponential backoff with full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter")."""
-
-    attempts: int = 5
-    base_s: float = 0.5
-    cap_s: float = 8.0  # the longest single wait
-    budget_s: float = 20.0  # all waits of one call together
-
-    def delay(self, retry: int, rng: Callable[[], float]) -> float:
-        return rng() * min(self.cap_s, self.base_s * float(2**retry))
-
-
 def _zone_of(params: Mapping[str, Any]) -> str | None:
     placement = params.get("Placement")
     zone = placement.get("Zone") if isinstance(placement, Mapping) else None
@@ -272,8 +251,7 @@ class CvmApi:
         self._sleep = sleep
         self._rng = rng
         self._cred = credential if credential is not None else load_credential(instance_role=instance_role)
-        self._secrets = _secrets_of(self._cred)
-        _SDK_LOG_FILTER.secrets.update(self._secrets)
+        SECRETS.remember(*_secrets_of(self._cred))
         chosen = endpoint if endpoint is not None else os.environ.get(ENDPOINT_ENV, "").strip() or None
         self.endpoint = chosen
         self._client = self._sdk_client(chosen, timeout_s, language)
@@ -298,7 +276,7 @@ class CvmApi:
     # -- helpers for callers --
 
     def scrub(self, text: str) -> str:
-        return scrub(text, self._secrets + tuple(_SDK_LOG_FILTER.secrets))
+        return SECRETS.scrub(text)
 
     def _error(self, cls: type[E], message: str, hint: str | None = None, *, code: str = "",
                request_id: str = "", action: str = "", zone: str | None = None) -> E:
@@ -320,45 +298,41 @@ class CvmApi:
 
         body = dict(params or {})
         json.dumps(body)  # a parameter that is not JSON is gpuplan's bug: fail here, not as a "bad answer" below
-        slept = 0.0
-        last = ""
-        for attempt in range(1, self.retry.attempts + 1):
+
+        def attempt() -> dict[str, Any]:
             try:
                 raw = self._client.call_json(action, body)
             except TencentCloudSDKException as exc:
                 code = str(exc.get_code() or "")
                 message = str(exc.get_message() or "")
-                request_id = str(exc.get_request_id() or "")
-                if code in _NETWORK:
+                failure = CODES.kind_of(code)
+                if failure is Failure.NETWORK:
                     # ServerNetworkError is any non-200 status (the SDK keeps no status code; Tencent answers
                     # API errors with 200, so it comes from a gateway: 5xx in practice). Its message is the
                     # raw HTTP body, an HTML page, which stays out of ours.
-                    last = "the endpoint answered with an HTTP error" if code == "ServerNetworkError" else (
-                        f"network error: {message[:200]}")
-                elif code.startswith(_THROTTLED):
-                    last = f"rate limited ({code})"
-                else:
-                    raise self._mapped(action, body, code, message, request_id) from None
+                    raise Transient("the endpoint answered with an HTTP error" if code == "ServerNetworkError"
+                                    else f"network error: {message[:200]}") from None
+                if failure is Failure.THROTTLED:
+                    raise Transient(f"rate limited ({code})") from None
+                raise self._mapped(action, body, code, message, str(exc.get_request_id() or "")) from None
             except requests.RequestException as exc:  # the body broke off while it was read
-                last = f"network error: {type(exc).__name__}"
+                raise Transient(f"network error: {type(exc).__name__}") from None
             except (ValueError, KeyError, TypeError, AttributeError):
                 raise self._error(TencentApiError, f"Tencent CVM {action} answered with something that is not the "
                                   "API's JSON", "check GPUPLAN_TENCENT_ENDPOINT and any proxy between here and "
                                   "Tencent Cloud", action=action) from None
-            else:
-                return self._unwrap(action, body, raw)
-            if attempt == self.retry.attempts:
-                break
-            left = self.retry.budget_s - slept
-            if left <= 0:  # the wait budget is spent: retrying now would only hammer the API
-                break
-            wait = min(self.retry.delay(attempt - 1, self._rng), left)
+            return self._unwrap(action, body, raw)
+
+        def on_retry(tried: int, why: str, wait: float) -> None:
             log.debug("tencent %s attempt %d/%d failed (%s); retrying in %.2fs",
-                      action, attempt, self.retry.attempts, self.scrub(last), wait)
-            self._sleep(wait)
-            slept += wait
-        raise self._error(TencentApiError, f"Tencent CVM {action} failed {attempt} times: {last}",
-                          "Tencent Cloud is throttling or unreachable; wait a minute and try again", action=action)
+                      action, tried, self.retry.attempts, self.scrub(why), wait)
+
+        try:
+            return with_retries(attempt, self.retry, sleep=self._sleep, rng=self._rng, on_retry=on_retry)
+        except RetriesExhausted as exc:
+            raise self._error(TencentApiError, f"Tencent CVM {action} failed {exc.attempts} times: {exc.last}",
+                              "Tencent Cloud is throttling or unreachable; wait a minute and try again",
+                              action=action) from None
 
     def _unwrap(self, action: str, params: Mapping[str, Any], raw: Any) -> dict[str, Any]:
         response = raw.get("Response") if isinstance(raw, dict) else None
@@ -384,22 +358,22 @@ class CvmApi:
         common = {"code": code, "request_id": request_id, "action": action}
         if code == "DryRunOperation":
             return self._error(DryRunPassed, f"dry run of {action} passed", **common)
-        if code.startswith("AuthFailure"):
-            if code == "AuthFailure.UnauthorizedOperation":
-                return self._error(TencentCredentialsError, f"the Tencent Cloud key may not call cvm:{action} "
-                                   f"({code}, {where})", "grant it a CAM policy allowing cvm:" + action, **common)
-            if code == "AuthFailure.SignatureExpire":
-                return self._error(TencentCredentialsError, f"Tencent Cloud rejected the request as expired "
-                                   f"({code}, {where})", "this machine's clock is over 5 minutes off; sync it",
-                                   **common)
+        failure = CODES.kind_of(code)
+        if failure is Failure.PERMISSION:
+            return self._error(TencentCredentialsError, f"the Tencent Cloud key may not call cvm:{action} "
+                               f"({code}, {where})", "grant it a CAM policy allowing cvm:" + action, **common)
+        if code == "AuthFailure.SignatureExpire":
+            return self._error(TencentCredentialsError, f"Tencent Cloud rejected the request as expired "
+                               f"({code}, {where})", "this machine's clock is over 5 minutes off; sync it", **common)
+        if failure is Failure.CREDENTIALS:
             return self._error(TencentCredentialsError, f"Tencent Cloud rejected the API key ({code}, {where})",
                                "check " + _CREDENTIAL_HINT.removeprefix("set "), **common)
-        if code.startswith(SOLD_OUT_PREFIXES):
+        if failure is Failure.CAPACITY:
             what = kind or "the instance type"
             return self._error(TencentCapacityError, f"{what} is sold out{' in ' + zone if zone else ''} "
                                f"({code}: {message}; {where})", "try another zone, region or billing mode",
                                zone=zone, **common)
-        if code.startswith("LimitExceeded"):
+        if failure is Failure.QUOTA:
             quota = code.partition(".")[2] or "quota"
             return self._error(TencentCapacityError, f"Tencent Cloud quota reached: {quota} ({message}; {where})",
                                "raise the quota in the CVM console, or ask for fewer or smaller instances",
@@ -407,12 +381,12 @@ class CvmApi:
         if code == "InvalidAccount.InsufficientBalance":
             return self._error(TencentApiError, f"the Tencent Cloud account balance is too low for {action} "
                                f"({code}, {where})", "top up the account", **common)
-        if code.startswith(_INPUT_PREFIXES):
+        if failure is Failure.INPUT:
             return self._error(TencentInputError, f"Tencent CVM {action} refused the request: {message} "
                                f"({code}, {where})", **common)
+        # Throttling or a network fault reported in an answer's body (not retried there) lands here too.
         return self._error(TencentApiError, f"Tencent CVM {action} failed: {code or 'no code'}: {message} ({where})",
                            **common)
-
 
 ApiFactory = Callable[[str], CvmApi]
 

@@ -34,9 +34,10 @@ from providers.capabilities import (
     LaunchRequest,
     LaunchResult,
 )
+from providers.session import Sleep
 from providers.tencent import PROVIDER
 from providers.tencent.charge import PREPAID, PREPAID_PERIODS, RENEW_FLAG, SPOTPAID, charge_type
-from providers.tencent.client import CvmApi, DryRunPassed, Sleep, TencentApiError, TencentCapacityError
+from providers.tencent.client import CvmApi, DryRunPassed, TencentApiError, TencentCapacityError
 from providers.tencent.images import DEFAULT_OS, default_image, driver_note
 
 TAG_TOKEN = "gpuplan:token"  # the launch request's client token, for idempotent retries across zones
@@ -112,6 +113,8 @@ class TencentCompute(ComputeClient):
     """
 
     provider = PROVIDER
+    # No ttl_user_data: a shutdown from inside the OS stops a CVM and keeps billing it, so
+    # `gpuplan down --expired` is the TTL backstop here.
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ from pricing.billing import BillingMode
 from pricing.catalog import Catalog
 from pricing.errors import BudgetError, CapacityError, InputError, ProviderError
 from pricing.money import Currency, Fx, Money
-from providers.capabilities import TAG_EXPIRES, TAG_ID, TAG_MANAGED, InstanceState
+from providers.capabilities import TAG_EXPIRES, TAG_ID, TAG_MANAGED, InstanceState, LaunchRequest, LaunchResult
 from launch.ledger import LaunchState, Ledger
 from launch.service import (
     LaunchSpec,
@@ -23,7 +23,6 @@ from launch.service import (
     down,
     expired,
     quote_launch,
-    region_of_zone,
     start,
     status,
     wait_running,
@@ -94,6 +93,39 @@ def test_intent_first_then_ids_then_running(ledger: Ledger) -> None:
     done = wait_running(out, ledger=ledger, client=client, timeout=5, poll=0, sleep=lambda _: None)
     assert done.record.state is LaunchState.RUNNING
     assert [i.state for i in ledger.instances(out.record.id)] == [InstanceState.RUNNING]
+
+
+class Recording(FakeCompute):
+    """A fake client that keeps every request it is sent."""
+
+    def __init__(self, cloud: Cloud, provider: str = "aws") -> None:
+        super().__init__(cloud, provider)
+        self.sent: list[LaunchRequest] = []
+
+    def run(self, request: LaunchRequest) -> LaunchResult:
+        self.sent.append(request)
+        return super().run(request)
+
+
+class SelfEnding(Recording):
+    """A cloud whose machines can end themselves (and their bill) at the TTL."""
+
+    def ttl_user_data(self, ttl_hours: Decimal) -> str | None:
+        return f"end in {ttl_hours} h"
+
+
+@pytest.mark.parametrize(("client_cls", "provider", "ttl", "user_data"), [
+    (SelfEnding, "tencent", Decimal(6), "end in 6 h"),  # the client's word counts, not the provider's name
+    (Recording, "aws", Decimal(6), None),  # named aws, but this client cannot end its machines
+    (SelfEnding, "aws", None, None),  # no TTL, nothing to end
+])
+def test_the_ttl_backstop_is_whatever_the_client_says(ledger: Ledger, client_cls: type[Recording], provider: str,
+                                                      ttl: Decimal | None, user_data: str | None) -> None:
+    q = quote_launch(spec(ttl_hours=ttl), CAT, hours_per_month=HPM)
+    client = client_cls(Cloud(), provider)
+    start(q, ledger=ledger, client=client, progress=lambda _: None)
+    (request,) = client.sent
+    assert request.user_data == user_data
 
 
 def test_a_refused_launch_is_recorded_as_failed_and_nothing_runs(ledger: Ledger) -> None:
@@ -186,12 +218,6 @@ def test_more_time_never_costs_less(h1: Decimal, h2: Decimal) -> None:
     a = accrued_cost(r, [(t0, None)], t0 + timedelta(hours=float(min(h1, h2))))
     b = accrued_cost(r, [(t0, None)], t0 + timedelta(hours=float(max(h1, h2))))
     assert a.amount <= b.amount
-
-
-@pytest.mark.parametrize(("zone", "region"), [("ap-guangzhou-3", "ap-guangzhou"), ("us-east-1a", "us-east-1"),
-                                              ("eu-frankfurt-1", "eu-frankfurt")])
-def test_region_of_zone(zone: str, region: str) -> None:
-    assert region_of_zone(zone) == region
 
 
 def test_a_pseudo_region_offer_needs_a_real_place() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -373,3 +374,9 @@ def test_a_zone_id_from_the_price_data_launches_in_the_accounts_zone_of_that_id(
     assert any(f"{pick['ZoneId']} is us-east-1b" in n for n in result.notes)
     with pytest.raises(InputError, match="not in us-east-1"):
         compute.run(_request(zone="usw2-az9", client_token="gp-0002"))
+
+
+def test_the_ttl_boot_script_shuts_down_at_expiry_which_terminates() -> None:
+    script = AwsCompute("us-east-1").ttl_user_data(Decimal("1.5"))
+    assert script is not None and script.startswith("#!/bin/bash\n") and "shutdown -h +90\n" in script
+    assert AwsCompute("us-east-1").ttl_user_data(Decimal("0.001")) == script.replace("+90", "+1")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,23 @@ def test_throttling_is_retried_a_bounded_number_of_times(monkeypatch: pytest.Mon
         compute.describe(["i-0123456789abcdef0"])
     assert len(calls) == 4  # the first call and botocore's max_attempts=3 retries, then it stops
     assert "wait" in str(info.value.hint)
+
+
+def test_the_secret_key_never_reaches_an_error_or_the_sdk_log(monkeypatch: pytest.MonkeyPatch,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    from moto import mock_aws
+
+    secret, token = "gpuplan-FAKE-secret-access-key-for-tests", "gpuplan-FAKE-session-token-for-tests"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "gpuplan-FAKE-access-key-id")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.setenv("AWS_SESSION_TOKEN", token)
+    make_client("ec2", region="us-east-1")  # the key is remembered once a client is made with it
+    err = map_client_error(_error("SignatureDoesNotMatch", f"signature for {secret} does not match"))
+    assert isinstance(err, CredentialsError) and secret not in str(err) and "***" in str(err)
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="botocore")  # another library (the export engines) may have quieted it
+    with mock_aws():  # moto swaps in its own key but keeps the session token
+        AwsCompute("us-east-1").describe(["i-0123456789abcdef0"])
+    # botocore's debug log ran (it prints the signed request with the token header): the filter scrubbed it.
+    assert "x-amz-security-token" in caplog.text
+    assert token not in caplog.text and secret not in caplog.text

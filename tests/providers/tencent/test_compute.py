@@ -276,3 +276,7 @@ def test_pending_turns_running_after_a_time_too(sleeps: list[float], monkeypatch
         time.sleep(0.06)
         compute.describe(ids)
         assert states(compute, ids) == [InstanceState.RUNNING]
+
+
+def test_no_ttl_boot_script_since_a_shutdown_inside_keeps_billing() -> None:
+    assert TencentCompute("ap-guangzhou").ttl_user_data(Decimal(6)) is None
