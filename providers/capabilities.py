@@ -11,6 +11,7 @@ them and tests can build them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -23,6 +24,14 @@ from pricing.catalog import Catalog, InstanceType
 TAG_ID = "gpuplan:id"  # the launch record an instance belongs to
 TAG_EXPIRES = "gpuplan:expires"  # ISO-8601 UTC time after which `gpuplan down --expired` ends it
 TAG_MANAGED = "gpuplan:managed"  # "true" on everything gpuplan starts, for --reconcile
+
+
+@dataclass(frozen=True)
+class ImageChoice:
+    """The machine image a compute client picked when the user named none, and how it was found."""
+
+    image_id: str
+    note: str  # said with the launch (LaunchResult.notes): which image, found how
 
 
 class InstanceState(StrEnum):

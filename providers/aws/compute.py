@@ -45,7 +45,7 @@ from pricing.errors import (
     NotSupportedError,
     ProviderError,
 )
-from providers.aws.images import ImageChoice, default_image, dlami_kind
+from providers.aws.images import default_image, dlami_kind
 from providers.aws.instance_types import TypeInfo, chunks, describe_types, offered_zones
 from providers.aws.session import (
     CAPACITY_CODES,
@@ -58,6 +58,7 @@ from providers.aws.session import (
 from providers.capabilities import (
     TAG_MANAGED,
     ComputeClient,
+    ImageChoice,
     InstanceInfo,
     InstanceState,
     LaunchRequest,

@@ -12,10 +12,10 @@ AMI's name wins, by ``CreationDate``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from pricing.errors import ProviderError
+from providers.capabilities import ImageChoice
 
 _KINDS = {  # architecture -> (SSM parameter, image name pattern)
     "x86_64": ("/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id",
@@ -25,12 +25,6 @@ _KINDS = {  # architecture -> (SSM parameter, image name pattern)
 }
 DLAMI_SSM_PARAMETER = _KINDS["x86_64"][0]
 DLAMI_NAME_PATTERN = _KINDS["x86_64"][1]
-
-
-@dataclass(frozen=True)
-class ImageChoice:
-    image_id: str
-    note: str  # which image and how it was found, for LaunchResult.notes
 
 
 def dlami_kind(architectures: tuple[str, ...]) -> str:

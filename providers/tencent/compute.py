@@ -163,7 +163,7 @@ class TencentCompute(ComputeClient):
         else:
             choice = default_image(self.api, request.instance_type, self.default_os)
             image = choice.image_id
-            notes.append(choice.note(self.default_os))
+            notes.append(choice.note)
         notes.append(driver_note(bool(request.user_data)))
         notes += self._cluster_notes(request)
         notes += self._access_notes()

@@ -9,10 +9,10 @@ install one: the launch notes say so and point at Tencent's driver guide, and us
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from pricing.errors import InputError, ProviderError
+from providers.capabilities import ImageChoice
 from providers.tencent.client import CvmApi
 
 DEFAULT_OS = "Ubuntu Server 22.04"
@@ -20,18 +20,6 @@ DEFAULT_OS = "Ubuntu Server 22.04"
 # "use images with a preinstalled GPU driver" page, qcloud-documents GPU 云服务器/GPU 实例使用指南).
 DRIVER_GUIDE = "https://cloud.tencent.com/document/product/560/8048"
 _PAGE = 100  # DescribeImages Limit maximum
-
-
-@dataclass(frozen=True)
-class ImageChoice:
-    image_id: str
-    name: str
-    os_name: str
-    created: str
-
-    def note(self, os_name: str) -> str:
-        return (f"image {self.image_id} ({self.os_name or self.name}, created {self.created or 'unknown'}): "
-                f"the newest public {os_name} image for this type")
 
 
 def driver_note(user_data: bool) -> str:
@@ -77,5 +65,7 @@ def default_image(api: CvmApi, instance_type: str | None, os_name: str = DEFAULT
                          (f" for {instance_type}" if instance_type else ""), "pass an image id (img-...)")
     # ISO-8601 UTC strings sort in time order.
     image = max(best, key=lambda i: str(i.get("CreatedTime") or ""))
-    return ImageChoice(image_id=image["ImageId"], name=str(image.get("ImageName") or ""),
-                       os_name=str(image.get("OsName") or ""), created=str(image.get("CreatedTime") or ""))
+    shown = str(image.get("OsName") or "") or str(image.get("ImageName") or "")
+    created = str(image.get("CreatedTime") or "") or "unknown"
+    return ImageChoice(image["ImageId"], f"image {image['ImageId']} ({shown}, created {created}): the newest public "
+                                         f"{os_name} image for this type")
