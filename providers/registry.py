@@ -43,6 +43,7 @@ class Cloud:
     price_fetcher: str | None = None  # a PriceFetcher class (`catalog refresh`)
     price_inquiry: str | None = None  # an exact-quote function for one configuration (`quote`)
     compute_client: str | None = None  # a ComputeClient class (`launch`, `ls`, `down`)
+    engines: frozenset[str] = frozenset()  # launch engines that run it from `plan --export` ("skypilot", "dstack")
 
 
 CLOUDS: dict[str, Cloud] = {c.name: c for c in (
@@ -53,8 +54,8 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
     # No price inquiry: AWS has no call that prices one configuration; its Price List is read by the fetcher.
     Cloud("aws", Currency.USD, "gpuplan[aws]", "botocore",
           price_fetcher="providers.aws.prices:AwsPriceFetcher",
-          compute_client="providers.aws.compute:AwsCompute"),
-)}
+          compute_client="providers.aws.compute:AwsCompute", engines=frozenset({"skypilot", "dstack"})),
+)}  # neither SkyPilot nor dstack knows Tencent Cloud
 
 
 def provider_names(catalog: Catalog) -> tuple[str, ...]:
@@ -119,3 +120,9 @@ def compute_client(provider: str, region: str, **options: Any) -> ComputeClient:
     cls = _load(provider, "compute_client", "launching")
     client: ComputeClient = cls(region=region, **options)
     return client
+
+
+def engine_runs(engine: str, provider: str) -> bool:
+    """Whether the launch engine ``engine`` (SkyPilot, dstack) can run an offer of ``provider``."""
+    cloud = CLOUDS.get(provider)
+    return cloud is not None and engine in cloud.engines

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pricing.catalog import PSEUDO_REGIONS
 from pricing.errors import InputError
+from providers.registry import engine_runs
 from planner.plan import Option, Plan
 
 # Our GPU keys -> the accelerator names SkyPilot's catalog uses (skypilot-catalog v8 vms.csv).
@@ -22,7 +23,6 @@ SKY_ACCELERATORS = {
     "V100-SXM2-16GB": "V100", "V100-SXM2-32GB": "V100-32GB", "A100-SXM4-40GB": "A100", "A100-SXM4-80GB": "A100-80GB",
     "H100-SXM5-80GB": "H100", "H200": "H200", "L4": "L4", "L40S": "L40S", "A10G": "A10G", "T4": "T4",
 }
-ENGINE_CLOUDS = {"aws"}  # clouds both engines support that gpuplan knows (no Tencent in either)
 DEFAULT_DISK_GB = 256  # SkyPilot's default disk size; a training run usually wants its dataset on it too
 
 
@@ -40,7 +40,7 @@ def _check(option: Option, engine: Engine) -> None:
     if option.provider == "local":
         raise InputError("the plan's winner is buying cards: there is nothing to export to an engine",
                          "plan with --billing hourly,spot (or --provider aws) to get a cloud option")
-    if option.provider not in ENGINE_CLOUDS:
+    if not engine_runs(engine, option.provider):
         raise InputError(
             f"{engine} does not support {option.provider}: no file was written",
             f"launch it with gpuplan itself: gpuplan launch --from-plan --count {option.nodes}"

@@ -14,7 +14,7 @@ import pytest
 from pricing.errors import NotSupportedError
 from pricing.money import Currency
 from providers import registry
-from providers.registry import CLOUDS, Cloud
+from providers.registry import CLOUDS, Cloud, engine_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,3 +75,11 @@ def test_the_records_currency_is_what_the_clouds_adapter_prices_in() -> None:
     from providers.tencent.prices import TencentPriceFetcher
 
     assert TencentPriceFetcher().currency is CLOUDS["tencent"].currency
+
+
+def test_the_engines_that_run_a_cloud_come_from_its_record() -> None:
+    # `plan --export` writes a task only where the engine can launch the offer: SkyPilot and
+    # dstack run AWS, neither knows Tencent Cloud, and buying cards is no cloud at all.
+    assert engine_runs("skypilot", "aws") and engine_runs("dstack", "aws")
+    assert not engine_runs("skypilot", "tencent") and not engine_runs("dstack", "tencent")
+    assert not engine_runs("skypilot", "local")
