@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from pricing.billing import BillingMode, rate_coster, rule_for
-from pricing.catalog import (FIELD_AT, HIGH_FIELDS, RATE_FIELDS, Catalog, InstanceType, Interconnect, Row, Stock,
-                             instance_of)
+from pricing.catalog import HIGH_FIELDS, RATE_FIELDS, Catalog, InstanceType, Interconnect, Stock
 from pricing.errors import PriceMissingError
 from pricing.line_items import LineItem
 from pricing.money import Money
@@ -79,9 +79,9 @@ class ListPriceProvider(Provider):
             return {}
         return {BillingMode.SPOT: hourly * self._spot_fraction}
 
-    def _rates_of(self, row: Row) -> tuple[dict[BillingMode, Decimal], frozenset[BillingMode]]:
+    def _rates_of(self, row: InstanceType) -> tuple[dict[BillingMode, Decimal], frozenset[BillingMode]]:
         """A row's rates, with the estimated spot rate where the rules give one, and which are estimates."""
-        rates = {m: r for m, i in _RATE_AT if (r := row[i]) is not None}
+        rates = {m: r for m, get in _RATE_OF if (r := get(row)) is not None}
         extra = self._estimates(rates.get(BillingMode.HOURLY), BillingMode.SPOT in rates)
         return ({**extra, **rates}, _SPOT_ONLY) if extra else (rates, _NONE)
 
@@ -90,17 +90,17 @@ class ListPriceProvider(Provider):
             link = self._links[(gpu, count)] = _interconnect(self.catalog.gpus[gpu].interconnect, count)
         return link
 
-    def _from_row(self, row: Row) -> Offer:
+    def _from_row(self, row: InstanceType) -> Offer:
         rates, estimated = self._rates_of(row)
         # every Offer field, in its order: the offer is built without validation (see bare_offer)
         return bare_offer({
-            "provider": row[_PROVIDER], "name": row[_TYPE], "family": row[_FAMILY], "region": row[_REGION],
-            "zones": row[_ZONES], "gpu": row[_GPU], "gpu_count": row[_COUNT],
-            "interconnect": self._link_of(row[_GPU], row[_COUNT]), "vcpu": row[_VCPU], "mem_gb": row[_MEM],
-            "currency": row[_CURRENCY], "rates": rates,
-            "rates_high": {m: r for m, i in _HIGH_AT if (r := row[i]) is not None}, "estimated": estimated,
-            "rate_zones": {}, "spot_zones": (), "sold_out_zones": (), "stock": row[_STOCK], "layer": row[_LAYER],
-            "source": row[_SOURCE], "as_of": row[_AS_OF], "notes": row[_NOTES],
+            "provider": row.provider, "name": row.instance_type, "family": row.family, "region": row.region,
+            "zones": row.zones, "gpu": row.gpu, "gpu_count": row.gpu_count,
+            "interconnect": self._link_of(row.gpu, row.gpu_count), "vcpu": row.vcpu, "mem_gb": row.mem_gb,
+            "currency": row.currency, "rates": rates,
+            "rates_high": {m: r for m, get in _HIGH_OF if (r := get(row)) is not None}, "estimated": estimated,
+            "rate_zones": {}, "spot_zones": (), "sold_out_zones": (), "stock": row.stock, "layer": row.layer,
+            "source": row.source, "as_of": row.as_of, "notes": row.notes,
         })
 
     def _from_zones(self, rows: list[InstanceType]) -> Offer:
@@ -141,12 +141,11 @@ class ListPriceProvider(Provider):
 
     def offers(self) -> RowOffers:
         """Region-wide rows one offer each, then per-zone rows folded into one per (type, region)."""
-        whole: list[Row] = []
-        by_zone: dict[tuple[str, str], list[Row]] = {}
-        table = self.catalog.instances_by_provider.get(self.name)
-        for row in table.rows if table is not None else ():
-            if row[_ZONE]:
-                by_zone.setdefault((row[_TYPE], row[_REGION]), []).append(row)
+        whole: list[InstanceType] = []
+        by_zone: dict[tuple[str, str], list[InstanceType]] = {}
+        for row in self.catalog.instances_by_provider.get(self.name, ()):
+            if row.zone:
+                by_zone.setdefault((row.instance_type, row.region), []).append(row)
             else:
                 whole.append(row)
         return RowOffers(self, whole, list(by_zone.values()))
@@ -213,7 +212,7 @@ class RowOffers(Sequence[Offer]):
     objects they would be ~1 kB each. Reading one twice builds two equal offers.
     """
 
-    def __init__(self, provider: ListPriceProvider, whole: list[Row], zoned: list[list[Row]]) -> None:
+    def __init__(self, provider: ListPriceProvider, whole: list[InstanceType], zoned: list[list[InstanceType]]) -> None:
         self.provider, self.whole, self.zoned = provider, whole, zoned
 
     def __len__(self) -> int:
@@ -232,15 +231,15 @@ class RowOffers(Sequence[Offer]):
         yield from map(self.provider._from_row, self.whole)
         yield from map(self._folded, self.zoned)
 
-    def _folded(self, rows: list[Row]) -> Offer:
-        return self.provider._from_zones([instance_of(r) for r in rows])
+    def _folded(self, rows: list[InstanceType]) -> Offer:
+        return self.provider._from_zones(rows)
 
     def facts(self) -> Iterator[OfferFacts]:
         """Each offer's :data:`OfferFacts`, as its :class:`Offer` has them; a region-wide row's without building it."""
         rates_of, link_of = self.provider._rates_of, self.provider._link_of
         for row in self.whole:
-            yield (row[_GPU], row[_COUNT], link_of(row[_GPU], row[_COUNT]), row[_TYPE], row[_FAMILY], row[_CURRENCY],
-                   rates_of(row)[0], row[_STOCK], row[_REGION], row[_ZONES], _NO_ZONES, ())
+            yield (row.gpu, row.gpu_count, link_of(row.gpu, row.gpu_count), row.instance_type, row.family,
+                   row.currency, rates_of(row)[0], row.stock, row.region, row.zones, _NO_ZONES, ())
         for rows in self.zoned:
             yield facts_of(self._folded(rows))
 
@@ -248,13 +247,9 @@ class RowOffers(Sequence[Offer]):
 _SPOT_ONLY = frozenset({BillingMode.SPOT})
 _NONE: frozenset[BillingMode] = frozenset()
 _NO_ZONES: dict[BillingMode, str] = {}  # shared by every region-wide row's facts: never written
-# (mode, its place in a row), in the order InstanceType.rates() and rates_high() list them
-_RATE_AT = [(m, FIELD_AT[f]) for m, f in RATE_FIELDS.items()]
-_HIGH_AT = [(m, FIELD_AT[f]) for m, f in HIGH_FIELDS.items()]
-(_PROVIDER, _TYPE, _FAMILY, _GPU, _COUNT, _VCPU, _MEM, _REGION, _ZONE, _ZONES, _CURRENCY, _STOCK, _LAYER, _SOURCE,
- _AS_OF, _NOTES) = (FIELD_AT[f] for f in ("provider", "instance_type", "family", "gpu", "gpu_count", "vcpu", "mem_gb",
-                                         "region", "zone", "zones", "currency", "stock", "layer", "source", "as_of",
-                                         "notes"))
+# (mode, the getter of its field), in the order InstanceType.rates() and rates_high() list them
+_RATE_OF = [(m, attrgetter(f)) for m, f in RATE_FIELDS.items()]
+_HIGH_OF = [(m, attrgetter(f)) for m, f in HIGH_FIELDS.items()]
 
 
 def _num(d: Decimal) -> str:
