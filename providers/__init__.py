@@ -4,4 +4,4 @@ Nothing here imports a cloud SDK: ``providers/<cloud>/`` packages hold a cloud's
 fetcher and compute client, and :mod:`providers.registry` imports them only when asked.
 """
 
-__all__ = ["aws", "base", "capabilities", "listprice", "local", "refresh", "registry", "tencent"]
+__all__ = ["aws", "base", "bulk", "capabilities", "lazy", "listprice", "local", "refresh", "registry", "tencent"]

@@ -29,8 +29,8 @@ def offer_rows(catalog: Catalog, c: Constraints, s: Settings) -> list[dict[str, 
     items: list[dict[str, Any]] = []
     selected = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
                 if c.providers is None or p.name in c.providers]
-    listed = [(p, p.list_offers()) for p in selected]  # built once: an offer is a pydantic model per row
-    check_regions(c.regions, (place for p, offers in listed for place in places(p, offers)))
+    listed = [(p, p.list_offers()) for p in selected]  # built once, each read twice
+    check_regions(c.regions, (place for p, offers in listed for place in places(p.name, offers)))
     for prov, offers in listed:
         for o in offers:
             spec = catalog.gpus[o.gpu]

@@ -22,6 +22,7 @@ from pricing.catalog import (
     INSTANCE_COLUMNS,
     Catalog,
     InstanceType,
+    RATE_FIELDS,
     Layer,
     parse_instances,
     read_instance_file,
@@ -99,6 +100,8 @@ def test_any_rows_are_refused_with_a_line_or_read_as_rows_pydantic_validates(lin
         assert 2 <= line <= len(lines) + 1
         return
     assert [r._asdict() for r in validated(got)] == [r._asdict() for r in got]
+    for r in got:  # rates() spells each field out for speed: the same modes, in the same order, as rate() says
+        assert list(r.rates().items()) == [(m, r.rate(m)) for m in RATE_FIELDS if r.rate(m) is not None]
 
 
 @pytest.mark.parametrize("cell, value, needle", [
