@@ -113,7 +113,7 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
         rates, family = f.rates, f.family
         for mode in rates:
             m = modes[mode] if mode in modes else shape.mode(mode, family, provider, costing)
-            if type(m) is not _Mode:
+            if not isinstance(m, _Mode):
                 if m is not None:  # why no offer of this shape has an option in this mode
                     excluded.put(name_of, f.name, f.region, zone_of(f.rate_zones, f.zones, mode), mode, *m)
                 continue
