@@ -264,7 +264,8 @@ def ls(
               "where": r.record.zone or r.record.region, "billing": r.record.billing.value,
               "state": r.record.state.value,
               "machines": ", ".join(f"{i.instance_id}={i.state.value}" for i in r.instances) or "-",
-              "age": f"{r.age_hours:.1f} h", "cost": money_text(r.accrued.amount, r.accrued.currency, rounding=HALF_EVEN),
+              "age": f"{r.age_hours:.1f} h",
+              "cost": money_text(r.accrued.amount, r.accrued.currency, rounding=HALF_EVEN),
               "to_ttl": "-" if r.projected is None else money_text(r.projected.amount, r.projected.currency,
                                                                    rounding=HALF_EVEN),
               "expires": "-" if r.record.expires_at is None else f"{r.record.expires_at:%m-%d %H:%M}"}

@@ -109,5 +109,6 @@ class NodeRuns:
         other = q.cost * m
         if cost.amount <= 0:
             return None
-        return (f"{m} nodes would finish in {r.wall_hours * factor:,.0f} h but cost "
-                f"{money_text(other.amount, other.currency, rounding=ROUND_HALF_EVEN)} ({other.amount / cost.amount - 1:+.0%}): scaling falls as nodes are added")
+        shown = money_text(other.amount, other.currency, rounding=ROUND_HALF_EVEN)  # as this note always rounded
+        return (f"{m} nodes would finish in {r.wall_hours * factor:,.0f} h but cost {shown} "
+                f"({other.amount / cost.amount - 1:+.0%}): scaling falls as nodes are added")

@@ -221,8 +221,8 @@ def verdict(options: list[TcoOption], breakevens: list[Breakeven], usage: Decima
     best = min(options, key=lambda o: o.total_cost)
     head = (f"Over {months} months at {usage:g} {unit.ref_gpu} GPU-hours of work a month, the cheapest option is "
             f"{best.name} at {money_text(best.total_cost, currency)} "
-            f"({money_text(best.cost_per_ref_gpu_hour or ZERO, places=PER_HOUR_PLACES)} {currency} per {unit.ref_gpu} GPU-hour of work"
-            f"{', estimated price' if best.estimate else ''}).")
+            f"({money_text(best.cost_per_ref_gpu_hour or ZERO, currency, places=PER_HOUR_PLACES)} per {unit.ref_gpu} "
+            f"GPU-hour of work{', estimated price' if best.estimate else ''}).")
     buys = [o for o in options if o.kind is BillingMode.BUY]
     rents = [o for o in options if o.kind is not BillingMode.BUY]
     if not buys or not rents:
