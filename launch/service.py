@@ -14,14 +14,14 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 
 from pydantic import BaseModel, ConfigDict
 
 from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import PSEUDO_REGIONS, Catalog
 from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
-from pricing.money import Fx, Money
+from pricing.money import Fx, Money, money_text
 from providers.capabilities import (
     TAG_EXPIRES,
     TAG_ID,
@@ -126,8 +126,10 @@ def check_budget(q: LaunchQuote, fx: Fx) -> None:
                          "add --ttl, e.g. --ttl 6h")
     projected = fx.convert(q.projected, cap.currency)
     if projected.amount > cap.amount:
-        raise BudgetError(f"the launch would cost {projected.amount:,.2f} {cap.currency} until its TTL, over "
-                          f"--max-cost {cap.amount:,.2f} {cap.currency}", "shorten --ttl, lower --count or raise --max-cost")
+        # half-even, as this message has always rounded
+        shown, limit = (money_text(m.amount, m.currency, rounding=ROUND_HALF_EVEN) for m in (projected, cap))
+        raise BudgetError(f"the launch would cost {shown} until its TTL, over --max-cost {limit}",
+                          "shorten --ttl, lower --count or raise --max-cost")
 
 
 class LaunchOutcome(BaseModel):

@@ -42,6 +42,21 @@ def round_cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
+_STEPS = {2: CENT, 4: Decimal("0.0001")}  # the places money is shown to, made once
+
+
+def money_text(amount: Decimal, currency: str | None = None, *, places: int = 2, rounding: str = ROUND_HALF_UP) -> str:
+    """Money as tables and sentences show it: ``places`` decimals, thousands grouped, then the currency if given.
+
+    '1,234.50 USD'; ``places=4`` for a cost per GPU-hour ('0.3624'). Rounding is half-up,
+    as bills round; the offer list and the launch summaries have always shown prices
+    half-even (Python's own formatting), and pass ``rounding=ROUND_HALF_EVEN`` so their
+    output stays what it was.
+    """
+    text = f"{amount.quantize(_STEPS.get(places) or Decimal(1).scaleb(-places), rounding=rounding):,}"
+    return text if currency is None else f"{text} {currency}"
+
+
 # The JSON number contract (README, "JSON contract"): money is a decimal string with
 # exactly 2 places; every other decimal (quantity, unit price, rate, fraction) is a
 # decimal string with at most DECIMAL_PLACES places; never an exponent.
@@ -113,7 +128,7 @@ class Money(BaseModel):
         return round_cents(self.amount)
 
     def __str__(self) -> str:
-        return f"{self.rounded():,} {self.currency}"
+        return money_text(self.amount, self.currency)
 
 
 class FxRate(BaseModel):

@@ -16,18 +16,17 @@ cheapest zone's spot instead. Zones that are sold out are kept aside for ``--exp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
 
-from pricing.billing import BillingMode, rate_coster, rule_for
-from pricing.catalog import (FIELD_AT, HIGH_FIELDS, RATE_FIELDS, Catalog, InstanceType, Interconnect, Row, Stock,
-                             instance_of)
+from pricing.billing import BillingMode, BillingRule, rate_cost, rule_for
+from pricing.catalog import Catalog, InstanceType, Interconnect, Stock
 from pricing.errors import PriceMissingError
 from pricing.line_items import LineItem
 from pricing.money import Money
-from providers.base import Offer, OfferFacts, Provider, Quote, bare_offer, facts_of
+from providers.base import Offer, Provider, Quote
+from providers.bulk import BulkOffers, OfferFacts, OfferTable, RateBilled
 
 _UNITS = {
     BillingMode.HOURLY: "hours",
@@ -63,8 +62,12 @@ def _median_row(rows: list[InstanceType], mode: BillingMode) -> tuple[Decimal, s
     return mid, zone  # type: ignore[return-value]
 
 
-class ListPriceProvider(Provider):
-    """Offers and quotes from a provider's catalog rows and billing rules."""
+class ListPriceProvider(Provider, BulkOffers, RateBilled):
+    """Offers and quotes from a provider's catalog rows and billing rules.
+
+    Its offers are catalog rows (:class:`BulkOffers`) and it bills a rule applied to one
+    list rate (:class:`RateBilled`): what a planner needs to rank 200k of them fast.
+    """
 
     def __init__(self, name: str, catalog: Catalog, *, spot_pricing: SpotPricing = SpotPricing.TYPICAL) -> None:
         super().__init__(catalog)
@@ -79,9 +82,9 @@ class ListPriceProvider(Provider):
             return {}
         return {BillingMode.SPOT: hourly * self._spot_fraction}
 
-    def _rates_of(self, row: Row) -> tuple[dict[BillingMode, Decimal], frozenset[BillingMode]]:
+    def _rates_of(self, row: InstanceType) -> tuple[dict[BillingMode, Decimal], frozenset[BillingMode]]:
         """A row's rates, with the estimated spot rate where the rules give one, and which are estimates."""
-        rates = {m: r for m, i in _RATE_AT if (r := row[i]) is not None}
+        rates = row.rates()
         extra = self._estimates(rates.get(BillingMode.HOURLY), BillingMode.SPOT in rates)
         return ({**extra, **rates}, _SPOT_ONLY) if extra else (rates, _NONE)
 
@@ -90,18 +93,15 @@ class ListPriceProvider(Provider):
             link = self._links[(gpu, count)] = _interconnect(self.catalog.gpus[gpu].interconnect, count)
         return link
 
-    def _from_row(self, row: Row) -> Offer:
+    def _from_row(self, row: InstanceType) -> Offer:
         rates, estimated = self._rates_of(row)
-        # every Offer field, in its order: the offer is built without validation (see bare_offer)
-        return bare_offer({
-            "provider": row[_PROVIDER], "name": row[_TYPE], "family": row[_FAMILY], "region": row[_REGION],
-            "zones": row[_ZONES], "gpu": row[_GPU], "gpu_count": row[_COUNT],
-            "interconnect": self._link_of(row[_GPU], row[_COUNT]), "vcpu": row[_VCPU], "mem_gb": row[_MEM],
-            "currency": row[_CURRENCY], "rates": rates,
-            "rates_high": {m: r for m, i in _HIGH_AT if (r := row[i]) is not None}, "estimated": estimated,
-            "rate_zones": {}, "spot_zones": (), "sold_out_zones": (), "stock": row[_STOCK], "layer": row[_LAYER],
-            "source": row[_SOURCE], "as_of": row[_AS_OF], "notes": row[_NOTES],
-        })
+        return Offer(
+            provider=row.provider, name=row.instance_type, family=row.family, region=row.region, zones=row.zones,
+            gpu=row.gpu, gpu_count=row.gpu_count, interconnect=self._link_of(row.gpu, row.gpu_count), vcpu=row.vcpu,
+            mem_gb=row.mem_gb, currency=row.currency, rates=rates,
+            rates_high=row.rates_high(), estimated=estimated,
+            stock=row.stock, layer=row.layer, source=row.source, as_of=row.as_of, notes=row.notes,
+        )
 
     def _from_zones(self, rows: list[InstanceType]) -> Offer:
         first = rows[0]
@@ -126,55 +126,42 @@ class ListPriceProvider(Provider):
         extra = self._estimates(rates.get(BillingMode.HOURLY), BillingMode.SPOT in rates)
         spot_zones = tuple(sorted(((r.zone, r.spot) for r in pool if r.spot is not None),
                                   key=lambda zp: (zp[1], zp[0])))
-        return bare_offer({
-            "provider": first.provider, "name": first.instance_type, "family": first.family, "region": first.region,
-            "zones": tuple(sorted(r.zone for r in selling)), "gpu": first.gpu, "gpu_count": first.gpu_count,
-            "interconnect": self._link_of(first.gpu, first.gpu_count), "vcpu": first.vcpu, "mem_gb": first.mem_gb,
-            "currency": first.currency, "rates": {**extra, **rates}, "rates_high": highs,
-            "estimated": frozenset(extra), "rate_zones": zones, "spot_zones": spot_zones, "sold_out_zones": sold_out,
-            "stock": Stock.AVAILABLE if selling else Stock.SOLD_OUT, "layer": first.layer, "source": first.source,
-            "as_of": max(r.as_of for r in rows), "notes": first.notes,
-        })
+        return Offer(
+            provider=first.provider, name=first.instance_type, family=first.family, region=first.region,
+            zones=tuple(sorted(r.zone for r in selling)), gpu=first.gpu, gpu_count=first.gpu_count,
+            interconnect=self._link_of(first.gpu, first.gpu_count), vcpu=first.vcpu, mem_gb=first.mem_gb,
+            currency=first.currency, rates={**extra, **rates}, rates_high=highs, estimated=frozenset(extra),
+            rate_zones=zones, spot_zones=spot_zones, sold_out_zones=sold_out,
+            stock=Stock.AVAILABLE if selling else Stock.SOLD_OUT, layer=first.layer, source=first.source,
+            as_of=max(r.as_of for r in rows), notes=first.notes,
+        )
 
     def list_offers(self) -> list[Offer]:
-        return list(self.offers())
+        return list(self.offer_table())
 
-    def offers(self) -> RowOffers:
+    def offer_table(self) -> RowOffers:
         """Region-wide rows one offer each, then per-zone rows folded into one per (type, region)."""
-        whole: list[Row] = []
-        by_zone: dict[tuple[str, str], list[Row]] = {}
-        table = self.catalog.instances_by_provider.get(self.name)
-        for row in table.rows if table is not None else ():
-            if row[_ZONE]:
-                by_zone.setdefault((row[_TYPE], row[_REGION]), []).append(row)
+        whole: list[InstanceType] = []
+        by_zone: dict[tuple[str, str], list[InstanceType]] = {}
+        for row in self.catalog.instances_by_provider.get(self.name, ()):
+            if row.zone:
+                by_zone.setdefault((row.instance_type, row.region), []).append(row)
             else:
                 whole.append(row)
         return RowOffers(self, whole, list(by_zone.values()))
 
-    def facts(self, offers: Sequence[Offer]) -> Iterator[OfferFacts]:
-        return offers.facts() if isinstance(offers, RowOffers) else super().facts(offers)
-
-    def rate_coster(self, mode: BillingMode, wall_hours: Decimal, *, family: str,
-                    hours_per_month: Decimal) -> Callable[[Decimal], Decimal]:
-        rule = rule_for(self.name, mode)
-        if rule is None:
-            raise PriceMissingError(f"{self.name} has no {mode} billing rule")
-        return rate_coster(rule, wall_hours, family=family, hours_per_month=hours_per_month)
-
-    def cost(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Decimal:
-        rate = offer.rates.get(mode)
-        if rate is None or not self.bills(mode):
-            raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
-        return self.rate_coster(mode, wall_hours, family=offer.family, hours_per_month=hours_per_month)(rate)
+    def billing_rule(self, mode: BillingMode) -> BillingRule | None:
+        return rule_for(self.name, mode)
 
     def bills(self, mode: BillingMode) -> bool:
-        return rule_for(self.name, mode) is not None
+        return self.billing_rule(mode) is not None
 
     def quote(self, offer: Offer, mode: BillingMode, wall_hours: Decimal, *, hours_per_month: Decimal) -> Quote:
-        cost = self.cost(offer, mode, wall_hours, hours_per_month=hours_per_month)
-        rate = offer.rates[mode]
-        rule = rule_for(offer.provider, mode)
-        assert rule is not None  # cost() refused a mode without one
+        rate = offer.rates.get(mode)
+        rule = self.billing_rule(mode)
+        if rate is None or rule is None:
+            raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
+        cost = rate_cost(rule, rate, wall_hours, family=offer.family, hours_per_month=hours_per_month)
         unit_price = Money(amount=rate, currency=offer.currency)
         notes = [n for n in (rule.note,) if n]
         zone = offer.rate_zones.get(mode)
@@ -206,55 +193,44 @@ class ListPriceProvider(Provider):
         return f"{live}price of {zone}, the cheapest zone that sells it; up to {_num(high)} {cur} in other zones"
 
 
-class RowOffers(Sequence[Offer]):
+class RowOffers(OfferTable):
     """A list-price provider's offers, each built from its catalog row(s) when it is read.
 
-    A plan over a 200k-row catalog reads every offer once and keeps none: as pydantic
-    objects they would be ~1 kB each. Reading one twice builds two equal offers.
+    A plan over a 200k-row catalog reads every offer's facts once and builds the offers of
+    the few options it shows. Reading one twice builds two equal offers.
     """
 
-    def __init__(self, provider: ListPriceProvider, whole: list[Row], zoned: list[list[Row]]) -> None:
+    __slots__ = ("provider", "whole", "zoned")
+
+    def __init__(self, provider: ListPriceProvider, whole: list[InstanceType], zoned: list[list[InstanceType]]) -> None:
         self.provider, self.whole, self.zoned = provider, whole, zoned
 
     def __len__(self) -> int:
         return len(self.whole) + len(self.zoned)
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
+    def _build(self, index: int) -> Offer:
         if index < len(self.whole):
             return self.provider._from_row(self.whole[index])
-        return self._folded(self.zoned[index - len(self.whole)])
+        return self.provider._from_zones(self.zoned[index - len(self.whole)])
 
     def __iter__(self) -> Iterator[Offer]:
         yield from map(self.provider._from_row, self.whole)
-        yield from map(self._folded, self.zoned)
-
-    def _folded(self, rows: list[Row]) -> Offer:
-        return self.provider._from_zones([instance_of(r) for r in rows])
+        yield from map(self.provider._from_zones, self.zoned)
 
     def facts(self) -> Iterator[OfferFacts]:
-        """Each offer's :data:`OfferFacts`, as its :class:`Offer` has them; a region-wide row's without building it."""
+        """A region-wide row's facts without building its offer (what ``_from_row`` would say); a folded offer's
+        from the offer."""
         rates_of, link_of = self.provider._rates_of, self.provider._link_of
         for row in self.whole:
-            yield (row[_GPU], row[_COUNT], link_of(row[_GPU], row[_COUNT]), row[_TYPE], row[_FAMILY], row[_CURRENCY],
-                   rates_of(row)[0], row[_STOCK], row[_REGION], row[_ZONES], _NO_ZONES, ())
-        for rows in self.zoned:
-            yield facts_of(self._folded(rows))
+            yield OfferFacts(row.instance_type, row.family, row.region, row.zones, row.gpu, row.gpu_count,
+                             link_of(row.gpu, row.gpu_count), row.currency, rates_of(row)[0], row.stock, _NO_ZONES,
+                             (), row.as_of)
+        yield from map(OfferFacts.of, map(self.provider._from_zones, self.zoned))
 
 
 _SPOT_ONLY = frozenset({BillingMode.SPOT})
 _NONE: frozenset[BillingMode] = frozenset()
-_NO_ZONES: dict[BillingMode, str] = {}  # shared by every region-wide row's facts: never written
-# (mode, its place in a row), in the order InstanceType.rates() and rates_high() list them
-_RATE_AT = [(m, FIELD_AT[f]) for m, f in RATE_FIELDS.items()]
-_HIGH_AT = [(m, FIELD_AT[f]) for m, f in HIGH_FIELDS.items()]
-(_PROVIDER, _TYPE, _FAMILY, _GPU, _COUNT, _VCPU, _MEM, _REGION, _ZONE, _ZONES, _CURRENCY, _STOCK, _LAYER, _SOURCE,
- _AS_OF, _NOTES) = (FIELD_AT[f] for f in ("provider", "instance_type", "family", "gpu", "gpu_count", "vcpu", "mem_gb",
-                                         "region", "zone", "zones", "currency", "stock", "layer", "source", "as_of",
-                                         "notes"))
+_NO_ZONES: dict[BillingMode, str] = {}  # every region-wide row's facts' rate_zones: read only, so shared
 
 
 def _num(d: Decimal) -> str:

@@ -59,7 +59,7 @@ class LocalProvider(Provider):
                         family=gpu,
                         region="local",
                         gpu=gpu,
-                        gpu_count=n,
+                        gpu_count=float(n),
                         interconnect=build_interconnect(spec.interconnect, n),
                         currency=card.currency,
                         rates={BillingMode.BUY: card.price},

@@ -40,7 +40,7 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[P
 
 @pytest.fixture(autouse=True)
 def unfreeze_gc() -> Iterator[None]:
-    # A CLI command freezes what it built (pricing.bulk): it is about to exit. Run in-process
+    # A CLI command freezes what it built (pricing.catalog.paused_gc): it is about to exit. Run in-process
     # here, hand those objects back to the collector so the test session stays clean.
     yield
     gc.unfreeze()

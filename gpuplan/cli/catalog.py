@@ -79,7 +79,7 @@ def offers(
     -o csv writes the catalog's own columns in each offer's native currency: edit it and
     feed it back with --catalog FILE.
     """
-    from pricing.bulk import paused_gc
+    from pricing.catalog import paused_gc
     from pricing.catalog import instances_csv
     from gpuplan.render.offers import render_offers
     from planner.plan.offers import catalog_rows, offer_rows, offers_payload
@@ -91,7 +91,7 @@ def offers(
     use_wide(wide)
     bounded(limit, "limit")
     s = settings_from(currency, fx, discount=discount, spot_price=spot_price)
-    with paused_gc(freeze=True):  # the command ends after this block (see pricing.bulk)
+    with paused_gc(freeze=True):  # the command ends after this block (see pricing.catalog.parse)
         cat = catalog_from(s, catalog)
         c = build_constraints(deadline=None, budget=None, min_vram=min_vram, provider=provider, billing=None,
                               region=region, gpu=gpu, max_gpus=None, settings=s, catalog=cat)

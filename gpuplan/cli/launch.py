@@ -9,6 +9,7 @@ asks the provider to validate without creating anything.
 
 import os
 import sys
+from decimal import ROUND_HALF_EVEN
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -24,6 +25,9 @@ app = command_app()  # the root loads this module when one of its commands runs 
 # and meaning cannot drift apart.
 BillingOpt = Annotated[str, typer.Option("--billing", help="hourly, monthly or spot.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+# The launch summaries have always shown money half-even (Python's own formatting); kept so output stays.
+HALF_EVEN = ROUND_HALF_EVEN
 
 
 def _poll_seconds() -> float:
@@ -129,6 +133,8 @@ def _say(text: str) -> None:
 
 
 def _show_quote(q: Any) -> None:
+    from pricing.money import money_text
+
     spec = q.spec
     what = f"{spec.count} x {q.offer} ({spec.billing}) in {q.zone or q.region}"
     unit = "month" if spec.billing == "monthly" else "hour"
@@ -137,7 +143,7 @@ def _show_quote(q: Any) -> None:
     _say(f"  billing rule: {q.rule}")
     if q.projected is not None:
         until = f"until the TTL ({spec.ttl_hours:g} h)" if spec.ttl_hours is not None else "for the prepaid period"
-        _say(f"  cost {until}: {q.projected.amount:,.2f} {q.projected.currency}")
+        _say(f"  cost {until}: {money_text(q.projected.amount, q.projected.currency, rounding=HALF_EVEN)}")
     for n in q.notes:
         _say(f"  note: {n}")
 
@@ -241,6 +247,7 @@ def ls(
     from gpuplan.render.launch import status_payload
     from launch.service import reconcile as find_untracked, status
     from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
+    from pricing.money import money_text
 
     client_for = _clients()
     with Ledger(ledger_file()) as ledger:
@@ -263,8 +270,10 @@ def ls(
               "where": r.record.zone or r.record.region, "billing": r.record.billing.value,
               "state": r.record.state.value,
               "machines": ", ".join(f"{i.instance_id}={i.state.value}" for i in r.instances) or "-",
-              "age": f"{r.age_hours:.1f} h", "cost": f"{r.accrued.amount:,.2f} {r.accrued.currency}",
-              "to_ttl": "-" if r.projected is None else f"{r.projected.amount:,.2f} {r.projected.currency}",
+              "age": f"{r.age_hours:.1f} h",
+              "cost": money_text(r.accrued.amount, r.accrued.currency, rounding=HALF_EVEN),
+              "to_ttl": "-" if r.projected is None else money_text(r.projected.amount, r.projected.currency,
+                                                                   rounding=HALF_EVEN),
               "expires": "-" if r.record.expires_at is None else f"{r.record.expires_at:%m-%d %H:%M}"}
              for r in rows]
     # On a narrow terminal the launch id, its machines, state and cost stay (they are what `down` needs).
@@ -297,6 +306,7 @@ def down(
     from launch.service import down as take_down, expired
     from gpuplan.render.table import dump_json
     from planner.units import parse_duration
+    from pricing.money import money_text
 
     if sum((bool(ids), all_, expired_)) != 1:
         raise InputError("say what to end: launch ids, --all or --expired (one of them)")
@@ -326,4 +336,4 @@ def down(
         return
     for e in ended:
         print(f"ended {e.record.id}: {', '.join(i.instance_id for i in e.instances) or 'no machines'}; "
-              f"cost {e.accrued.amount:,.2f} {e.accrued.currency}")
+              f"cost {money_text(e.accrued.amount, e.accrued.currency, rounding=HALF_EVEN)}")

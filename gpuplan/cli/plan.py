@@ -53,7 +53,7 @@ def plan(
     wide: WideOpt = False,
 ) -> None:
     """Rank every way to get the work done: each cloud offer and card purchase, under each billing mode."""
-    from pricing.bulk import paused_gc
+    from pricing.catalog import paused_gc
     from planner.limits import bounded
     from planner.plan import make_plan
     from gpuplan.render.plan import render_plan
@@ -67,7 +67,7 @@ def plan(
         spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
         ref_gpu=ref_gpu, spot_price=spot_price,
     )
-    with paused_gc(freeze=True):  # the command ends after this block (see pricing.bulk)
+    with paused_gc(freeze=True):  # the command ends after this block (see pricing.catalog.parse)
         cat = catalog_from(s, catalog)
         demand, title = _demand(
             cat, s, gpu_hours=gpu_hours, workload_class=workload_class, precision=precision,

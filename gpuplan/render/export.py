@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pricing.catalog import PSEUDO_REGIONS
 from pricing.errors import InputError
+from pricing.money import money_text
 from providers.registry import engine_runs
 from planner.plan import Option, Plan
 
@@ -52,8 +53,8 @@ def _header(plan: Plan, option: Option) -> list[str]:
     o = option
     return [
         f"# Written by gpuplan: {o.nodes} x {o.offer} ({o.gpus_total:g} x {o.gpu}) {o.billing} in {o.region}",
-        f"# Estimated cost {o.cost.rounded():,} {plan.currency} ({o.native_cost}) for {o.wall_hours:,.1f} h of wall"
-        " time; prices and speeds are gpuplan's estimates, see `gpuplan plan --explain`.",
+        f"# Estimated cost {money_text(o.cost.amount, plan.currency)} ({o.native_cost}) for {o.wall_hours:,.1f} h"
+        " of wall time; prices and speeds are gpuplan's estimates, see `gpuplan plan --explain`.",
         *[f"# {n}" for n in o.notes[:3]],
     ]
 

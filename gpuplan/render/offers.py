@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from pricing.money import money_text
 from gpuplan.render.table import Column, OutputFormat, render_rows
 from planner.settings import Settings
 
 
 def _money(v: Decimal | None, places: int = 2) -> str | None:
-    return None if v is None else f"{v:,.{places}f}"
+    return None if v is None else money_text(v, places=places, rounding=ROUND_HALF_EVEN)
 
 
 def render_offers(items: list[dict[str, Any]], fmt: OutputFormat, s: Settings, *, limit: int = 0) -> str | None:

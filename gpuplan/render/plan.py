@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from pricing.money import money_text
 from planner.plan import Plan
 from gpuplan.render.table import Column, OutputFormat, decimal_json, dump_json, money_json, render_rows
 
@@ -117,7 +118,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
             "billing": f"{o.billing}{'*' if o.estimate else ''}",
             "wall_hours": _fmt_hours(o.wall_hours),
             "gpu_hours": _fmt_hours(o.gpu_hours),
-            "cost": f"{o.cost.rounded():,}",
+            "cost": money_text(o.cost.amount),
             "native": str(o.native_cost),
             "notes": "; ".join(o.notes),
         }

@@ -10,15 +10,16 @@ matplotlib (the ``chart`` extra), in the same colours.
 from __future__ import annotations
 
 import html
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel
 
 from pricing.line_items import quantity_text
+from pricing.money import money_text
 from gpuplan.render.table import Column, decimal_json, money_json
 from planner.tco.compare import TcoLine, TcoOption, TcoResult
-from planner.tco.lines import per_hour_text
+from planner.tco.lines import PER_HOUR_PLACES
 from gpuplan.render.tco_chart import STYLE_NOTE, chart_format, option_colors, svg_chart, write_chart
 
 __all__ = ["chart_format", "cumulative_csv", "html_page", "markdown", "payload", "print_tables", "sections",
@@ -31,7 +32,7 @@ def cents(d: Decimal) -> str:
 
 
 def shown(d: Decimal | None, places: int = 2) -> str | None:
-    return None if d is None else f"{d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):,}"
+    return None if d is None else money_text(d, places=places)
 
 
 def _line_json(i: TcoLine) -> dict[str, Any]:
@@ -103,7 +104,7 @@ def _option_label(o: TcoOption) -> str:
 
 
 def _per_hour(d: Decimal | None) -> str | None:
-    return None if d is None else per_hour_text(d)
+    return None if d is None else money_text(d, places=PER_HOUR_PLACES)
 
 
 def _this_usage(r: TcoResult, name: str, pts: list[tuple[Decimal, Decimal]]) -> Decimal | None:

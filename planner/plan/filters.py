@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 
 from pricing.billing import BillingMode
 from pricing.catalog import LOCAL, GpuSpec, Stock
 from pricing.errors import InputError
-from providers.base import Offer, Provider
+from providers.base import Offer
+from providers.bulk import OfferFacts
 from planner.plan.model import Constraints, ExclusionRule
 
-def region_matches(offer: Offer, regions: tuple[str, ...]) -> bool:
+# The filters read only what an offer's facts name too: the ranking pass filters 200k offers by their facts.
+OfferLike = Offer | OfferFacts
+
+
+def region_matches(offer: OfferLike, regions: tuple[str, ...]) -> bool:
     """True when the offer's region or one of its zones starts with one of ``regions``."""
     return place_matches(offer.region, offer.zones, regions)
 
@@ -25,10 +30,10 @@ def place_matches(region: str, zones: tuple[str, ...], regions: tuple[str, ...])
 Place = tuple[str, str, tuple[str, ...]]  # an offer's provider, region and zones
 
 
-def places(provider: Provider, offers: Sequence[Offer]) -> Iterator[Place]:
-    """Each of ``offers``' provider, region and zones, read from its facts (so a row's offer is not built)."""
-    for *_, region, zones, _rate_zones, _sold_out in provider.facts(offers):
-        yield provider.name, region, zones
+def places(provider: str, offers: Iterable[OfferLike]) -> Iterator[Place]:
+    """Each of ``provider``'s ``offers`` (or their facts: then no offer is built) as a :data:`Place`."""
+    for o in offers:
+        yield provider, o.region, o.zones
 
 
 def check_regions(regions: tuple[str, ...] | None, offered: Iterable[Place]) -> None:
@@ -55,7 +60,7 @@ def check_regions(regions: tuple[str, ...] | None, offered: Iterable[Place]) -> 
                          f"regions: {', '.join(regions_known)}{zones}")
 
 
-def offer_filter(offer: Offer, spec: GpuSpec, c: Constraints, *, priced: bool = True) -> tuple[ExclusionRule, str] | None:
+def offer_filter(offer: OfferLike, spec: GpuSpec, c: Constraints, *, priced: bool = True) -> tuple[ExclusionRule, str] | None:
     """Why ``c`` excludes ``offer`` before any costing, or None; ``priced=False`` keeps unpriced offers."""
     vram = spec.vram_gb * min(offer.gpu_count, 1)
     if c.gpus is not None and offer.gpu not in c.gpus:
@@ -79,7 +84,7 @@ def offer_filter(offer: Offer, spec: GpuSpec, c: Constraints, *, priced: bool = 
     return None
 
 
-def exclusion_zone(offer: Offer, mode: BillingMode | None) -> str | None:
+def exclusion_zone(offer: OfferLike, mode: BillingMode | None) -> str | None:
     """The zone an exclusion is about, where the data says: the rate's zone, else the offer's only zone."""
     return zone_of(offer.rate_zones, offer.zones, mode)
 

@@ -7,7 +7,6 @@ reason; the rest are sorted by cost, then wall-clock time."""
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
 from decimal import Decimal
 from typing import Any
@@ -22,9 +21,11 @@ from planner.plan.costing import Costing
 from planner.plan.demand import Demand, RefGpuHours
 from planner.plan.filters import check_regions, places
 from planner.plan.model import RULE_TEXT, Constraints, ExclusionRule, Option, Plan
-from planner.plan.ranked import MODES, Exclusions, RankedOptions
+from planner.plan.ranked import MODES, Exclusions, OptionRecords, RankedOptions
 from planner.plan.ranking import rank_offers
+from planner.plan.rates import offer_table
 from planner.settings import Settings
+
 
 def _cost_story(o: Option) -> str:
     return " + ".join(i.story() for i in o.line_items)
@@ -72,26 +73,25 @@ def make_plan(
     excluded = Exclusions()
     selected = [p for p in providers or all_providers(cat, spot_pricing=s.spot_price)
                 if c.providers is None or p.name in c.providers]
-    listed = [(p, p.offers()) for p in selected]
+    listed = [(p, offer_table(p)) for p in selected]
     if c.regions:
-        check_regions(c.regions, (place for p, offers in listed for place in places(p, offers)))
-    # per option: its cost and wall hours, and its provider, billing mode and offer packed in one integer
-    cost, wall, source = array("d"), array("d"), array("q")
-    for pi, (provider, offers) in enumerate(listed):
-        rank_offers(pi, provider, offers, costing, excluded, cost, wall, source)
+        check_regions(c.regions, (place for p, offers in listed for place in places(p.name, offers.facts())))
+    records = OptionRecords()
+    for provider, offers in listed:
+        rank_offers(provider, offers, costing, excluded, records)
 
     def build(record: int) -> Option:
-        provider, offers = listed[source[record] >> 40]
-        offer = offers[source[record] & 0xFFFFFFFF]
+        provider, offers = listed[records.provider(record)]
+        offer = offers[records.offer[record]]
         spec = cat.gpus[offer.gpu]
         runs = costing.runs(offer, spec)
         first = runs.smallest_fitting()
         assert isinstance(first, int), "the ranking pass kept an option whose workload does not fit"
-        o = costing.option(provider, offer, spec, MODES[source[record] >> 32 & 0xFF], runs, first)
-        assert isinstance(o, Option) and float(o.cost.amount) == cost[record], "the two passes disagree"
+        o = costing.option(provider, offer, spec, MODES[records.mode[record]], runs, first)
+        assert isinstance(o, Option) and float(o.cost.amount) == records.cost[record], "the two passes disagree"
         return o
 
-    if not cost:
+    if not records:
         if c.billing is not None and all(r is ExclusionRule.NO_PRICE for r in excluded.rules()):
             wanted = ", ".join(sorted(c.billing))
             raise NoOptionError(f"no offer in the catalog has a {wanted} price",
@@ -102,7 +102,7 @@ def make_plan(
             "no option satisfies the constraints" + (f" ({common})" if common else ""),
             "relax --deadline, --budget, --min-vram, --max-gpus or the filters",
         )
-    options = RankedOptions(cost, wall, source, build)
+    options = RankedOptions(records, build)
     assumptions: dict[str, Any] = {
         **demand.assumptions(),
         "hours_per_month": str(s.hours_per_month),
@@ -113,8 +113,8 @@ def make_plan(
         "prices": prices_statement(cat, c.providers),
         "catalog_layers": [f"{layer.layer}: {layer.origin} ({layer.rows} rows)" for layer in cat.layers],
     }
-    return Plan.model_construct(currency=s.currency, assumptions=assumptions, options=options, excluded=excluded,
-                                explanation=explain(options))
+    return Plan(currency=s.currency, assumptions=assumptions, options=options, excluded=excluded,
+                explanation=explain(options))
 
 
 def prices_statement(cat: Catalog, providers: frozenset[str] | None) -> str:

@@ -7,7 +7,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_serializer
+from pydantic import BaseModel, ConfigDict, SkipValidation, field_serializer
 
 from pricing.billing import BillingMode
 from pricing.line_items import LineItem
@@ -107,8 +107,10 @@ class Plan(BaseModel):
 
     currency: Currency
     assumptions: dict[str, Any]
-    options: Sequence[Option]
-    excluded: Sequence[Exclusion]
+    # Taken as given: a lazy sequence of 400k options would be built whole to be validated; what it
+    # builds is validated option by option as it is read.
+    options: SkipValidation[Sequence[Option]]
+    excluded: SkipValidation[Sequence[Exclusion]]
     explanation: str
 
     @field_serializer("options", "excluded")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from pricing.billing import BillingMode
 from pricing.catalog import LOCAL, GpuSpec
-from pricing.money import Money
+from pricing.money import Money, money_text
 from providers.base import Offer, Provider
 from planner.plan.demand import Demand, Run
 from planner.plan.model import Constraints
@@ -109,5 +109,6 @@ class NodeRuns:
         other = q.cost * m
         if cost.amount <= 0:
             return None
-        return (f"{m} nodes would finish in {r.wall_hours * factor:,.0f} h but cost {other.amount:,.2f} "
-                f"{other.currency} ({other.amount / cost.amount - 1:+.0%}): scaling falls as nodes are added")
+        shown = money_text(other.amount, other.currency, rounding=ROUND_HALF_EVEN)  # as this note always rounded
+        return (f"{m} nodes would finish in {r.wall_hours * factor:,.0f} h but cost {shown} "
+                f"({other.amount / cost.amount - 1:+.0%}): scaling falls as nodes are added")

@@ -49,11 +49,11 @@ from pydantic import BaseModel, ConfigDict
 from pricing.billing import BillingMode, rule_for
 from pricing.catalog import Catalog
 from pricing.errors import InputError
-from pricing.money import Currency, Fx, round_cents
+from pricing.money import Currency, Fx, money_text
 from providers.listprice import RENT_MODES
 from planner.tco.host import tco_defaults
 from planner.limits import check
-from planner.tco.lines import ZERO, TcoLine, TcoOption, When, cumulative, line, per_hour_text
+from planner.tco.lines import PER_HOUR_PLACES, ZERO, TcoLine, TcoOption, When, cumulative, line
 from planner.tco.owned import CONDITIONS, Owned, buy_option, card_price, make_owned, parse_buy
 from planner.tco.rent import monthly_vs_hourly_hours, pick_offer, rent_option
 from planner.tco.scenario import Scenario
@@ -215,18 +215,14 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
                      assumptions=result_assumptions, verdict=verdict(options, breakevens, usage, months, currency, unit))
 
 
-def money_text(amount: Decimal, currency: Currency) -> str:
-    return f"{round_cents(amount):,} {currency}"
-
-
 def verdict(options: list[TcoOption], breakevens: list[Breakeven], usage: Decimal, months: int,
             currency: Currency, unit: WorkUnit) -> str:
     """One sentence (two at most) a person can act on."""
     best = min(options, key=lambda o: o.total_cost)
     head = (f"Over {months} months at {usage:g} {unit.ref_gpu} GPU-hours of work a month, the cheapest option is "
             f"{best.name} at {money_text(best.total_cost, currency)} "
-            f"({per_hour_text(best.cost_per_ref_gpu_hour or ZERO)} {currency} per {unit.ref_gpu} GPU-hour of work"
-            f"{', estimated price' if best.estimate else ''}).")
+            f"({money_text(best.cost_per_ref_gpu_hour or ZERO, currency, places=PER_HOUR_PLACES)} per {unit.ref_gpu} "
+            f"GPU-hour of work{', estimated price' if best.estimate else ''}).")
     buys = [o for o in options if o.kind is BillingMode.BUY]
     rents = [o for o in options if o.kind is not BillingMode.BUY]
     if not buys or not rents:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -13,12 +13,7 @@ from pricing.line_items import LineItem
 from pricing.money import Currency, Money
 
 ZERO = Decimal(0)
-PER_HOUR = Decimal("0.0001")  # cost per GPU-hour reads to 4 places in every table, the verdict and JSON
-
-
-def per_hour_text(d: Decimal) -> str:
-    """A cost per GPU-hour as every TCO output shows it: '0.3624', '21.0814'."""
-    return f"{d.quantize(PER_HOUR, rounding=ROUND_HALF_UP):,}"
+PER_HOUR_PLACES = 4  # cost per GPU-hour reads to 4 places in every table, the verdict and JSON
 
 
 class When(StrEnum):

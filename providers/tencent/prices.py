@@ -156,7 +156,7 @@ class TencentPriceFetcher(PriceFetcher):
         if unknown:
             note = (f"{len(unknown)} offer(s) of this read left out: GPU model unknown to the catalog "
                     f"({', '.join(sorted({u.split('@')[0] for u in unknown}))})")
-            rows = [r.model_copy(update={"notes": "; ".join(n for n in (r.notes, note) if n)}) for r in rows]
+            rows = [r._replace(notes="; ".join(n for n in (r.notes, note) if n)) for r in rows]
         return rows
 
 

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pricing.errors import InputError, PriceMissingError
-from pricing.money import Currency, Fx, FxRate, Money, parse_fx, shipped_fx_rates
+from pricing.money import Currency, Fx, FxRate, Money, money_text, parse_fx, shipped_fx_rates
 
 USD_CNY = FxRate(base=Currency.USD, quote=Currency.CNY, rate=Decimal("7.2734"), source="test")
 
@@ -60,3 +60,13 @@ def test_shipped_rate_is_sourced_and_dated() -> None:
     assert rates, "a default USD/CNY rate ships with the catalog"
     for r in rates:
         assert r.source and r.as_of is not None
+
+
+def test_one_formatter_writes_money_for_every_output() -> None:
+    assert money_text(Decimal("1234.005"), Currency.USD) == "1,234.01 USD"  # half-up, as bills round
+    assert money_text(Decimal("0.36245"), places=4) == "0.3625"
+    assert money_text(Decimal("0.125")) == "0.13"
+    # the offer list has always rounded half-even (Python's own formatting): kept so its output stays
+    assert money_text(Decimal("0.125"), rounding=ROUND_HALF_EVEN) == f"{Decimal('0.125'):,.2f}" == "0.12"
+    assert money_text(Decimal("1e3"), places=1) == "1,000.0"
+    assert str(Money(amount=Decimal("46000"), currency=Currency.CNY)) == money_text(Decimal("46000"), Currency.CNY)

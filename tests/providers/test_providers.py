@@ -27,6 +27,13 @@ def test_every_provider_serves_offers_from_the_catalog() -> None:
     assert all(n > 0 for n in names.values())
 
 
+def test_bought_cards_are_offers_of_float_gpu_counts_as_cloud_offers_are() -> None:
+    # an Offer is not validated: the provider builds the declared types (`offers --json` writes 4.0, not 4)
+    offers = LocalProvider(SHIPPED).list_offers()
+    assert offers and all(type(o.gpu_count) is float for o in offers)
+    assert {o.gpu_count for o in offers} == {1.0, 2.0, 4.0, 8.0}
+
+
 def test_tencent_spot_is_an_estimate_from_the_documented_range() -> None:
     gn = _offer("tencent", "GN10Xp.20XLARGE320")
     assert gn.rates[BillingMode.SPOT] == Decimal("95.84") * Decimal("0.20")

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from pricing.catalog import Catalog
 from planner.settings import Settings
 from planner.tco.compare import Owned, Scenario, TcoResult, build_tco, buy_option
-from planner.tco.lines import per_hour_text
+from planner.tco.lines import PER_HOUR_PLACES
+from pricing.money import money_text
 from gpuplan.render.tco_chart import chart_model, nice_log_range, nice_month_ticks, option_colors, spread, write_chart
 from gpuplan.render.tco import html_page, markdown, sections
 from tests.planner.tco.test_compare import offer, owned_hw, rent
@@ -91,7 +92,7 @@ def test_each_options_cost_per_gpu_hour_reads_the_same_everywhere() -> None:
     best = min(r.options, key=lambda o: o.total_cost)
     assert f"({summary[best.name]} USD per {r.unit.ref_gpu} GPU-hour of work" in r.verdict
     for o in r.options:
-        assert summary[o.name] == per_hour_text(o.cost_per_ref_gpu_hour or Decimal(0))
+        assert summary[o.name] == money_text(o.cost_per_ref_gpu_hour or Decimal(0), places=PER_HOUR_PLACES)
 
 
 # ---------------------------------------------------------------- the chart

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -55,7 +56,7 @@ def offer(hourly: str = "1.50", monthly: str | None = "700", provider: str = "aw
     rates = {BillingMode.HOURLY: Decimal(hourly)}
     if monthly is not None:
         rates[BillingMode.MONTHLY] = Decimal(monthly)
-    return Offer(provider=provider, name="demo.1gpu", family="demo", region="test-1", gpu="DEMO", gpu_count=1,
+    return Offer(provider=provider, name="demo.1gpu", family="demo", region="test-1", gpu="DEMO", gpu_count=1.0,
                  interconnect=Interconnect.PCIE, currency=USD, rates=rates, source="test", as_of=date(2026, 1, 1))
 
 
@@ -129,7 +130,7 @@ def test_monthly_rental_buys_whole_subscriptions() -> None:
 
 
 def test_reserved_term_past_the_horizon_is_owed() -> None:
-    o = offer().model_copy(update={"rates": {BillingMode.RESERVED_1Y: Decimal(1)}})
+    o = replace(offer(), rates={BillingMode.RESERVED_1Y: Decimal(1)})
     r = rent(o, Decimal(100), 18, BillingMode.RESERVED_1Y)
     assert r.monthly_cost[0] == 730
     assert r.total_cost == 24 * 730  # two full 1-year terms

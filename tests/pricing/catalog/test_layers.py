@@ -86,7 +86,7 @@ def test_a_missing_file_is_an_input_error(tmp_path: Path) -> None:
 def test_rows_survive_a_csv_round_trip() -> None:
     rows = Catalog.shipped().instances
     again = parse_instances(instances_csv(rows), origin="round trip", layer=Layer.SHIPPED)
-    assert [r.model_dump() for r in again] == [r.model_dump() for r in rows]
+    assert [r._asdict() for r in again] == [r._asdict() for r in rows]
     assert again[0].rate(BillingMode.HOURLY) == rows[0].rate(BillingMode.HOURLY)
 
 

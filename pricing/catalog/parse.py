@@ -1,0 +1,348 @@
+"""Reading and writing instance rows as CSV: the one shape of shipped files, the refreshed cache and user catalogs.
+
+Every value is checked here, column by column, with a message naming the file, line and
+column of a bad one: this is where rows enter, so nothing downstream validates them
+again. A 200k-row file is read as a stream, a chunk at a time, with the cyclic garbage
+collector paused (:func:`paused_gc`).
+"""
+
+from __future__ import annotations
+
+import csv
+import gc
+import io
+import itertools
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from pricing.catalog.rows import FIELDS, PRICE_FIELDS, AsOfKind, InstanceType, Layer, Stock
+from pricing.errors import InputError
+from pricing.money import Currency
+
+# The one CSV shape of every cloud's instance rows: shipped files, the refreshed cache and
+# user catalogs alike (``provider`` may be left out of a shipped file: its name says it).
+INSTANCE_COLUMNS = (
+    "provider", "instance_type", "family", "gpu", "gpu_count", "vcpu", "mem_gb", "region", "zone", "zones",
+    "currency", "hourly", "hourly_high", "monthly", "monthly_high", "spot", "spot_high", "reserved_1y",
+    "reserved_3y", "stock", "as_of_kind", "source", "as_of", "notes",
+)
+_REQUIRED = ("instance_type", "gpu", "gpu_count", "region", "currency", "source", "as_of")
+
+
+@contextmanager
+def paused_gc(*, freeze: bool = False) -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block (nesting is fine).
+
+    Building many long-lived objects at once (a 200k-row catalog, a plan of a million
+    options): CPython's collector runs after every few hundred new container objects and,
+    as the heap grows, walks its older generations again and again; a 10k-offer plan spent
+    half its time there, a 200k-row catalog a third of its parse. What these phases build
+    holds no reference cycles, and objects still free by reference counting.
+
+    ``freeze=True`` then moves every object that exists into the permanent generation:
+    for a command that ends soon after, so neither a later collection nor the one at
+    exit walks a million options again. A library call leaves it False: freezing would
+    also keep any pending cyclic garbage of the caller for good.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            if freeze:
+                gc.freeze()
+            gc.enable()
+
+
+class _RowError(ValueError):
+    """A bad value in one row; the parser adds the file and line."""
+
+
+def _price(column: str) -> Callable[[str], Decimal | None]:
+    def convert(text: str) -> Decimal | None:
+        if not text or not text.strip():
+            return None
+        try:
+            value = Decimal(text)
+        except InvalidOperation:
+            raise _RowError(f"{column}: {text.strip()!r} is not a number") from None
+        if not value.is_finite():
+            raise _RowError(f"{column}: {text.strip()!r} is not a finite number")
+        if value < 0:
+            raise _RowError(f"{column}: a price is negative ({text.strip()})")
+        return value
+
+    return convert
+
+
+def _number(column: str, kind: type[float], *, positive: bool = False,
+            default: float | None = None) -> Callable[[str], float]:
+    """A float column, or an int one (``kind=int``): finite, not negative, above 0 if ``positive``."""
+
+    def convert(text: str) -> float:
+        if default is not None and not text.strip():
+            return default
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "a whole number" if kind is int else "a number"
+            raise _RowError(f"{column}: {text.strip()!r} is not {what}") from None
+        if not math.isfinite(value) or value < 0 or (positive and value == 0):
+            raise _RowError(f"{column}: {text.strip()!r} must be {'above' if positive else 'at least'} 0")
+        return value
+
+    return convert
+
+
+def _iso_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise _RowError(f"as_of: {text.strip()!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _stock(text: str) -> Stock:
+    try:
+        return Stock(text or Stock.UNKNOWN)
+    except ValueError:
+        raise _RowError(f"stock: {text!r} is not one of {', '.join(s.value for s in Stock)}") from None
+
+
+def _as_of_kind(text: str) -> AsOfKind:
+    try:
+        return AsOfKind(text or AsOfKind.PRICE_DATE)
+    except ValueError:
+        raise _RowError(f"as_of_kind: {text!r} is not one of {', '.join(k.value for k in AsOfKind)}") from None
+
+
+def _currency(text: str) -> Currency:
+    try:
+        return Currency.parse(text)
+    except InputError as exc:
+        raise _RowError(f"currency: {exc.message}") from None
+
+
+def _uncomment(lines: Iterable[str]) -> Iterator[str]:
+    # '#' lines are comments; an empty line takes their place so line numbers match the file.
+    for line in lines:
+        yield "\n" if line.startswith("#") else line
+
+
+_CHUNK = 4096  # rows converted together: column-wise work in C, bounded memory for raw text
+
+
+class _LineError(Exception):
+    def __init__(self, index: int, detail: str) -> None:
+        super().__init__(detail)
+        self.index = index
+        self.detail = detail
+
+
+def _nonempty(column: str, convert: Callable[[str], str]) -> Callable[[str], str]:
+    def checked(text: str) -> str:
+        value = convert(text)
+        if not value:
+            raise _RowError(f"no {column}: fill the {column} column")
+        return value
+
+    return checked
+
+
+def _prices(column: str, texts: Sequence[str]) -> list[Decimal | None]:
+    """A price column; checked in bulk, and value by value (for the message) only when that fails."""
+    try:
+        values = [Decimal(t) if t else None for t in texts]
+        given = [v for v in values if v is not None]
+        # min and max in C: a NaN raises (InvalidOperation), a negative or infinite end fails the test
+        if not given or (min(given) >= 0 and max(given).is_finite()):
+            return values
+    except (InvalidOperation, ValueError):
+        pass
+    convert = _price(column)
+    out = []
+    for k, text in enumerate(texts):
+        try:
+            out.append(convert(text))
+        except _RowError as exc:
+            raise _LineError(k, str(exc)) from None
+    return out
+
+
+class _Columns:
+    """Turns chunks of CSV rows into checked :class:`InstanceType` field values, column by column.
+
+    Catalogs repeat most values (providers, GPUs, regions, sources, dates): each distinct
+    text of such a column is converted and checked once per file and the result shared,
+    which keeps a 200k-row file fast to read and small in memory. Prices are mostly
+    distinct and are converted in bulk instead.
+    """
+
+    def __init__(self, header: list[str], *, layer: Layer, provider: str | None) -> None:
+        col = {name: i for i, name in enumerate(header)}
+        fallback = provider or ""
+        converters: dict[str, Callable[[str], Any] | None] = {
+            "source": str,
+            "as_of": _iso_date,
+            "notes": str,
+            "provider": _nonempty("provider", lambda s: (s or fallback).strip().lower()),
+            "instance_type": _nonempty("instance_type", str.strip),
+            "family": str.strip,
+            "gpu": _nonempty("gpu", str.strip),
+            "gpu_count": _number("gpu_count", float, positive=True),
+            "vcpu": _number("vcpu", int, default=0),
+            "mem_gb": _number("mem_gb", float, default=0.0),
+            "region": lambda s: s.strip() or "unknown",  # the source names no region
+            "zone": str.strip,
+            "zones": lambda s: tuple(z for z in s.split(";") if z),
+            "currency": _currency,
+            **dict.fromkeys(PRICE_FIELDS),  # None: converted by _prices
+            "stock": _stock,
+            "as_of_kind": _as_of_kind,
+        }
+        # In InstanceType's field order; "layer" is no column: every row gets this file's layer.
+        read = [f for f in FIELDS if f != "layer"]
+        # (field, column index or -1 when the file lacks it, memo of text -> value, converter)
+        self.plan: list[tuple[str, int, dict[str, Any], Callable[[str], Any] | None]] = [
+            (f, col.get(f, -1), {}, converters[f]) for f in read]
+        self.family, self.instance_type = read.index("family"), read.index("instance_type")
+        self.layer_at = FIELDS.index("layer")
+        self.width = len(header)
+        self.layer = layer
+
+    def rows(self, chunk: list[list[str]]) -> Iterator[InstanceType]:
+        """Each row of ``chunk`` as an :class:`InstanceType`; a bad one raises :class:`_LineError`."""
+        width, n = self.width, len(chunk)
+        if set(map(len, chunk)) != {width}:
+            for k, r in enumerate(chunk):
+                if len(r) != width:
+                    chunk[k] = (r + [""] * width)[:width]
+        cols = list(zip(*chunk))
+        blank = ("",) * n
+        columns: list[Iterable[Any]] = []
+        for field, i, memo, convert in self.plan:
+            texts = cols[i] if i >= 0 else blank
+            if convert is None:
+                columns.append(_prices(field, texts) if any(texts) else [None] * n)
+                continue
+            if not any(texts) and "" in memo:  # an empty column (zone, stock, notes, ...): one value, shared
+                columns.append([memo[""]] * n)
+                continue
+            try:
+                columns.append(list(map(memo.__getitem__, texts)))
+                continue
+            except KeyError:
+                pass
+            for k, text in enumerate(texts):
+                if text not in memo:
+                    try:
+                        memo[text] = convert(text)
+                    except _RowError as exc:
+                        raise _LineError(k, str(exc)) from None
+            columns.append(list(map(memo.__getitem__, texts)))
+        family, types = columns[self.family], columns[self.instance_type]
+        if "" in family:  # a row without a family is in the one its type's prefix names
+            columns[self.family] = [f or t.split(".")[0].strip() for f, t in zip(family, types, strict=True)]
+        columns.insert(self.layer_at, itertools.repeat(self.layer, n))
+        # zip lines each row's values up in field order, in C; _make takes them as they are
+        return map(InstanceType._make, zip(*columns))
+
+
+def parse_instances(
+    text: str | Iterable[str],
+    *,
+    origin: str,
+    layer: Layer,
+    provider: str | None = None,
+) -> list[InstanceType]:
+    """Instance rows from CSV (text, or its lines such as an open file) in :data:`INSTANCE_COLUMNS`.
+
+    A bad row names ``origin``, its line and column. Every value is checked by explicit
+    conversions, the same values pydantic's validation of the row's types accepts (the
+    tests hold the two to each other).
+    """
+    reader = csv.reader(_uncomment(text.splitlines(keepends=True) if isinstance(text, str) else text))
+    try:
+        with paused_gc():
+            return _read_rows(reader, origin=origin, layer=layer, provider=provider)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise InputError(f"{origin} line {reader.line_num}: not a readable CSV ({exc})",
+                         "a catalog CSV is UTF-8 text with the columns of `gpuplan offers -o csv`") from None
+
+
+def _read_rows(reader: Any, *, origin: str, layer: Layer, provider: str | None) -> list[InstanceType]:
+    """The rows after the header, converted a chunk at a time: column-wise work in C, bounded raw text."""
+    header: list[str] = next((r for r in reader if r), [])
+    missing = [c for c in _REQUIRED if c not in header]
+    if provider is None and "provider" not in header:
+        missing.insert(0, "provider")
+    if missing:
+        raise InputError(f"{origin}: missing column(s) {', '.join(missing)}",
+                         f"a catalog CSV has the columns {','.join(INSTANCE_COLUMNS)}")
+    columns = _Columns(header, layer=layer, provider=provider)
+    out: list[InstanceType] = []
+    while True:
+        start = reader.line_num
+        chunk = list(itertools.islice(reader, _CHUNK))
+        if not chunk:
+            return out
+        lines: Sequence[int]
+        if reader.line_num - start == len(chunk) and all(r and r[0].strip() for r in chunk):
+            lines = range(start + 1, start + 1 + len(chunk))  # one line a row, none blank: the common file
+        else:
+            chunk, lines = _nonblank(chunk, start)
+            if not chunk:
+                continue
+        try:
+            out.extend(columns.rows(chunk))
+        except _LineError as exc:
+            raise InputError(f"{origin} line {lines[exc.index]}: {exc.detail}", "fix the row or remove it") from None
+
+
+def _nonblank(chunk: list[list[str]], start: int) -> tuple[list[list[str]], list[int]]:
+    """The rows that hold a value, each with the file line it ends on (a quoted value may span lines)."""
+    kept, lines = [], []
+    line = start
+    for r in chunk:
+        line += 1 + sum(v.count("\n") + v.count("\r") - v.count("\r\n") for v in r)
+        if r and (r[0].strip() or any(v.strip() for v in r)):
+            kept.append(r)
+            lines.append(line)
+    return kept, lines
+
+
+def instances_csv(rows: Iterable[InstanceType]) -> str:
+    """Rows in :data:`INSTANCE_COLUMNS`, as price fetchers write the cache and `offers -o csv` writes them."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(INSTANCE_COLUMNS)
+    for i in rows:
+        d = i._asdict()
+        d["zones"] = ";".join(i.zones)
+        d["as_of"] = i.as_of.isoformat()
+        w.writerow(["" if d.get(c) is None else str(d[c]) for c in INSTANCE_COLUMNS])
+    return buf.getvalue()
+
+
+def write_instances(path: Path, rows: Iterable[InstanceType]) -> None:
+    """Write rows atomically: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(instances_csv(rows), encoding="utf-8")
+    tmp.replace(path)
+
+
+def read_instance_file(path: Path, layer: Layer) -> list[InstanceType]:
+    """A catalog CSV's rows, read as a stream: a 200k-row file never sits in memory as text."""
+    provider = path.parent.name if layer is Layer.CACHE else None
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            return parse_instances(f, origin=str(path), layer=layer, provider=provider)
+    except OSError as exc:
+        raise InputError(f"cannot read catalog file {path}: {exc.strerror or exc}",
+                         "check the path given with --catalog or in the config file") from None
