@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 # The one place the version lives: pyproject.toml reads it, `gpuplan --version` and the
 # "gpuplan_version" key of every --json output print it.
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["__version__", "plan"]
 
