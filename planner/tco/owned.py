@@ -183,18 +183,32 @@ class Owned(BaseModel):
                 for p in self.host.parts]
 
 
-_BUY = re.compile(r"\s*(?:(\d+)\s*[x×*]\s*)?([A-Za-z].*?)\s*")
+# "<count> x <name>": the count is any number-like text so "2.5x" and "-3x" are refused as
+# counts rather than read as names; x, X, × and * all separate, with or without spaces.
+_COUNTED = re.compile(r"\s*([-+]?[\d.]+)\s*[x×*]\s*(.*?)\s*", re.IGNORECASE)
+_NAME = re.compile(r"[A-Za-z0-9].*")
+_FORM = "write it like '4x RTX-4090' or '8x 4090' (count x GPU name or alias, see `gpuplan gpus`)"
 
 
 def parse_buy(text: str) -> tuple[int, str]:
-    """``"4x RTX-4090"`` -> (4, "RTX-4090"); a bare name means one card."""
-    m = _BUY.fullmatch(text)
-    if not m:
-        raise InputError(f"cannot read --buy {text!r}", "write it like '4x RTX-4090' (count x GPU name)")
-    count = int(m.group(1) or 1)
+    """``"4x RTX-4090"`` -> (4, "RTX-4090"); ``"8 x 4090"`` -> (8, "4090"); a bare name means one card.
+
+    The name is left for :meth:`Catalog.gpu` to resolve, so every key, name and alias it
+    knows works, names that start with a digit (``4090``, ``2080 ti``) included.
+    """
+    m = _COUNTED.fullmatch(text)
+    if m:
+        count_text, name = m.groups()
+        if not count_text.isdigit():
+            raise InputError(f"--buy {text!r}: the card count must be a whole number from 1 to 64", _FORM)
+        count = int(count_text)
+    else:
+        count, name = 1, text.strip()
+    if not _NAME.fullmatch(name):
+        raise InputError(f"cannot read --buy {text!r}", _FORM)
     if count < 1 or count > 64:
         raise InputError(f"--buy {text!r}: the card count must be 1 to 64")
-    return count, m.group(2)
+    return count, name
 
 
 def card_price(catalog: Catalog, gpu: str, condition: str | None) -> tuple[Money, str, date, str]:

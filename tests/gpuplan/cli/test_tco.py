@@ -109,6 +109,19 @@ def test_chart_without_matplotlib_says_how_to_install(
     assert code == 2 and "pip install 'gpuplan[chart]'" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(("buy", "name"), [("8x 4090", "buy 8x RTX-4090"), ("2x 3090", "buy 2x RTX-3090"),
+                                         ("8 x RTX 4090", "buy 8x RTX-4090"), ("8x RTX-4090", "buy 8x RTX-4090")])
+def test_buy_takes_the_aliases_gpus_lists(buy: str, name: str) -> None:
+    header = invoke("tco", "--usage", "300", "--months", "12", "--buy", buy, "-o", "csv").splitlines()[0]
+    assert header == f"month,{name}"
+
+
+def test_buy_of_an_unknown_gpu_names_the_closest(gpuplan: Callable[..., tuple[int, str, str]]) -> None:
+    code, out, err = gpuplan("tco", "--usage", "300", "--buy", "8x 409O")
+    err = " ".join(err.split())
+    assert code == 2 and out == "" and "unknown GPU '409O'; did you mean RTX-4090" in err
+
+
 @pytest.mark.parametrize("scenario", sorted(EXAMPLES.glob("tco-*.toml")), ids=lambda p: p.name)
 def test_example_scenarios_run(scenario: Path) -> None:
     data = json.loads(invoke("tco", "--scenario", str(scenario), "--json"))

@@ -150,7 +150,28 @@ def test_parse_buy(text: str, want: tuple[int, str]) -> None:
     assert parse_buy(text) == want
 
 
-@pytest.mark.parametrize("text", ["", "4x", "0x RTX-4090", "2.5x RTX-4090", "-3x RTX"])
+@pytest.mark.parametrize(("text", "want"), [("8x 4090", (8, "4090")), ("2x 3090", (2, "3090")),
+                                            ("8 x RTX 4090", (8, "RTX 4090")), ("8X4090", (8, "4090")),
+                                            ("4090", (1, "4090")), ("2 x 2080 ti", (2, "2080 ti"))])
+def test_parse_buy_takes_names_that_start_with_a_digit(text: str, want: tuple[int, str]) -> None:
+    assert parse_buy(text) == want
+
+
+@pytest.mark.parametrize("text", ["8x 4090", "8 x RTX 4090", "8x RTX-4090", "8X rtx_4090", " 8 * 4090 ",
+                                  "8x GeForce RTX 4090"])
+def test_buy_takes_every_form_the_catalog_resolves(text: str) -> None:
+    count, name = parse_buy(text)
+    assert (count, Catalog.shipped().gpu(name).key) == (8, "RTX-4090")
+
+
+@pytest.mark.parametrize(("alias", "key"), [("3090", "RTX-3090"), ("2080 ti", "RTX-2080-TI"), ("a6000", "RTX-A6000"),
+                                            ("v100", "V100-SXM2-32GB"), ("h100-sxm", "H100-SXM5-80GB")])
+def test_buy_takes_every_alias_gpus_lists(alias: str, key: str) -> None:
+    count, name = parse_buy(f"2x {alias}")
+    assert (count, Catalog.shipped().gpu(name).key) == (2, key)
+
+
+@pytest.mark.parametrize("text", ["", "4x", "0x RTX-4090", "2.5x RTX-4090", "-3x RTX", "65x 4090", "3 x", "1.x 4090"])
 def test_parse_buy_rejects(text: str) -> None:
     with pytest.raises(InputError):
         parse_buy(text)
