@@ -132,6 +132,7 @@ def tco(
         markdown,
         payload,
         print_tables,
+        require_matplotlib,
         write_chart,
     )
 
@@ -140,6 +141,8 @@ def tco(
     charts = list(dict.fromkeys(chart_file or ()))  # every --chart is written; the same file once
     for chart in charts:
         chart_format(chart)  # fail before any costing
+    if charts:
+        require_matplotlib()  # and before writing any file: all the reports asked for, or none
     numbers = {"usage": usage, "hours_per_day": hours_per_day, "days_per_month": days_per_month,
                "card_price": card_price, "host_price": host_price, "host_watts": host_watts,
                "dataset_gb": dataset_gb, "cores_per_gpu": cores_per_gpu, "pue": pue, "kwh_price": kwh_price,

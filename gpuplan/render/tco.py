@@ -20,10 +20,12 @@ from pricing.money import money_text
 from gpuplan.render.table import Column, decimal_json, money_json
 from planner.tco.compare import TcoLine, TcoOption, TcoResult
 from planner.tco.lines import PER_HOUR_PLACES
-from gpuplan.render.tco_chart import STYLE_NOTE, chart_format, option_colors, svg_chart, write_chart
+from gpuplan.render.tco_chart import (
+    STYLE_NOTE, chart_format, option_colors, require_matplotlib, svg_chart, write_chart,
+)
 
-__all__ = ["chart_format", "cumulative_csv", "html_page", "markdown", "payload", "print_tables", "sections",
-           "svg_chart", "write_chart"]
+__all__ = ["chart_format", "cumulative_csv", "html_page", "markdown", "payload", "print_tables",
+           "require_matplotlib", "sections", "svg_chart", "write_chart"]
 ESTIMATED = "Options marked * have an estimated price."
 
 

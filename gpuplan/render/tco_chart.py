@@ -229,18 +229,32 @@ def chart_format(path: Path) -> str:
     return fmt
 
 
-def write_chart(r: TcoResult, path: Path) -> None:
-    """The same chart as the HTML report's, as a PNG or SVG file."""
-    fmt = chart_format(path)
+def require_matplotlib() -> None:
+    """Load matplotlib for ``--chart``, or fail with the input error that says how to install it.
+
+    ``gpuplan tco`` calls this before costing or writing anything, so an install without the
+    ``chart`` extra gets one clear error and no half set of reports (HTML and Markdown
+    written, the PNG and the table not).
+    """
     try:
         import matplotlib
 
         matplotlib.use("Agg")  # no display: render straight to a file
-        import matplotlib.pyplot as plt
-        import matplotlib.ticker
+        import matplotlib.pyplot  # noqa: F401
+        import matplotlib.ticker  # noqa: F401
     except ImportError:
-        raise InputError("--chart needs matplotlib, which is not installed",
-                         "pip install 'gpuplan[chart]' (the HTML report has its own chart)") from None
+        raise InputError("--chart needs matplotlib, which is not installed: pip install 'gpuplan[chart]' "
+                         "(nothing was written)",
+                         "or drop --chart: the --html report draws the same chart without it") from None
+
+
+def write_chart(r: TcoResult, path: Path) -> None:
+    """The same chart as the HTML report's, as a PNG or SVG file."""
+    fmt = chart_format(path)
+    require_matplotlib()
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
     m = chart_model(r)
     fig, ax = plt.subplots(figsize=(10, 5.5), dpi=100)
     try:

@@ -122,6 +122,21 @@ def test_buy_of_an_unknown_gpu_names_the_closest(gpuplan: Callable[..., tuple[in
     assert code == 2 and out == "" and "unknown GPU '409O'; did you mean RTX-4090" in err
 
 
+def test_readme_example_without_matplotlib_writes_nothing(
+    gpuplan: Callable[..., tuple[int, str, str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The README's example on an install without the chart extra: it fails before costing
+    # or writing anything (no half set of reports), in one line that says how to install it.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    html_file, md_file, png = tmp_path / "report.html", tmp_path / "report.md", tmp_path / "tco.png"
+    code, out, err = gpuplan(*EXAMPLE, "--html", str(html_file), "--markdown", str(md_file), "--chart", str(png))
+    assert not html_file.exists() and not md_file.exists() and not png.exists()
+    lines = err.splitlines()
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert lines[0].startswith("error: --chart needs matplotlib") and "pip install 'gpuplan[chart]'" in lines[0]
+    assert "nothing was written" in lines[0] and "wrote" not in err
+
+
 @pytest.mark.parametrize("scenario", sorted(EXAMPLES.glob("tco-*.toml")), ids=lambda p: p.name)
 def test_example_scenarios_run(scenario: Path) -> None:
     data = json.loads(invoke("tco", "--scenario", str(scenario), "--json"))
