@@ -39,23 +39,35 @@ def main() -> None:
     except GpuplanError as exc:
         if State.debug:
             raise
-        from rich.markup import escape
-
-        from gpuplan.console import stderr
-
-        # Messages quote user input and package names like gpuplan[chart]: never markup.
-        stderr().print(f"[bold red]error:[/bold red] {escape(exc.message)}", highlight=False)
-        if exc.hint:
-            stderr().print(f"hint: {escape(exc.hint)}", highlight=False)
-        sys.exit(exc.exit_code)
+        _report(exc)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # a bug: say so in one line, keep the traceback behind --debug
         if State.debug:
             raise
+        if "botocore" in sys.modules or "boto3" in sys.modules:
+            # An AWS SDK failure outside the adapter's mapping is still the provider's failure.
+            from providers.aws.session import sdk_error
+
+            mapped = sdk_error(exc)
+            if mapped is not None:
+                _report(mapped)
         sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)\n")
         sys.exit(1)
     sys.exit(code)
+
+
+def _report(exc: GpuplanError) -> None:
+    """Print a gpuplan error as one line (and its hint) and exit with its code."""
+    from rich.markup import escape
+
+    from gpuplan.console import stderr
+
+    # Messages quote user input and package names like gpuplan[chart]: never markup.
+    stderr().print(f"[bold red]error:[/bold red] {escape(exc.message)}", highlight=False)
+    if exc.hint:
+        stderr().print(f"hint: {escape(exc.hint)}", highlight=False)
+    sys.exit(exc.exit_code)
 
 
 @contextmanager

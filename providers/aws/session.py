@@ -20,9 +20,11 @@ planner can list providers without loading an SDK.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from pricing.errors import (
@@ -82,6 +84,10 @@ CODES = ErrorCodes.of(
     exact={Failure.PERMISSION: _PERMISSION_CODES, Failure.CREDENTIALS: _CREDENTIAL_CODES, Failure.QUOTA: _QUOTA_CODES,
            Failure.CAPACITY: CAPACITY_CODES, Failure.THROTTLED: _THROTTLE_CODES},
 )
+# The service, operation and region of the last call a gpuplan client started, so a failure that
+# carries none of them (a response botocore cannot parse) can still say which call failed where.
+_LAST_CALL: ContextVar[tuple[str, str, str | None] | None] = ContextVar("gpuplan_aws_last_call", default=None)
+_MESSAGE_LIMIT = 200  # characters of the provider's own words in one error line
 # botocore's debug log prints the signed request (botocore.auth) and its headers (botocore.endpoint),
 # the session token among them; the response parser logs bodies that may echo a key.
 SECRETS.guard("botocore", "botocore.auth", "botocore.endpoint", "botocore.parsers")
@@ -122,6 +128,14 @@ def make_client(service: str, *, region: str | None, profile: str | None = None,
     except NoRegionError:
         raise InputError("no AWS region given", "pass --region (e.g. us-east-1) or set AWS_DEFAULT_REGION") from None
     _remember_secrets(session)
+    region_name = client.meta.region_name
+
+    def note_call(model: Any, **_: Any) -> None:
+        _LAST_CALL.set((model.service_model.service_name, model.name, region_name))
+
+    # before-parameter-build comes ahead of the request's validation and sending, so every failure of the call,
+    # a refused parameter included, finds it noted.
+    client.meta.events.register("before-parameter-build", note_call)
     return client
 
 
@@ -169,15 +183,36 @@ def _short(message: str, limit: int = 300) -> str:
     return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
+_HTML = re.compile(r"<\s*(?:!doctype|html|head|body|title|h1|p|div|pre)\b", re.IGNORECASE)
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def plain(message: str, limit: int = _MESSAGE_LIMIT) -> str:
+    """One line of readable text from what an endpoint sent back, never its markup.
+
+    An HTML page (a proxy's or a mock server's error page in place of an AWS answer) becomes
+    its title, or its text without tags; whitespace and newlines collapse to single spaces
+    and the length is capped, so an error is one line however big the body was.
+    """
+    if _HTML.search(message):
+        title = _TITLE.search(message)
+        message = html.unescape(title.group(1) if title and title.group(1).strip() else _TAG.sub(" ", message))
+    return _short(" ".join(message.split()), limit)
+
+
 def map_client_error(exc: Exception, *, zone: str | None = None, instance_type: str | None = None,
-                     spot: bool = False, service: str = "ec2", other_zones: tuple[str, ...] = ()) -> GpuplanError:
+                     spot: bool = False, service: str = "ec2", other_zones: tuple[str, ...] = (),
+                     region: str | None = None) -> GpuplanError:
     """The gpuplan error for a botocore ``ClientError``, with a message that names the fix.
 
     ``zone``, ``instance_type`` and ``spot`` let capacity and quota messages say which zone
     and which Service Quotas quota; ``other_zones`` are suggested when a pinned zone is full.
+    ``region`` is named by a failure that has no zone. The provider's message is reduced to
+    one line of plain text (an HTML error page becomes its title).
     """
     code, message, operation = _error_fields(exc)
-    text = SECRETS.scrub(_short(message))
+    text = SECRETS.scrub(plain(message, 300))
     where = f" in {zone}" if zone else ""
     failure = CODES.kind_of(code)
     if failure is Failure.PERMISSION:
@@ -213,14 +248,69 @@ def map_client_error(exc: Exception, *, zone: str | None = None, instance_type: 
     if code == "IdempotentParameterMismatch":
         return InputError(f"a launch with this client token was already made with other parameters ({text})",
                           "use a new launch id, or repeat the original request unchanged")
+    where = where or (f" in {region}" if region else "")
+    code = f"HTTP {code}" if code.isdigit() else code  # botocore's code for a body it could not read
     return ProviderError(f"AWS {service} {operation or 'call'} failed{where}: {code}: {text}")
+
+
+def map_sdk_error(exc: Exception, *, service: str = "ec2", region: str | None = None) -> ProviderError:
+    """The one-line :class:`ProviderError` for any other botocore or boto3 failure.
+
+    A response botocore cannot parse (an HTML page where XML or JSON was due), a request it
+    refused to build, a timeout: the line names the call and the region, and the cause in
+    plain words, never the raw body.
+    """
+    last = _LAST_CALL.get()
+    if last is not None:
+        service, operation, region = last[0], last[1], region or last[2]
+    else:
+        operation = ""
+    where = f" in {region}" if region else ""
+    text = str(exc)
+    if type(exc).__name__ == "ResponseParserError" or "Unable to parse response" in text:
+        title = _TITLE.search(text)
+        page = f": {plain(html.unescape(title.group(1)), 80)}" if title else ""
+        cause = f"the endpoint's answer is not an AWS response{page}"
+    else:
+        cause = f"{type(exc).__name__}: {plain(text)}"
+    return ProviderError(SECRETS.scrub(f"AWS {service} {operation or 'call'} failed{where}: {cause}"))
 
 
 @contextmanager
 def aws_errors(*, zone: str | None = None, instance_type: str | None = None, spot: bool = False,
-               service: str = "ec2") -> Iterator[None]:
-    """Turn botocore exceptions raised inside the block into gpuplan errors."""
+               service: str = "ec2", region: str | None = None) -> Iterator[None]:
+    """Turn every botocore and boto3 exception raised inside the block into a gpuplan error.
+
+    ``region`` is the region named by a failure without a zone; when not given, the region
+    of the client whose call failed (see :func:`make_client`).
+    """
+    _LAST_CALL.set(None)  # a failure before the block's first call is not the previous block's call's
+    with _mapped(zone=zone, instance_type=instance_type, spot=spot, service=service, region=region):
+        yield
+
+
+def sdk_error(exc: BaseException) -> GpuplanError | None:
+    """The gpuplan error for a botocore or boto3 exception that escaped every :func:`aws_errors` block
+    (the CLI's last resort, so even then it is one line and exit code 6); None for any other exception."""
+    if type(exc).__module__.split(".")[0] not in ("botocore", "boto3"):
+        return None
+    try:
+        with _mapped(waiters=True):
+            raise exc
+    except GpuplanError as mapped:
+        return mapped
+    except BaseException:
+        return None
+
+
+@contextmanager
+def _mapped(*, zone: str | None = None, instance_type: str | None = None, spot: bool = False,
+            service: str = "ec2", region: str | None = None, waiters: bool = False) -> Iterator[None]:
+    # A waiter's WaiterError passes through unless ``waiters``: the caller that waits words its own
+    # "did not become running" error (AwsCompute._wait).
+    from boto3.exceptions import Boto3Error  # type: ignore[import-untyped]
     from botocore.exceptions import (
+        BotoCoreError,
         ClientError,
         CredentialRetrievalError,
         NoCredentialsError,
@@ -229,15 +319,19 @@ def aws_errors(*, zone: str | None = None, instance_type: str | None = None, spo
         ProfileNotFound,
         SSOError,
         TokenRetrievalError,
+        WaiterError,
     )
     from botocore.exceptions import (
         ConnectionError as BotoConnectionError,
     )
+    from botocore.parsers import ResponseParserError  # type: ignore[import-untyped]
 
     try:
         yield
     except ClientError as exc:
-        raise map_client_error(exc, zone=zone, instance_type=instance_type, spot=spot, service=service) from None
+        last = _LAST_CALL.get()
+        raise map_client_error(exc, zone=zone, instance_type=instance_type, spot=spot, service=service,
+                               region=region or (last[2] if last else None)) from None
     except (NoCredentialsError, PartialCredentialsError):
         raise CredentialsError("no AWS credentials found", CREDENTIALS_HINT) from None
     except ProfileNotFound as exc:
@@ -250,3 +344,7 @@ def aws_errors(*, zone: str | None = None, instance_type: str | None = None, spo
     except BotoConnectionError as exc:
         raise ProviderError(f"cannot reach the AWS {service} endpoint ({SECRETS.scrub(str(exc))})",
                             "check the network, the region, and AWS_ENDPOINT_URL if it is set") from None
+    except (BotoCoreError, ResponseParserError, Boto3Error) as exc:
+        if isinstance(exc, WaiterError) and not waiters:
+            raise
+        raise map_sdk_error(exc, service=service, region=region) from None

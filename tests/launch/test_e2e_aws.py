@@ -161,3 +161,25 @@ def test_from_plan_launches_the_spot_winner_in_the_zone_its_price_is_from(env: d
     name = {z["ZoneId"]: z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]}[win["zone"]]
     assert (got["billing"], got["region"], got["instances"][0]["zone"]) == ("spot", win["region"], name)
     assert cli(env, "down", got["id"], "--yes").returncode == 0
+
+
+def _one_error_line(r: subprocess.CompletedProcess[str], *names: str) -> str:
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert r.returncode == 6, r.stderr
+    assert len(errors) == 1 and "<" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not r.stderr.splitlines()[-1].startswith("hint:"), r.stderr
+    assert all(n in errors[0] for n in names), errors[0]
+    return errors[0]
+
+
+def test_a_cluster_launch_moto_cannot_serve_is_one_provider_error_line(env: dict[str, str], ami: str) -> None:
+    # moto answers the placement-group lookup of a 2-node launch with an HTML error page.
+    r = cli(env, "launch", "--provider", "aws", "--instance-type", "p3.2xlarge", "--region", "us-east-1", "--count", "2",
+            "--image", ami, "--ttl", "2h", "--yes")
+    _one_error_line(r, "DescribePlacementGroups", "us-east-1")
+
+
+def test_a_price_refresh_moto_cannot_serve_is_one_provider_error_line(env: dict[str, str]) -> None:
+    # moto has no Price List API: every GetProducts gets an HTML 500 page.
+    r = cli(env, "catalog", "refresh", "--provider", "aws", "--region", "us-east-1")
+    _one_error_line(r, "GetProducts", "us-east-1")

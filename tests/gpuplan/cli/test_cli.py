@@ -172,3 +172,20 @@ def test_config_show_lists_paths_under_gpuplan_home(gpuplan: Run, clean_environ:
     data = json.loads(out)
     assert data["config_file"].startswith(str(clean_environ / "gpuplan-home"))
     assert data["settings"]["currency"] == "USD"
+
+
+def test_an_aws_sdk_error_no_adapter_mapped_is_still_one_provider_error_line(
+    gpuplan: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from botocore.parsers import ResponseParserError
+
+    import gpuplan.cli as cli
+
+    def broken() -> None:
+        raise ResponseParserError("Unable to parse response, invalid XML received:\nb'<html><title>502 Bad Gateway"
+                                  "</title><body><h1>502</h1></body></html>'")
+
+    monkeypatch.setattr(cli, "_run", broken)
+    code, out, err = gpuplan("offers")
+    assert code == 6 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("error: AWS") and "502 Bad Gateway" in err and "<" not in err and "internal error" not in err

@@ -147,3 +147,83 @@ def test_the_secret_key_never_reaches_an_error_or_the_sdk_log(monkeypatch: pytes
     # botocore's debug log ran (it prints the signed request with the token header): the filter scrubbed it.
     assert "x-amz-security-token" in caplog.text
     assert token not in caplog.text and secret not in caplog.text
+
+
+ERROR_PAGE = (b"<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n"
+              b"<p>The server encountered an internal error and was unable to complete your request.</p>\n")
+
+
+def _answering(client: Any, event: str, status: int, body: bytes) -> Any:
+    def answer(request: Any, **_: Any) -> AWSResponse:
+        raw = type("Raw", (), {"stream": lambda self, **kw: iter([body])})()
+        return AWSResponse(request.url, status, {"Content-Type": "text/html"}, raw)
+
+    client.meta.events.register(f"before-send.{event}", answer)
+    return client
+
+
+def _one_plain_line(err: ProviderError) -> None:
+    assert err.exit_code == 6 and err.hint is None
+    assert "\n" not in err.message and "<" not in err.message and len(err.message) < 400
+
+
+def test_an_html_page_instead_of_xml_is_one_line_naming_the_call_and_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    # EC2 speaks XML: botocore cannot parse the page and raises ResponseParserError, not a ClientError.
+    monkeypatch.setattr("botocore.endpoint.time.sleep", lambda seconds: None)
+    client = _answering(make_client("ec2", region="eu-west-1", session=boto3.Session(), max_attempts=0),
+                        "ec2.DescribeInstances", 500, ERROR_PAGE)
+    with pytest.raises(ProviderError) as info:
+        AwsCompute("eu-west-1", ec2_client=client).describe(["i-0123456789abcdef0"])
+    _one_plain_line(info.value)
+    assert "DescribeInstances" in info.value.message and "eu-west-1" in info.value.message
+    assert "500 Internal Server Error" in info.value.message
+
+
+def test_an_html_page_instead_of_json_is_one_line_naming_the_call_and_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The Price List API speaks JSON: botocore makes a ClientError whose message is the whole page.
+    from providers.aws.session import aws_errors
+
+    monkeypatch.setattr("botocore.endpoint.time.sleep", lambda seconds: None)
+    client = _answering(make_client("pricing", region="us-east-1", session=boto3.Session(), max_attempts=0),
+                        "pricing.GetProducts", 500, ERROR_PAGE)
+    with pytest.raises(ProviderError) as info, aws_errors(service="pricing"):
+        client.get_products(ServiceCode="AmazonEC2")
+    _one_plain_line(info.value)
+    assert "GetProducts" in info.value.message and "us-east-1" in info.value.message
+
+
+@pytest.mark.parametrize("make", [
+    lambda: __import__("botocore.exceptions").exceptions.ParamValidationError(report="Invalid type for parameter"),
+    lambda: __import__("botocore.exceptions").exceptions.ReadTimeoutError(endpoint_url="http://x"),
+    lambda: __import__("botocore.parsers").parsers.ResponseParserError("Unable to parse response:\nb'<html>x</html>'"),
+    lambda: __import__("boto3.exceptions").exceptions.ResourceNotExistsError("ec2", "Thing", True),
+    lambda: ClientError({"Error": {"Code": "NotImplemented", "Message": "<p>moto:\n not   yet</p>" + "x" * 900}},
+                        "DescribePlacementGroups"),
+])
+def test_every_sdk_error_is_a_one_line_provider_error(make: Any) -> None:
+    from providers.aws.session import aws_errors
+
+    with pytest.raises(ProviderError) as info, aws_errors(region="ap-south-1"):
+        raise make()
+    _one_plain_line(info.value)
+    assert "ap-south-1" in info.value.message
+
+
+def test_plain_keeps_a_title_or_the_text_never_the_markup() -> None:
+    from providers.aws.session import plain
+
+    assert plain(ERROR_PAGE.decode()) == "500 Internal Server Error"
+    assert plain("<html><body><p>Bad &amp; gateway</p>\n</body></html>") == "Bad & gateway"
+    assert plain("Value (a) for\nparameter   x is invalid") == "Value (a) for parameter x is invalid"
+    assert len(plain("y" * 5000)) == 200
+
+
+def test_sdk_error_maps_only_the_sdk_s_exceptions() -> None:
+    from botocore.exceptions import ParamValidationError
+
+    from providers.aws.session import sdk_error
+
+    err = sdk_error(ParamValidationError(report="Invalid type for parameter InstanceIds"))
+    assert isinstance(err, ProviderError) and "InstanceIds" in err.message
+    assert isinstance(sdk_error(_error("AuthFailure")), CredentialsError)
+    assert sdk_error(ValueError("a bug")) is None
