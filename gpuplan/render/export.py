@@ -5,6 +5,11 @@ engines take the YAML below; Tencent Cloud is supported by neither, so a Tencent
 refused with a pointer to ``gpuplan launch --count N`` instead of a file that cannot run.
 Accelerator names are the engines' own (SkyPilot's catalog ``AcceleratorName``; dstack's
 ``NAME:MEMORY:COUNT`` GPU spec).
+
+Zones: a plan prices AWS spot per zone ID (``usw2-az2``), which is the same zone in every account.
+SkyPilot takes zone *names* (``us-west-2a``), and AWS maps names to IDs differently per account, so
+the priced zone cannot be named offline; the task pins the region only and says, in a comment,
+which zone ID the price is for and how to look up its name in your account.
 """
 
 from __future__ import annotations
@@ -64,6 +69,16 @@ def _torchrun(nodes: str, gpus: str, rank: str, master: str) -> str:
             "--master-port=29500 train.py")
 
 
+def _zone_comment(o: Option) -> list[str]:
+    """Why the task names no zone, though the plan priced one (see the module notes on zones)."""
+    return [
+        f"  # The price is for zone ID {o.zone}. SkyPilot takes zone names, which AWS maps to zone IDs",
+        "  # differently in each account, so no zone is pinned: SkyPilot picks among the region's zones.",
+        f"  # To pin the priced one, add `zone: NAME`, NAME from: aws ec2 describe-availability-zones"
+        f" --region {o.region} --zone-ids {o.zone} --query 'AvailabilityZones[0].ZoneName'",
+    ]
+
+
 def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     _check(option, Engine.SKYPILOT)
     o = option
@@ -71,7 +86,7 @@ def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     lines = [*_header(plan, o), f"name: {q(name)}", f"num_nodes: {o.nodes}", "resources:",
              f"  cloud: {o.provider}", f"  region: {q(o.region)}"]
     if o.zone:
-        lines.append(f"  zone: {q(o.zone)}")
+        lines += _zone_comment(o)
     lines += [f"  instance_type: {q(o.offer)}"]
     if acc:
         lines.append(f"  accelerators: {q(f'{acc}:{o.gpu_count:g}')}")
