@@ -10,11 +10,17 @@ Zones: a plan prices AWS spot per zone ID (``usw2-az2``), which is the same zone
 SkyPilot takes zone *names* (``us-west-2a``), and AWS maps names to IDs differently per account, so
 the priced zone cannot be named offline; the task pins the region only and says, in a comment,
 which zone ID the price is for and how to look up its name in your account.
+
+Names: :func:`task_name` fits a run name to dstack's rule (``^[a-z][a-z0-9-]{1,40}$``, checked at
+``dstack apply``), which SkyPilot's task-name rule also accepts.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 
@@ -30,6 +36,8 @@ SKY_ACCELERATORS = {
     "H100-SXM5-80GB": "H100", "H200": "H200", "L4": "L4", "L40S": "L40S", "A10G": "A10G", "T4": "T4",
 }
 DEFAULT_DISK_GB = 256  # SkyPilot's default disk size; a training run usually wants its dataset on it too
+NAME_MAX = 41  # dstack's run names: ^[a-z][a-z0-9-]{1,40}$ (dstack._internal.core.services)
+NAME_HASH = 6  # hex digits of the fingerprint that keeps a shortened name apart from its neighbours
 
 
 class Engine(StrEnum):
@@ -40,6 +48,33 @@ class Engine(StrEnum):
 def q(value: str) -> str:
     """A YAML scalar that stays a string whatever it holds (JSON strings are valid YAML)."""
     return json.dumps(value)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def task_name(facts: Sequence[str]) -> str:
+    """A run name from the plan's facts, most telling first (model, method, amount of work, precision).
+
+    All of them when they fit dstack's 41 characters; otherwise, in order, each fact that still fits
+    whole, then a fingerprint of all of them, so plans that differ only in a dropped fact keep apart.
+    The first fact always leads (cut if it alone is too long), and a name must start with a letter:
+    one that would not gets a ``gpuplan-`` prefix.
+    """
+    words = [w for w in map(_slug, facts) if w]
+    if not words or not words[0][0].isalpha():
+        words = ["gpuplan", *words]
+    full = "-".join(words)
+    if 2 <= len(full) <= NAME_MAX:
+        return full
+    tag = hashlib.sha256(full.encode()).hexdigest()[:NAME_HASH]
+    room = NAME_MAX - NAME_HASH - 1
+    kept = words[0][:room].rstrip("-")  # the first fact (the model) always leads, cut if it must be
+    for w in words[1:]:
+        if len(f"{kept}-{w}") <= room:
+            kept = f"{kept}-{w}"
+    return f"{kept}-{tag}"
 
 
 def _check(option: Option, engine: Engine) -> None:

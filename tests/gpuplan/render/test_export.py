@@ -80,6 +80,13 @@ def sky_launchable(path: Path, catalog: Path, monkeypatch: pytest.MonkeyPatch, w
     return list(task.resources)
 
 
+def dstack_name_ok(name: str) -> None:
+    """dstack's own run-name check (what ``dstack apply`` refuses: ^[a-z][a-z0-9-]{1,40}$)."""
+    from dstack._internal.core.services import validate_dstack_resource_name
+
+    validate_dstack_resource_name(name)
+
+
 def test_the_70b_case_is_a_cluster_with_a_scaling_note(gpuplan: Run) -> None:
     code, out, err = gpuplan(*SEVENTY_B, "--json")
     assert code == 0, err
@@ -129,6 +136,34 @@ def test_skypilot_export_passes_skypilots_resource_validation_for_an_account(
     assert win["zone"] in text and f"--zone-ids {win['zone']}" in text  # the comment says which zone was priced
 
 
+def test_export_names_pass_dstacks_own_check(gpuplan: Run, tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[3] / "examples"
+    plans = {
+        "gpu-hours": ("plan", "--gpu-hours", "200"),
+        "70b": SEVENTY_B,
+        "qlora": ("plan", "--workload", str(examples / "llama2-13b-qlora.toml")),
+        "moe": ("plan", "--workload", str(examples / "mixtral-pretrain.toml")),
+        "image": ("plan", "--workload", str(examples / "resnet50-imagenet.toml")),
+        "long": ("plan", "--model", "llama-4-maverick", "--tokens", "1.234e12", "--method", "qlora",
+                 "--lora-rank", "128", "--precision", "fp8"),
+    }
+    names = {}
+    for key, args in plans.items():
+        dst, sky = tmp_path / f"{key}.yml", tmp_path / f"{key}.yaml"
+        code, _, err = gpuplan(*args, "--provider", "aws", "--export", "dstack", str(dst))
+        assert code == 0, err
+        assert gpuplan(*args, "--provider", "aws", "--export", "skypilot", str(sky))[0] == 0
+        name = dstack_parse(dst).name
+        assert name == sky_validate(sky)["name"]
+        dstack_name_ok(name)
+        names[key] = name
+    assert len(set(names.values())) == len(names)
+    assert names["70b"].startswith("llama-2-70b-") and names["70b"].endswith("-bf16")
+    assert "qlora-r64" in names["qlora"] and names["qlora"].startswith("llama-2-13b-")
+    assert names["long"].startswith("llama-4-maverick-qlora-r128")
+    assert "200-gpu-hours" in names["gpu-hours"] and names["image"].startswith("resnet50-")
+
+
 def test_dstack_export_of_a_cluster_loads_in_dstack(gpuplan: Run, tmp_path: Path) -> None:
     path = tmp_path / ".dstack.yml"
     code, out, err = gpuplan(*SEVENTY_B, "--export", "dstack", str(path), "--json")
@@ -172,3 +207,30 @@ def test_pinned_nodes_plan_that_many(gpuplan: Run) -> None:
                              "--json")
     assert code == 0, err
     assert {o["nodes"] for o in json.loads(out)["options"]} == {2}
+
+
+@pytest.mark.parametrize("facts", [
+    ("llama-2-70b", "200b-tokens", "bf16"),
+    ("a" * 60, "qlora-r64", "1t-tokens", "bf16"),  # a first fact too long on its own
+    ("My Very Long Custom Model Name (v2.1)", "lora-r16", "300b-tokens", "fp8"),
+    ("7b-model", "1b-tokens", "bf16"),  # would start with a digit
+    ("x",), ("",), ("--", "***"),
+])
+def test_task_names_fit_dstacks_rule_whatever_the_facts(facts: tuple[str, ...]) -> None:
+    from sky import task as sky_task
+
+    from gpuplan.render.export import task_name
+
+    name = task_name(facts)
+    dstack_name_ok(name)
+    assert sky_task._is_valid_name(name)  # SkyPilot's own task-name rule takes it too
+    assert task_name(facts) == name  # the same plan, the same name
+
+
+def test_a_shortened_name_keeps_the_model_and_a_fingerprint_of_what_it_dropped() -> None:
+    from gpuplan.render.export import task_name
+
+    a = task_name(("llama-4-maverick", "qlora-r128", "1p23t-tokens", "fp8"))
+    b = task_name(("llama-4-maverick", "qlora-r128", "2t-tokens", "fp8"))
+    assert a.startswith("llama-4-maverick-qlora-r128-") and a != b
+    assert task_name(("llama-2-70b", "200b-tokens", "bf16")) == "llama-2-70b-200b-tokens-bf16"  # fits: as is
