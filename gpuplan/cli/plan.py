@@ -69,7 +69,7 @@ def plan(
     )
     with paused_gc(freeze=True):  # the command ends after this block (see pricing.catalog.parse)
         cat = catalog_from(s, catalog)
-        demand, title = _demand(
+        demand, title, facts = _demand(
             cat, s, gpu_hours=gpu_hours, workload_class=workload_class, precision=precision,
             workload=workload,
         )
@@ -80,9 +80,9 @@ def plan(
         p = make_plan(demand, c, s, catalog=cat)
         if engine is not None and export is not None:
             from gpuplan.console import stderr
-            from gpuplan.render.export import export as write_export
+            from gpuplan.render.export import export as write_export, task_name
 
-            path = write_export(p, engine, export[1], name=_task_name(title),
+            path = write_export(p, engine, export[1], name=task_name(facts),
                                 gpu_memory_gb=cat.gpus[p.cheapest.gpu].vram_gb)
             stderr().print(f"wrote {engine} task for {p.cheapest.nodes} x {p.cheapest.offer} to {path}",
                            highlight=False, markup=False)
@@ -123,11 +123,10 @@ def _node_limits(nodes: int | None, max_nodes: int | None) -> dict[str, int]:
     return out
 
 
-def _task_name(title: str) -> str:
-    import re
-
-    words = re.sub(r"[^a-z0-9]+", "-", title.lower().removeprefix("ways to ")).strip("-")
-    return ("gpuplan-" + words)[:60].rstrip("-")
+def _count(x: float) -> str:
+    """A count for a run name, which takes no dots: 2e11 -> 200b, 1281167 -> 1p28m, 46.7e9 -> 46p7b."""
+    scale, unit = next(((s, u) for s, u in ((1e12, "t"), (1e9, "b"), (1e6, "m"), (1e3, "k")) if x >= s), (1, ""))
+    return f"{x / scale:.3g}{unit}".replace(".", "p").replace("e+", "e")
 
 
 # Flags that tune a workload but name none: with only these, plan has no workload to cost.
@@ -135,8 +134,9 @@ _TUNING = frozenset({"seq_len", "batch", "optimizer", "recompute", "sharding", "
 
 
 def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, precision: str,
-            workload: WorkloadFlags) -> tuple[Any, str]:
-    """The plan's demand and its title, from --gpu-hours or a workload (never both)."""
+            workload: WorkloadFlags) -> tuple[Any, str, tuple[str, ...]]:
+    """The plan's demand, its title and the facts an exported task is named by (most telling first),
+    from --gpu-hours or a workload (never both)."""
     from planner.plan.demand import RefGpuHours
     from planner.perf.speed import SpeedPrecision, WorkloadClass
     from planner.limits import bounded, check_fields
@@ -155,7 +155,8 @@ def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, pre
         hours = bounded(gpu_hours, "gpu_hours")
         demand = RefGpuHours(gpu_hours=hours, ref_gpu=cat.gpu(s.ref_gpu).key,
                              catalog=cat, workload_class=cls, precision=prec)
-        return demand, f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
+        title = f"Ways to get {demand.gpu_hours:g} GPU-hours of {cls} work ({prec}) measured on {demand.ref_gpu}"
+        return demand, title, (str(cls), f"{demand.gpu_hours:g}-gpu-hours", str(prec), f"on-{demand.ref_gpu}")
     from planner.plan.workload_demand import WorkloadDemand
     from planner.workload.spec import InferenceWorkload, TrainingWorkload
     from planner.workload.inputs import workload_from_options
@@ -172,7 +173,11 @@ def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, pre
         how = "" if w.method.value == "full" else f" with {w.method.value} rank {w.lora_rank}"
         size = f"{w.arch.params:.3g} params" + (f", {w.arch.active_params:.3g} active" if w.arch.moe else "")
         title = f"Ways to train {w.arch.name} ({size}){how} on {w.tokens:.3g} tokens ({w.precision})"
+        model = w.arch.name if w.arch.name != "custom" else f"custom-{_count(w.arch.params)}"
+        facts: tuple[str, ...] = (model, *([] if w.method.value == "full" else [f"{w.method.value}-r{w.lora_rank}"]),
+                                  f"{_count(w.tokens)}-tokens", str(w.precision))
     else:
         title = f"Ways to train {w.model} on {w.images:,.0f} images x {w.epochs:g} epochs ({w.precision})"
-    return WorkloadDemand(w, cat), title
+        facts = (w.model, f"{_count(w.images)}-images", f"{w.epochs:g}-epochs", str(w.precision))
+    return WorkloadDemand(w, cat), title, facts
 

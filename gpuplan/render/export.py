@@ -5,11 +5,22 @@ engines take the YAML below; Tencent Cloud is supported by neither, so a Tencent
 refused with a pointer to ``gpuplan launch --count N`` instead of a file that cannot run.
 Accelerator names are the engines' own (SkyPilot's catalog ``AcceleratorName``; dstack's
 ``NAME:MEMORY:COUNT`` GPU spec).
+
+Zones: a plan prices AWS spot per zone ID (``usw2-az2``), which is the same zone in every account.
+SkyPilot takes zone *names* (``us-west-2a``), and AWS maps names to IDs differently per account, so
+the priced zone cannot be named offline; the task pins the region only and says, in a comment,
+which zone ID the price is for and how to look up its name in your account.
+
+Names: :func:`task_name` fits a run name to dstack's rule (``^[a-z][a-z0-9-]{1,40}$``, checked at
+``dstack apply``), which SkyPilot's task-name rule also accepts.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 
@@ -25,6 +36,8 @@ SKY_ACCELERATORS = {
     "H100-SXM5-80GB": "H100", "H200": "H200", "L4": "L4", "L40S": "L40S", "A10G": "A10G", "T4": "T4",
 }
 DEFAULT_DISK_GB = 256  # SkyPilot's default disk size; a training run usually wants its dataset on it too
+NAME_MAX = 41  # dstack's run names: ^[a-z][a-z0-9-]{1,40}$ (dstack._internal.core.services)
+NAME_HASH = 6  # hex digits of the fingerprint that keeps a shortened name apart from its neighbours
 
 
 class Engine(StrEnum):
@@ -35,6 +48,33 @@ class Engine(StrEnum):
 def q(value: str) -> str:
     """A YAML scalar that stays a string whatever it holds (JSON strings are valid YAML)."""
     return json.dumps(value)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def task_name(facts: Sequence[str]) -> str:
+    """A run name from the plan's facts, most telling first (model, method, amount of work, precision).
+
+    All of them when they fit dstack's 41 characters; otherwise, in order, each fact that still fits
+    whole, then a fingerprint of all of them, so plans that differ only in a dropped fact keep apart.
+    The first fact always leads (cut if it alone is too long), and a name must start with a letter:
+    one that would not gets a ``gpuplan-`` prefix.
+    """
+    words = [w for w in map(_slug, facts) if w]
+    if not words or not words[0][0].isalpha():
+        words = ["gpuplan", *words]
+    full = "-".join(words)
+    if 2 <= len(full) <= NAME_MAX:
+        return full
+    tag = hashlib.sha256(full.encode()).hexdigest()[:NAME_HASH]
+    room = NAME_MAX - NAME_HASH - 1
+    kept = words[0][:room].rstrip("-")  # the first fact (the model) always leads, cut if it must be
+    for w in words[1:]:
+        if len(f"{kept}-{w}") <= room:
+            kept = f"{kept}-{w}"
+    return f"{kept}-{tag}"
 
 
 def _check(option: Option, engine: Engine) -> None:
@@ -64,6 +104,16 @@ def _torchrun(nodes: str, gpus: str, rank: str, master: str) -> str:
             "--master-port=29500 train.py")
 
 
+def _zone_comment(o: Option) -> list[str]:
+    """Why the task names no zone, though the plan priced one (see the module notes on zones)."""
+    return [
+        f"  # The price is for zone ID {o.zone}. SkyPilot takes zone names, which AWS maps to zone IDs",
+        "  # differently in each account, so no zone is pinned: SkyPilot picks among the region's zones.",
+        f"  # To pin the priced one, add `zone: NAME`, NAME from: aws ec2 describe-availability-zones"
+        f" --region {o.region} --zone-ids {o.zone} --query 'AvailabilityZones[0].ZoneName'",
+    ]
+
+
 def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     _check(option, Engine.SKYPILOT)
     o = option
@@ -71,7 +121,7 @@ def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     lines = [*_header(plan, o), f"name: {q(name)}", f"num_nodes: {o.nodes}", "resources:",
              f"  cloud: {o.provider}", f"  region: {q(o.region)}"]
     if o.zone:
-        lines.append(f"  zone: {q(o.zone)}")
+        lines += _zone_comment(o)
     lines += [f"  instance_type: {q(o.offer)}"]
     if acc:
         lines.append(f"  accelerators: {q(f'{acc}:{o.gpu_count:g}')}")
