@@ -95,8 +95,12 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
     if rate is None or rule is None:
         have = ", ".join(m.value for m in offer.rates if m in LAUNCH_MODES) or "none"
         raise PriceMissingError(f"{offer.name} has no {spec.billing} price in the catalog", f"priced modes: {have}")
-    unit = Money(amount=rate, currency=offer.currency)
     notes = []
+    zone = spec.zone or offer.rate_zones.get(spec.billing)
+    if spec.billing is BillingMode.SPOT and spec.zone and offer.spot_zones:
+        # spot is priced per zone: the zone asked for is the zone quoted
+        rate = dict(offer.spot_zones).get(spec.zone, rate)
+    unit = Money(amount=rate, currency=offer.currency)
     if spec.billing is BillingMode.MONTHLY:
         projected: Money | None = unit * (spec.months * spec.count)
         notes.append(f"prepaid: {spec.months} month(s) x {spec.count} machine(s), owed whatever the TTL")
@@ -112,7 +116,7 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
     if offer.region in PSEUDO_REGIONS:
         notes.append(f"list price for {offer.region}; `gpuplan catalog refresh --provider {spec.provider} "
                      f"--region {region}` reads the zone's live price")
-    return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=spec.zone or offer.rate_zones.get(spec.billing),
+    return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=zone,
                        zones=found.zones, unit_price=unit, rule=rule.source, projected=projected, estimate=estimate,
                        notes=tuple(notes))
 
@@ -153,8 +157,10 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
     tags = {TAG_ID: launch_id, TAG_MANAGED: "true"}
     if expires is not None:
         tags[TAG_EXPIRES] = expires.isoformat(timespec="seconds")
+    pinned = q.zone if spec.zone or spec.billing is BillingMode.SPOT else None
     request = LaunchRequest(
-        region=q.region, zone=q.zone if spec.zone else None, zones=q.zones if not spec.zone else (),
+        # a zone asked for, or the zone a per-zone (spot) price was quoted in, is the zone launched in
+        region=q.region, zone=pinned, zones=q.zones if not pinned else (),
         instance_type=q.offer, billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
         client_token=uuid.uuid4().hex, name=f"gpuplan-{launch_id}", tags=tags,
         # The client says whether a machine can end itself at its TTL; elsewhere `down --expired` is the backstop.

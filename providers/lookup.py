@@ -71,7 +71,7 @@ def find_offer(catalog: Catalog, instance_type: str, *, provider: str | None = N
     lists for the offer, where it lists zones named like the region's.
     """
     offers = offers_of_type(catalog, instance_type, provider)
-    place = region or (region_of_zone(zone) if zone else None)
+    place = region or (_region_of_listed_zone(offers, zone) if zone else None)
     if place is None:
         real = [o for o in offers if o.region not in PSEUDO_REGIONS]
         if len(real) != 1:
@@ -91,6 +91,14 @@ def find_offer(catalog: Catalog, instance_type: str, *, provider: str | None = N
         raise InputError(f"{offer.name} is not sold in zone {zone} as far as the catalog knows",
                          f"zones: {', '.join(zones)}")
     return OfferMatch(offer=offer, region=place, zones=zones, offers=tuple(offers))
+
+
+def _region_of_listed_zone(offers: list[Offer], zone: str) -> str:
+    """The region of an offer that lists ``zone`` (AWS zone ids, use1-az5, name no region), else by its name."""
+    for o in offers:
+        if zone in o.zones and o.region not in PSEUDO_REGIONS:
+            return o.region
+    return region_of_zone(zone)
 
 
 def _in_region(offers: list[Offer], region: str, *, prefix: bool) -> tuple[Offer, str] | None:

@@ -236,3 +236,21 @@ def test_an_ambiguous_launch_with_no_machine_after_ten_minutes_is_closed(ledger:
     ledger.db.execute("UPDATE launches SET created_at = '2000-01-01T00:00:00+00:00' WHERE id = ?", (r.id,))
     status(ledger, lambda p, reg: FakeCompute(cloud))
     assert ledger.launch(r.id).state is LaunchState.FAILED
+
+
+def test_a_spot_launch_is_sent_to_the_zone_it_was_quoted_in(ledger: Ledger) -> None:
+    q = quote_launch(spec(instance_type="p3.16xlarge", billing=BillingMode.SPOT), CAT, hours_per_month=HPM)
+    client = Recording(Cloud())
+    start(q, ledger=ledger, client=client, progress=lambda _: None)
+    (request,) = client.sent
+    assert (q.zone, q.unit_price.amount) == ("use1-az2", Decimal("2.8502"))
+    assert (request.zone, request.zones) == ("use1-az2", ())
+
+
+def test_a_zone_asked_for_is_quoted_at_its_own_spot_price_and_names_its_region(ledger: Ledger) -> None:
+    q = quote_launch(spec(instance_type="p3.16xlarge", billing=BillingMode.SPOT, region=None, zone="use1-az5"),
+                     CAT, hours_per_month=HPM)
+    assert (q.region, q.zone, q.unit_price.amount) == ("us-east-1", "use1-az5", Decimal("2.6694"))
+    client = Recording(Cloud())
+    start(q, ledger=ledger, client=client, progress=lambda _: None)
+    assert client.sent[0].zone == "use1-az5"
