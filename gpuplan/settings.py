@@ -19,17 +19,16 @@ from pydantic import ValidationError
 
 from pricing.errors import InputError, first_error
 from pricing.money import FxRate, age_text
-from gpuplan.paths import APP, cache_dir, catalog_cache_dir, config_dir, data_dir, home
+from gpuplan.paths import catalog_cache_dir, config_dir, home
 from planner.limits import check, check_fields
-from planner.settings import DEFAULT_REF_GPU, Discount, Settings, parse_discount
+from planner.settings import Settings
 
 if TYPE_CHECKING:
     from pricing.catalog import Catalog
 
 ENV_PREFIX = "GPUPLAN_"
-__all__ = ["APP", "cache_dir", "catalog_cache_dir", "config_dir", "data_dir", "home", "config_file",
-           "config_candidates", "ignored_config_files", "Settings", "Discount", "parse_discount", "load_settings",
-           "load_catalog", "stale_fx_rates", "DEFAULT_REF_GPU"]
+__all__ = ["STALE_FX_DAYS", "config_candidates", "config_file", "ignored_config_files", "load_catalog", "load_settings",
+           "run_warnings", "stale_fx_rates"]
 
 
 def config_candidates() -> list[Path]:

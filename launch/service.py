@@ -208,7 +208,7 @@ def wait_running(out: LaunchOutcome, *, ledger: Ledger, client: ComputeClient, t
     """Poll until every machine runs (or failed); LAUNCH_FAILED machines are terminated and recorded."""
     ids = [i.instance_id for i in out.instances]
     infos = _poll(ledger, client, out.record.id, ids, lambda i: i.state is not InstanceState.PENDING,
-                  timeout=timeout, poll=poll, sleep=sleep, checkpoint=lambda: checkpoint("waiting")) or out.instances
+                  timeout=timeout, poll=poll, sleep=sleep, checkpoint=checkpoint) or out.instances
     failed = [i.instance_id for i in infos if i.state is InstanceState.FAILED]
     notes = list(out.notes)
     if failed:
@@ -337,12 +337,12 @@ def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, 
 
 def _poll(ledger: Ledger, client: ComputeClient, launch_id: str, ids: list[str],
           done: Callable[[InstanceInfo], bool], *, timeout: float, poll: float, sleep: Callable[[float], None],
-          checkpoint: Callable[[], None] = lambda: None) -> list[InstanceInfo]:
+          checkpoint: Checkpoint = no_checkpoint) -> list[InstanceInfo]:
     """Describe ``ids`` until every machine is ``done``, recording each answer; TimeoutError past ``timeout``."""
     deadline = time.monotonic() + timeout
     infos: list[InstanceInfo] = []
     while ids:
-        checkpoint()
+        checkpoint("waiting")
         infos = client.describe(ids)
         ledger.record_instances(launch_id, infos)
         if all(done(i) for i in infos):

@@ -14,11 +14,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pricing.catalog import LOCAL, Catalog
-from pricing.errors import NotSupportedError, UnknownNameError
+from pricing.errors import GpuplanError, NotSupportedError, UnknownNameError
 from pricing.money import Currency
 from providers.base import Provider
 from providers.listprice import ListPriceProvider, SpotPricing
@@ -43,6 +44,7 @@ class Cloud:
     price_fetcher: str | None = None  # a PriceFetcher class (`catalog refresh`)
     price_inquiry: str | None = None  # an exact-quote function for one configuration (`quote`)
     compute_client: str | None = None  # a ComputeClient class (`launch`, `ls`, `down`)
+    sdk_errors: str | None = None  # turns an SDK exception no adapter mapped into a gpuplan error, or None
     engines: frozenset[str] = frozenset()  # launch engines that run it from `plan --export` ("skypilot", "dstack")
 
 
@@ -54,7 +56,7 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
     # No price inquiry: AWS has no call that prices one configuration; its Price List is read by the fetcher.
     Cloud("aws", Currency.USD, "gpuplan[aws]", "botocore",
           price_fetcher="providers.aws.prices:AwsPriceFetcher",
-          compute_client="providers.aws.compute:AwsCompute", engines=frozenset({"skypilot", "dstack"})),
+          compute_client="providers.aws.compute:AwsCompute", sdk_errors="providers.aws.session:sdk_error", engines=frozenset({"skypilot", "dstack"})),
 )}  # neither SkyPilot nor dstack knows Tencent Cloud
 
 
@@ -126,3 +128,18 @@ def engine_runs(engine: str, provider: str) -> bool:
     """Whether the launch engine ``engine`` (SkyPilot, dstack) can run an offer of ``provider``."""
     cloud = CLOUDS.get(provider)
     return cloud is not None and engine in cloud.engines
+
+
+def unmapped_sdk_error(exc: BaseException) -> GpuplanError | None:
+    """The gpuplan error for a cloud SDK's exception that escaped its adapter (the CLI's last resort), or None.
+
+    Only clouds whose SDK is already loaded are asked: an exception from an SDK that was never
+    imported cannot be one, and asking must not import it.
+    """
+    for cloud in CLOUDS.values():
+        if cloud.sdk_errors is None or cloud.sdk.split(".")[0] not in sys.modules:
+            continue
+        module, attr = cloud.sdk_errors.split(":")
+        if (mapped := getattr(importlib.import_module(module), attr)(exc)) is not None:
+            return mapped  # type: ignore[no-any-return]
+    return None

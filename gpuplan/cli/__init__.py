@@ -45,13 +45,11 @@ def main() -> None:
     except Exception as exc:  # a bug: say so in one line, keep the traceback behind --debug
         if State.debug:
             raise
-        if "botocore" in sys.modules or "boto3" in sys.modules:
-            # An AWS SDK failure outside the adapter's mapping is still the provider's failure.
-            from providers.aws.session import sdk_error
+        # A cloud SDK's failure outside its adapter's mapping is still the provider's failure.
+        from providers.registry import unmapped_sdk_error
 
-            mapped = sdk_error(exc)
-            if mapped is not None:
-                _report(mapped)
+        if (mapped := unmapped_sdk_error(exc)) is not None:
+            _report(mapped)
         sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)\n")
         sys.exit(1)
     sys.exit(code)

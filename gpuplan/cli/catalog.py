@@ -112,7 +112,7 @@ def catalog_show(
 ) -> None:
     """The layers the catalog is built from (shipped snapshot, refreshed cache, your files), with rows and dates."""
     from gpuplan.render.table import dump_json
-    from gpuplan.settings import catalog_cache_dir
+    from gpuplan.paths import catalog_cache_dir
 
     cat = catalog_from(settings_from(discount=discount), catalog)
     layers = [layer.model_dump(mode="json") for layer in cat.layers]

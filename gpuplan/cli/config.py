@@ -17,9 +17,9 @@ app.add_typer(config_app, name="config")
 def config_show(as_json: JsonOpt = False) -> None:
     """The effective settings after flags, environment and config file."""
     from gpuplan.render.table import dump_json
+    from gpuplan.paths import cache_dir, data_dir
     from gpuplan.settings import (
-        STALE_FX_DAYS, cache_dir, config_candidates, config_file, data_dir, ignored_config_files, load_settings,
-        stale_fx_rates,
+        STALE_FX_DAYS, config_candidates, config_file, ignored_config_files, load_settings, stale_fx_rates,
     )
 
     s = load_settings()

@@ -20,7 +20,7 @@ from pricing.errors import InputError
 
 if TYPE_CHECKING:
     from pricing.catalog import Catalog
-    from gpuplan.settings import Settings
+    from planner.settings import Settings
 
 OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="table, json, csv or markdown.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Shortcut for -o json.")]
