@@ -231,6 +231,7 @@ class LaunchStatus(BaseModel):
     projected: Money | None
     age_hours: Decimal
     notes: list[str] = []
+    ended: bool = True  # for `down`: False when the launch was not seen to end (still ending, or a fault)
 
 
 def _hours(start: datetime, end: datetime) -> Decimal:
@@ -276,8 +277,7 @@ def status(ledger: Ledger, client_for: ClientFor, *, include_final: bool = False
         notes: list[str] = []
         recorded = ledger.instances(r.id)
         if r.state.is_final:
-            infos = [InstanceInfo(instance_id=i.instance_id, state=i.state, zone=i.zone, public_ip=i.public_ip,
-                                  private_ip=i.private_ip) for i in recorded]
+            infos = ledger_infos(ledger, r.id)
         else:
             try:
                 infos = _find(r, client_for(r.provider, r.region), [i.instance_id for i in recorded])
@@ -302,6 +302,8 @@ def _settle(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo]) -> None:
     live = [i for i in infos if not i.state.is_final]
     if infos and not live:
         state = LaunchState.TERMINATED
+    elif r.state is LaunchState.TERMINATING or all(i.state is InstanceState.TERMINATING for i in live):
+        state = LaunchState.TERMINATING  # asked to end: a machine still shutting down is not a new launch
     elif any(i.state is InstanceState.RUNNING for i in live):
         state = LaunchState.RUNNING if len(live) >= r.count else LaunchState.PARTIAL
     elif live:
@@ -319,20 +321,58 @@ def _settle(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo]) -> None:
 
 def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, timeout: float, poll: float,
          sleep: Callable[[float], None] = time.sleep) -> list[LaunchStatus]:
-    """Terminate every machine of each launch (recorded or found by tag), wait, and record the end."""
-    ended = []
+    """Ask the cloud to end every launch first, then wait for them all, and record each end.
+
+    One launch's provider error or slow termination never keeps another from being asked: a machine
+    left running bills. A launch not seen ending comes back with ``ended`` False and a note saying why,
+    and stays ``terminating`` in the ledger so ``ls`` and the next ``down`` still see it.
+    """
+    asked: list[tuple[LaunchRecord, ComputeClient, list[str], list[InstanceInfo]]] = []
+    failed: dict[str, LaunchStatus] = {}
     for r in records:
-        client = client_for(r.provider, r.region)
-        ledger.set_state(r.id, LaunchState.TERMINATING)
-        infos = _find(r, client, [i.instance_id for i in ledger.instances(r.id)])
-        ids = [i.instance_id for i in infos if not i.state.is_final]
-        if ids:
-            client.terminate(ids)
-            infos = _poll(ledger, client, r.id, ids, lambda i: i.state.is_final, timeout=timeout, poll=poll,
-                          sleep=sleep)
+        try:
+            client = client_for(r.provider, r.region)
+            ledger.set_state(r.id, LaunchState.TERMINATING)
+            infos = _find(r, client, [i.instance_id for i in ledger.instances(r.id)])
+            ids = [i.instance_id for i in infos if not i.state.is_final]
+            if ids:
+                client.terminate(ids)
+        except Exception as exc:  # noqa: BLE001 - any one cloud's fault must not stop the other launches ending
+            why = _fault(exc)
+            ledger.set_state(r.id, r.state, f"not ended: {why}")  # nothing was asked to end: as it was
+            failed[r.id] = _status_of(ledger, ledger.launch(r.id), ledger_infos(ledger, r.id), now(),
+                                      [f"not ended: {why}"], ended=False)
+            continue
+        asked.append((r, client, ids, infos))
+    deadline = time.monotonic() + timeout
+    done: dict[str, LaunchStatus] = {}
+    for r, client, ids, infos in asked:
+        try:
+            if ids:
+                infos = _poll(ledger, client, r.id, ids, lambda i: i.state.is_final,
+                              timeout=max(0.0, deadline - time.monotonic()), poll=poll, sleep=sleep)
+        except TimeoutError:
+            live = ", ".join(ids)
+            done[r.id] = _status_of(ledger, ledger.launch(r.id), ledger_infos(ledger, r.id), now(),
+                                    [f"still ending: {live} asked to terminate, not yet terminated"], ended=False)
+            continue
+        except Exception as exc:  # noqa: BLE001 - as above: the others still get their wait
+            done[r.id] = _status_of(ledger, ledger.launch(r.id), ledger_infos(ledger, r.id), now(),
+                                    [f"asked to terminate, state unknown: {_fault(exc)}"], ended=False)
+            continue
         ledger.set_state(r.id, LaunchState.TERMINATED, f"{len(ids)} machine(s) terminated")
-        ended.append(_status_of(ledger, ledger.launch(r.id), infos, now()))
-    return ended
+        done[r.id] = _status_of(ledger, ledger.launch(r.id), infos, now())
+    return [done.get(r.id) or failed[r.id] for r in records]
+
+
+def _fault(exc: Exception) -> str:
+    return exc.message if isinstance(exc, GpuplanError) else f"{type(exc).__name__}: {exc}"
+
+
+def ledger_infos(ledger: Ledger, launch_id: str) -> list[InstanceInfo]:
+    """The machines of a launch as last recorded (when the provider's word is not at hand)."""
+    return [InstanceInfo(instance_id=i.instance_id, state=i.state, zone=i.zone, public_ip=i.public_ip,
+                         private_ip=i.private_ip) for i in ledger.instances(launch_id)]
 
 
 def _poll(ledger: Ledger, client: ComputeClient, launch_id: str, ids: list[str],
@@ -354,11 +394,11 @@ def _poll(ledger: Ledger, client: ComputeClient, launch_id: str, ids: list[str],
 
 
 def _status_of(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo], at: datetime,
-               notes: list[str] | None = None) -> LaunchStatus:
+               notes: list[str] | None = None, *, ended: bool = True) -> LaunchStatus:
     """A launch with its machines, what they cost so far (from the recorded start and end) and to the TTL."""
     starts = [(i.started_at or r.created_at, i.ended_at) for i in ledger.instances(r.id)]
     return LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at), projected=projected_cost(r),
-                        age_hours=_hours(r.created_at, at), notes=notes or [])
+                        age_hours=_hours(r.created_at, at), notes=notes or [], ended=ended)
 
 
 def expired(ledger: Ledger, at: datetime | None = None) -> list[LaunchRecord]:

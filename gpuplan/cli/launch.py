@@ -331,9 +331,17 @@ def down(
                 raise InputError("nothing ended")
         timeout = float(parse_duration(wait_timeout, "--wait-timeout")) * 3600
         ended = take_down(ledger, _clients(), records, timeout=timeout, poll=_poll_seconds())
+    left = [e for e in ended if not e.ended]
     if as_json:
-        emit(dump_json({"ended": [status_payload(e) for e in ended]}))
-        return
-    for e in ended:
-        print(f"ended {e.record.id}: {', '.join(i.instance_id for i in e.instances) or 'no machines'}; "
-              f"cost {money_text(e.accrued.amount, e.accrued.currency, rounding=HALF_EVEN)}")
+        emit(dump_json({"ended": [status_payload(e) for e in ended], "not_ended": [e.record.id for e in left]}))
+    else:
+        for e in ended:
+            if e.ended:
+                print(f"ended {e.record.id}: {', '.join(i.instance_id for i in e.instances) or 'no machines'}; "
+                      f"cost {money_text(e.accrued.amount, e.accrued.currency, rounding=HALF_EVEN)}")
+            for n in e.notes:
+                print(f"{e.record.id}: {n}")
+    if left:
+        raise GpuplanError(f"{len(left)} of {len(ended)} launch(es) not seen to end: "
+                           f"{', '.join(e.record.id for e in left)}",
+                           "they may still bill: check `gpuplan ls` and run the same `gpuplan down` again")

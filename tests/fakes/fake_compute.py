@@ -39,6 +39,8 @@ class Cloud:
     launch_failed: bool = False
     max_start: int | None = None  # start at most this many machines per call (partial launches)
     fail_next_run: Exception | None = None
+    slow_terminate: bool = False  # TERMINATING never advances (an expired prepaid Tencent machine, a slow cloud)
+    fail_terminate: set[str] = field(default_factory=set)  # instance ids whose TerminateInstances call fails
     calls: list[str] = field(default_factory=list)
 
     def live(self) -> list[Machine]:
@@ -94,13 +96,15 @@ class FakeCompute(ComputeClient):
             m.polls += 1
             if m.state is InstanceState.PENDING and m.polls >= self.cloud.pending_polls:
                 m.state = InstanceState.FAILED if m.fail else InstanceState.RUNNING
-            elif m.state is InstanceState.TERMINATING:
+            elif m.state is InstanceState.TERMINATING and not self.cloud.slow_terminate:
                 m.state = InstanceState.TERMINATED
             out.append(self._info(m))
         return out
 
     def terminate(self, instance_ids: list[str]) -> None:
         self.cloud.calls.append("terminate")
+        if self.cloud.fail_terminate & set(instance_ids):
+            raise ProviderError("InternalError: TerminateInstances failed")
         for i in instance_ids:
             m = self.cloud.machines.get(i)
             if m is not None and m.state not in (InstanceState.TERMINATED, InstanceState.FAILED):

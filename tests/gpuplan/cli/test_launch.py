@@ -126,3 +126,106 @@ def test_bad_input_is_one_line_exit_2(gpuplan: Run, cloud: Cloud, args: tuple[st
     code, out, err = gpuplan(*args)
     assert code == 2, err
     assert words in err and "Traceback" not in err and cloud.machines == {}
+
+
+# -- issue 27: faults that cost money
+
+
+def _three(gpuplan: Run) -> list[str]:
+    ids = []
+    for _ in range(3):
+        code, out, err = gpuplan(*AWS, "--ttl", "6h", "--yes", "--json")
+        assert code == 0, err
+        ids.append(json.loads(out)["id"])
+    return ids
+
+
+def test_down_all_asks_the_cloud_to_end_every_launch_even_when_terminations_are_slow(gpuplan: Run,
+                                                                                     cloud: Cloud) -> None:
+    ids = _three(gpuplan)
+    cloud.slow_terminate = True
+    code, out, err = gpuplan("down", "--all", "--yes", "--wait-timeout", "0.05m")
+    # every machine was asked to end, none is still running, and the exit code says the wait was cut short
+    assert [m.state.value for m in cloud.machines.values()] == ["terminating"] * 3
+    assert code == 1 and "internal error" not in err
+    for i in ids:
+        assert f"{i}: still ending" in out
+    # they stay in the ledger as ending, so `ls` and the next `down` still see them
+    _, out, _ = gpuplan("ls", "--json")
+    assert [r["state"] for r in json.loads(out)["launches"]] == ["terminating"] * 3
+
+
+def test_one_failed_termination_never_blocks_the_others(gpuplan: Run, cloud: Cloud) -> None:
+    ids = _three(gpuplan)
+    first = next(iter(cloud.machines))
+    cloud.fail_terminate = {first}
+    code, out, err = gpuplan("down", "--all", "--yes")
+    assert code == 1 and "internal error" not in err
+    assert [m.state.value for m in cloud.machines.values()] == ["running", "terminated", "terminated"]
+    assert f"{ids[0]}: not ended" in out and "InternalError" in out
+    assert f"ended {ids[1]}" in out and f"ended {ids[2]}" in out
+    _, out, _ = gpuplan("ls", "--json")
+    (left,) = json.loads(out)["launches"]
+    assert left["id"] == ids[0]
+
+
+def test_down_expired_goes_on_past_a_launch_whose_cloud_fails(gpuplan: Run, cloud: Cloud,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from launch import service
+
+    ids = _three(gpuplan)
+    real_now = service.datetime
+    monkeypatch.setattr(service, "datetime", type("Later", (real_now,), {
+        "now": staticmethod(lambda tz=None: real_now.now(UTC) + timedelta(hours=7))}))
+    cloud.fail_terminate = {next(iter(cloud.machines))}
+    code, out, err = gpuplan("down", "--expired", "--json")
+    assert code == 1, err
+    ended = {e["id"]: e["state"] for e in json.loads(out)["ended"]}
+    assert ended == {ids[0]: "running", ids[1]: "terminated", ids[2]: "terminated"}
+    assert json.loads(out)["not_ended"] == [ids[0]]
+    assert datetime.now(UTC)  # the real clock was left alone
+
+
+@pytest.mark.parametrize("flag,value", [
+    ("--wait-timeout", "0"), ("--wait-timeout", "nan"), ("--wait-timeout", "-1"), ("--wait-timeout", "abc"),
+    ("--wait-timeout", "1e400h"), ("--wait-timeout", ""), ("--ttl", ""), ("--max-cost", ""), ("--ttl", "  "),
+    ("--image", ""), ("--region", ""), ("--zone", ""),
+])
+def test_a_bad_launch_flag_is_refused_before_any_machine_starts(gpuplan: Run, cloud: Cloud, flag: str,
+                                                                value: str) -> None:
+    args = [a for a in AWS if a]
+    if flag == "--region":
+        args = list(AWS[:-2])
+    code, _, err = gpuplan(*args, flag, value, "--ttl" if flag != "--ttl" else "--count", "6h" if flag != "--ttl"
+                             else "1", "--yes")
+    assert code == 2, err
+    assert cloud.machines == {} and "run" not in cloud.calls
+
+
+def test_a_bad_poll_interval_is_refused_before_any_machine_starts(gpuplan: Run, cloud: Cloud,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    for bad in ("abc", "-1", "nan", "inf", ""):
+        monkeypatch.setenv("GPUPLAN_POLL_SECONDS", bad)
+        code, _, err = gpuplan(*AWS, "--ttl", "6h", "--yes")
+        assert code == 2 and "GPUPLAN_POLL_SECONDS" in err, err
+    assert cloud.machines == {}
+
+
+@pytest.mark.parametrize("key", ["", "%", "_", "gp-%", "gp_"])
+def test_down_never_matches_wildcards_or_an_empty_id(gpuplan: Run, cloud: Cloud, key: str) -> None:
+    code, _, err = gpuplan(*AWS, "--ttl", "6h", "--yes", "--json")
+    assert code == 0, err
+    code, _, err = gpuplan("down", key, "--yes")
+    assert code == 2, err
+    assert [m.state.value for m in cloud.machines.values()] == ["running"]
+
+
+def test_down_takes_an_unambiguous_prefix_and_says_which_launch_it_matched(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, err = gpuplan(*AWS, "--ttl", "6h", "--yes", "--json")
+    lid = json.loads(out)["id"]
+    code, out, err = gpuplan("down", lid[:6], "--yes")
+    assert code == 0, err
+    assert f"{lid[:6]!r} is launch {lid}" in err
+    assert cloud.live() == []
