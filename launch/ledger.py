@@ -232,8 +232,13 @@ class Ledger:
         return out if include_final else [r for r in out if not r.state.is_final]
 
     def launch(self, key: str) -> LaunchRecord:
-        """A launch by its id, a unique id prefix, or one of its instance ids."""
-        rows = self.db.execute("SELECT * FROM launches WHERE id = ? OR id LIKE ?", (key, key + "%")).fetchall()
+        """A launch by its id, a unique id prefix, or one of its instance ids (matched literally: no wildcards)."""
+        if not key.strip():
+            raise InputError("an empty launch id matches nothing", "`gpuplan ls` lists launch ids and instance ids")
+        rows = self.db.execute("SELECT * FROM launches WHERE id = ?", (key,)).fetchall()
+        if not rows:
+            # substr, not LIKE: `%` and `_` in an id are characters, never wildcards that match every launch
+            rows = self.db.execute("SELECT * FROM launches WHERE substr(id, 1, ?) = ?", (len(key), key)).fetchall()
         if not rows:
             rows = self.db.execute("SELECT l.* FROM launches l JOIN instances i ON i.launch_id = l.id"
                                    " WHERE i.instance_id = ?", (key,)).fetchall()

@@ -302,7 +302,7 @@ def _settle(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo]) -> None:
     live = [i for i in infos if not i.state.is_final]
     if infos and not live:
         state = LaunchState.TERMINATED
-    elif r.state is LaunchState.TERMINATING or all(i.state is InstanceState.TERMINATING for i in live):
+    elif live and (r.state is LaunchState.TERMINATING or all(i.state is InstanceState.TERMINATING for i in live)):
         state = LaunchState.TERMINATING  # asked to end: a machine still shutting down is not a new launch
     elif any(i.state is InstanceState.RUNNING for i in live):
         state = LaunchState.RUNNING if len(live) >= r.count else LaunchState.PARTIAL

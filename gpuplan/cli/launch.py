@@ -7,6 +7,7 @@ asks the provider to validate without creating anything.
 
 # No `from __future__ import annotations`: typer evaluates option annotations at run time.
 
+import math
 import os
 import sys
 from decimal import ROUND_HALF_EVEN
@@ -31,8 +32,24 @@ HALF_EVEN = ROUND_HALF_EVEN
 
 
 def _poll_seconds() -> float:
+    """Seconds between describes: read before any call that can spend money, so a bad value starts nothing."""
     # Tests and slow APIs set this; 5 s keeps well inside every provider's describe rate limit.
-    return float(os.environ.get("GPUPLAN_POLL_SECONDS", "5"))
+    text = os.environ.get("GPUPLAN_POLL_SECONDS", "5")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= 3600:  # also refuses nan
+        raise InputError(f"GPUPLAN_POLL_SECONDS={text!r} is not a number of seconds from 0 to 3600",
+                         "unset it for the default 5 s")
+    return seconds
+
+
+def _given(value: str | None, flag: str) -> str | None:
+    """A flag's value, refusing an empty one: a script's unset variable must not mean "none" (no TTL, no cap)."""
+    if value is not None and not value.strip():
+        raise InputError(f"{flag} is empty", f"give {flag} a value or leave the flag out")
+    return value
 
 
 def _crash_point(step: str) -> None:
@@ -84,6 +101,12 @@ def launch(
     from launch.ledger import Ledger
     from launch.service import LaunchSpec, check_budget, quote_launch, start
 
+    # Every flag is read here, before anything that can start a machine: a bad value must start nothing.
+    provider, instance_type, region, zone, image, ttl, max_cost = (
+        _given(v, f) for v, f in ((provider, "--provider"), (instance_type, "--instance-type"), (region, "--region"),
+                                  (zone, "--zone"), (image, "--image"), (ttl, "--ttl"), (max_cost, "--max-cost")))
+    wait_hours = parse_duration(wait_timeout, "--wait-timeout")
+    poll = _poll_seconds()
     s = settings_from()
     nodes = count
     if from_plan or plan_file is not None:
@@ -103,8 +126,8 @@ def launch(
     spec = LaunchSpec(
         provider=provider.strip().lower(), instance_type=instance_type, region=region, zone=zone,
         billing=parse_enum(BillingMode, billing, "--billing"), months=months, count=nodes, image=image,
-        ttl_hours=parse_duration(ttl, "--ttl") if ttl else None,
-        max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost else None, dry_run=dry_run,
+        ttl_hours=parse_duration(ttl, "--ttl") if ttl is not None else None,
+        max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost is not None else None, dry_run=dry_run,
     )
     if count < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")
@@ -122,7 +145,7 @@ def launch(
     with Ledger(ledger_file()) as ledger:
         out = start(q, ledger=ledger, client=client, progress=_say, checkpoint=_crash_point)
         if not dry_run:
-            out = _wait(out, ledger, client, parse_duration(wait_timeout, "--wait-timeout"))
+            out = _wait(out, ledger, client, wait_hours, poll)
     _report_launch(out, dry_run, as_json, cat)
 
 
@@ -148,7 +171,7 @@ def _show_quote(q: Any) -> None:
         _say(f"  note: {n}")
 
 
-def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any) -> Any:
+def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any, poll: float) -> Any:
     from launch.service import wait_running
     from gpuplan.console import stderr
 
@@ -156,7 +179,7 @@ def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any) -> Any:
     try:
         with stderr().status(f"waiting for {ids} to run ...", spinner="dots"):
             return wait_running(out, ledger=ledger, client=client, timeout=float(timeout_hours) * 3600,
-                                poll=_poll_seconds(), checkpoint=_crash_point)
+                                poll=poll, checkpoint=_crash_point)
     except (KeyboardInterrupt, TimeoutError) as exc:
         why = "interrupted" if isinstance(exc, KeyboardInterrupt) else "still not running"
         _say(f"{why}: {ids} stay recorded in the ledger (launch {out.record.id}).")
@@ -310,9 +333,14 @@ def down(
 
     if sum((bool(ids), all_, expired_)) != 1:
         raise InputError("say what to end: launch ids, --all or --expired (one of them)")
+    timeout = float(parse_duration(wait_timeout, "--wait-timeout")) * 3600
+    poll = _poll_seconds()
     with Ledger(ledger_file()) as ledger:
         if ids:
             records = [ledger.launch(i) for i in ids]
+            for key, r in zip(ids, records, strict=True):
+                if key != r.id:
+                    _say(f"{key!r} is launch {r.id}")
         elif all_:
             records = ledger.launches(include_final=False)
         else:
@@ -329,8 +357,7 @@ def down(
                                  "pass --yes")
             if not typer.confirm(f"Terminate {names}?", default=False, err=True):
                 raise InputError("nothing ended")
-        timeout = float(parse_duration(wait_timeout, "--wait-timeout")) * 3600
-        ended = take_down(ledger, _clients(), records, timeout=timeout, poll=_poll_seconds())
+        ended = take_down(ledger, _clients(), records, timeout=timeout, poll=poll)
     left = [e for e in ended if not e.ended]
     if as_json:
         emit(dump_json({"ended": [status_payload(e) for e in ended], "not_ended": [e.record.id for e in left]}))
