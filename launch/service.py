@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import PSEUDO_REGIONS, Catalog
 from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
-from pricing.money import Fx, Money, money_text
+from pricing.money import Fx, Money, money_text, round_cents
 from providers.capabilities import (
     TAG_EXPIRES,
     TAG_ID,
@@ -129,7 +129,7 @@ def check_budget(q: LaunchQuote, fx: Fx) -> None:
         raise InputError("--max-cost needs --ttl for an hourly or spot launch: without one the cost has no end",
                          "add --ttl, e.g. --ttl 6h")
     projected = fx.convert(q.projected, cap.currency)
-    if projected.amount > cap.amount:
+    if round_cents(projected.amount) > cap.amount:  # as shown, to the cent: a cap equal to the cost holds
         # half-even, as this message has always rounded
         shown, limit = (money_text(m.amount, m.currency, rounding=ROUND_HALF_EVEN) for m in (projected, cap))
         raise BudgetError(f"the launch would cost {shown} until its TTL, over --max-cost {limit}",

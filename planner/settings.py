@@ -66,7 +66,13 @@ class Settings(BaseModel):
         if isinstance(value, str):
             value = [v for v in value.split(",") if v.strip()]
         if isinstance(value, list | tuple):
-            return tuple(parse_fx(v) if isinstance(v, str) else v for v in value)
+            rates = tuple(parse_fx(v) if isinstance(v, str) else v for v in value)
+            # one rate per pair: which of two a conversion used would be a silent guess (USD/CNY is CNY/USD too)
+            pairs = [frozenset((r.base, r.quote)) for r in rates if isinstance(r, FxRate)]
+            if twice := sorted({"/".join(sorted(p)) for p in pairs if pairs.count(p) > 1}):
+                raise InputError(f"exchange rate for {', '.join(twice)} given more than once",
+                                 "give one rate per currency pair")
+            return rates
         return value
 
     @field_validator("currency", mode="before")

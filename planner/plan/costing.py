@@ -8,7 +8,7 @@ from typing import Any
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog, GpuSpec
 from pricing.line_items import LineItem
-from pricing.money import Currency, Fx
+from pricing.money import Currency, Fx, round_cents
 from providers.base import Offer, Provider
 from planner.plan.demand import Demand, Run
 from planner.plan.filters import host_note, past_deadline
@@ -76,7 +76,7 @@ class Costing:
             notes.append(bigger)
         if (late := past_deadline(wall, n, c.deadline_hours)) is not None:
             return late
-        if self.budget is not None and cost.amount > self.budget:
+        if self.budget is not None and cost.amount > self.budget and round_cents(cost.amount) > self.budget:
             return ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}"
         rng = None
         if run.spread is not None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pricing.billing import BillingMode
 from pricing.catalog import Stock
-from pricing.money import Money
+from pricing.money import Money, round_cents
 from providers.base import Provider
 from providers.bulk import OfferTable
 from planner.plan.costing import Costing
@@ -129,7 +129,7 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
                 amount *= m.nodes
             if fx != 1:
                 amount *= fx
-            if budget is not None and amount > budget:
+            if budget is not None and amount > budget and round_cents(amount) > budget:
                 shown = Money(amount=amount, currency=s.currency)
                 excluded.put(name_of, f.name, f.region, zone_of(f.rate_zones, f.zones, mode), mode,
                              ExclusionRule.BUDGET, f"costs {shown}, over the budget {c.budget}")

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,24 @@ def test_an_aws_sdk_error_no_adapter_mapped_is_still_one_provider_error_line(
     code, out, err = gpuplan("offers")
     assert code == 6 and out == "" and err.count("\n") == 1, err
     assert err.startswith("error: AWS") and "502 Bad Gateway" in err and "<" not in err and "internal error" not in err
+
+
+def test_a_budget_equal_to_the_shown_cost_is_within_budget(gpuplan: Run) -> None:
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--json")
+    assert code == 0, err
+    best = json.loads(out)["options"][0]
+    # the cost as the user reads it, given back as the budget: that option is affordable
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--json", "--budget", best["cost"])
+    assert code == 0, err
+    first = json.loads(out)["options"][0]
+    assert (first["offer"], first["billing"], first["cost"]) == (best["offer"], best["billing"], best["cost"])
+    # one cent less is over it
+    under = f"{Decimal(best['cost']) - Decimal('0.01')}"
+    _, out, _ = gpuplan("plan", "--gpu-hours", "200", "--json", "--budget", under)
+    assert all(Decimal(o["cost"]) <= Decimal(under) for o in json.loads(out or '{"options": []}')["options"])
+
+
+@pytest.mark.parametrize("rates", [("USD/CNY=7.1", "USD/CNY=7.3"), ("USD/CNY=7.1", "CNY/USD=0.14")])
+def test_a_currency_pair_given_twice_is_refused_not_silently_the_first(gpuplan: Run, rates: tuple[str, str]) -> None:
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--fx", rates[0], "--fx", rates[1])
+    assert code == 2 and "CNY/USD" in err and "more than once" in err, err
