@@ -209,5 +209,5 @@ def test_a_budget_equal_to_the_shown_cost_is_within_budget(gpuplan: Run) -> None
 
 @pytest.mark.parametrize("rates", [("USD/CNY=7.1", "USD/CNY=7.3"), ("USD/CNY=7.1", "CNY/USD=0.14")])
 def test_a_currency_pair_given_twice_is_refused_not_silently_the_first(gpuplan: Run, rates: tuple[str, str]) -> None:
-    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--fx", rates[0], "--fx", rates[1])
+    code, _, err = gpuplan("plan", "--gpu-hours", "200", "--fx", rates[0], "--fx", rates[1])
     assert code == 2 and "CNY/USD" in err and "more than once" in err, err
