@@ -206,6 +206,12 @@ class Ledger:
                        " WHERE id = ?", (state.value, zone, image, launch_id))
             self._event(db, launch_id, f"{state.value}" + (f": {what}" if what else ""))
 
+    def set_note(self, launch_id: str, note: str) -> None:
+        """What stays true of the launch and `ls` shows (e.g. the cloud's own termination timer)."""
+        with self._tx() as db:
+            db.execute("UPDATE launches SET note = ? WHERE id = ?", (note, launch_id))
+            self._event(db, launch_id, f"note: {note}")
+
     def record_instances(self, launch_id: str, infos: list[InstanceInfo]) -> None:
         """Insert or update machines of a launch with what the provider says now."""
         with self._tx() as db:

@@ -165,6 +165,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         client_token=uuid.uuid4().hex, name=f"gpuplan-{launch_id}", tags=tags,
         # The client says whether a machine can end itself at its TTL; elsewhere `down --expired` is the backstop.
         user_data=client.ttl_user_data(spec.ttl_hours) if spec.ttl_hours is not None else None, cluster=spec.count > 1, dry_run=spec.dry_run,
+        expires_at=expires,
     )
     record = LaunchRecord(
         id=launch_id, provider=spec.provider, region=q.region, zone=request.zone, instance_type=q.offer,
@@ -195,8 +196,12 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
     partial = len(infos) < spec.count
     ledger.set_state(launch_id, LaunchState.PARTIAL if partial else LaunchState.PENDING,
                      f"{len(infos)} of {spec.count} started", zone=result.zone, image=result.image)
+    timer = None
+    if result.cloud_ends_at is not None:
+        timer = f"the cloud terminates it at {result.cloud_ends_at:%Y-%m-%d %H:%M:%S} UTC (its own timer, set at launch)"
+        ledger.set_note(launch_id, timer)
     checkpoint("after-record")
-    notes = list(result.notes)
+    notes = [*result.notes, *([timer] if timer else [])]
     if partial:
         notes.append(f"only {len(infos)} of {spec.count} machines started; all are recorded")
     progress(f"started {', '.join(result.instance_ids)}")
@@ -397,8 +402,9 @@ def _status_of(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo], at: d
                notes: list[str] | None = None, *, ended: bool = True) -> LaunchStatus:
     """A launch with its machines, what they cost so far (from the recorded start and end) and to the TTL."""
     starts = [(i.started_at or r.created_at, i.ended_at) for i in ledger.instances(r.id)]
+    notes = [*([r.note] if r.note and not r.state.is_final else []), *(notes or [])]
     return LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at), projected=projected_cost(r),
-                        age_hours=_hours(r.created_at, at), notes=notes or [], ended=ended)
+                        age_hours=_hours(r.created_at, at), notes=notes, ended=ended)
 
 
 def expired(ledger: Ledger, at: datetime | None = None) -> list[LaunchRecord]:

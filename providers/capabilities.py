@@ -68,6 +68,7 @@ class LaunchRequest(BaseModel):
     name: str = "gpuplan"
     tags: dict[str, str] = {}
     user_data: str | None = None  # plain text; clients encode it as the API wants
+    expires_at: datetime | None = None  # the TTL: a cloud with a timed termination (Tencent ActionTimer) ends it then
     disk_gb: int | None = None
     cluster: bool = False  # several nodes: one placement group / HPC cluster, EFA/RDMA where the type has it
     dry_run: bool = False
@@ -98,6 +99,7 @@ class LaunchResult(BaseModel):
     zone: str | None = None
     image: str | None = None
     dry_run: bool = False
+    cloud_ends_at: datetime | None = None  # when the cloud itself terminates the machines (a timer set at launch)
     notes: tuple[str, ...] = ()  # e.g. "image: the newest public Ubuntu 22.04 with the GPU driver ..."
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -103,6 +103,10 @@ def _tags(value: Any) -> dict[str, str]:
     return {str(t["Key"]): str(t.get("Value") or "") for t in value if isinstance(t, dict) and "Key" in t}
 
 
+# RunInstances.ActionTimer.ActionTime must be at least 5 minutes after the call (CVM API, SDK models.ActionTimer)
+ACTION_TIMER_LEAD = timedelta(minutes=6)
+
+
 class TencentCompute(ComputeClient):
     """Tencent CVM instances of one region.
 
@@ -113,8 +117,9 @@ class TencentCompute(ComputeClient):
     """
 
     provider = PROVIDER
-    # No ttl_user_data: a shutdown from inside the OS stops a CVM and keeps billing it, so
-    # `gpuplan down --expired` is the TTL backstop here.
+    # No ttl_user_data: a shutdown from inside the OS stops a CVM and keeps billing it. The TTL is
+    # instead a RunInstances.ActionTimer (TerminateInstances): the cloud destroys the machine at the
+    # TTL with no client running; `gpuplan down --expired` stays the second line of defence.
 
     def __init__(
         self,
@@ -172,9 +177,10 @@ class TencentCompute(ComputeClient):
         if not zones:
             raise CapacityError(f"no zone of {self.region} sells {request.instance_type} ({request.billing}) now",
                                 "try another region or billing mode")
+        ends_at = self._timer_at(request.expires_at, notes)
         tried: list[str] = []
         for zone in zones:
-            params = self._run_params(request, charge, zone, image)
+            params = self._run_params(request, charge, zone, image, ends_at)
             try:
                 response = self.api.call("RunInstances", params)
             except DryRunPassed:
@@ -200,7 +206,8 @@ class TencentCompute(ComputeClient):
                                     f"look for tag {TAG_TOKEN}={request.client_token} in the console before retrying")
             if tried:
                 notes.insert(0, f"sold out in {', '.join(tried)}; started in {zone}")
-            return LaunchResult(instance_ids=tuple(ids), zone=zone, image=image, notes=tuple(notes))
+            return LaunchResult(instance_ids=tuple(ids), zone=zone, image=image, notes=tuple(notes),
+                                cloud_ends_at=ends_at)
         raise CapacityError(f"{request.instance_type} is sold out in every zone tried: {', '.join(tried)}",
                             "try another region or billing mode, or later")
 
@@ -245,7 +252,22 @@ class TencentCompute(ComputeClient):
                          "account's message center")
         return notes
 
-    def _run_params(self, request: LaunchRequest, charge: str, zone: str, image: str) -> dict[str, Any]:
+    @staticmethod
+    def _timer_at(expires_at: datetime | None, notes: list[str]) -> datetime | None:
+        """When the ActionTimer ends the machines: the TTL, or Tencent's earliest (5 minutes ahead) if sooner."""
+        if expires_at is None:
+            return None
+        # a minute over Tencent's 5-minute floor, for the time the request takes and clock skew
+        earliest = (datetime.now(UTC) + ACTION_TIMER_LEAD).replace(microsecond=0)
+        if expires_at < earliest:
+            notes.append(f"Tencent's timer must be at least 5 minutes ahead: the cloud ends it at "
+                         f"{earliest:%H:%M:%S} UTC, after the TTL; `gpuplan down --expired` ends it sooner")
+            return earliest
+        # whole seconds: the API's time has none finer, and rounding up never ends it before the TTL
+        return expires_at.replace(microsecond=0) + (timedelta(seconds=1) if expires_at.microsecond else timedelta())
+
+    def _run_params(self, request: LaunchRequest, charge: str, zone: str, image: str,
+                    ends_at: datetime | None = None) -> dict[str, Any]:
         tags = {**request.tags, TAG_MANAGED: "true", TAG_TOKEN: request.client_token}
         params: dict[str, Any] = {
             "InstanceChargeType": charge,
@@ -277,6 +299,9 @@ class TencentCompute(ComputeClient):
             params["LoginSettings"] = {"KeyIds": list(self.key_ids)}
         if is_hcc(request.instance_type):
             params["HpcClusterId"] = self.hpc_cluster_id
+        if ends_at is not None:
+            params["ActionTimer"] = {"TimerAction": "TerminateInstances",
+                                     "ActionTime": ends_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
         return params
 
     def _selling_zones(self, request: LaunchRequest, charge: str, *, quiet: bool = False) -> list[str]:

@@ -132,6 +132,7 @@ class FakeInstance:
     since: float = field(default_factory=time.monotonic)
     user_data: str | None = None
     hpc_cluster_id: str | None = None
+    action_time: str | None = None  # ActionTimer TerminateInstances: the cloud destroys the machine then
     private_ip: str = ""
     public_ip: str | None = None
     cpu: int = 0
@@ -329,7 +330,15 @@ class FakeCvm:
 
     def live_instances(self) -> list[FakeInstance]:
         with self._lock:
+            self._fire_timers()
             return list(self.instances.values())
+
+    def _fire_timers(self) -> None:
+        """Destroy every machine whose ActionTimer time has come, as the cloud does with no client running."""
+        now = self.clock()
+        for iid, inst in list(self.instances.items()):
+            if inst.action_time is not None and _epoch(inst.action_time) <= now:
+                del self.instances[iid]
 
     # -- request handling (called by the HTTP handler) --
 
@@ -377,6 +386,7 @@ class FakeCvm:
         if method is None:
             raise ApiError("InvalidAction", f"The action {action} is not implemented by the fake CVM.")
         with self._lock:
+            self._fire_timers()
             result: dict[str, Any] = method(region, params)
             return result
 
@@ -527,6 +537,7 @@ class FakeCvm:
             if len(user_data) > 16 * 1024:
                 raise ApiError("InvalidParameterValue.InvalidUserDataFormat", "UserData is over 16 KB.")
             user_data = raw.decode("utf-8", "replace")
+        action_time = self._action_time(params.get("ActionTimer"))
         specs = params.get("TagSpecification") or []
         tags: dict[str, str] = {}
         for spec in specs:
@@ -558,7 +569,7 @@ class FakeCvm:
                 instance_id=iid, instance_type=offer.instance_type, zone=offer.zone, region=region,
                 charge_type=charge, image_id=params["ImageId"], name=name if count == 1 else f"{name}{_ + 1}",
                 tags=dict(tags), client_token=token, created=created, will_fail=fail, user_data=user_data,
-                hpc_cluster_id=params.get("HpcClusterId"), private_ip=f"10.0.0.{self._counter % 250 + 2}",
+                hpc_cluster_id=params.get("HpcClusterId"), action_time=action_time, private_ip=f"10.0.0.{self._counter % 250 + 2}",
                 public_ip=(f"203.0.113.{self._counter % 250 + 2}"
                            if (params.get("InternetAccessible") or {}).get("PublicIpAssigned") else None),
                 cpu=offer.cpu, memory=offer.memory, gpu_count=offer.gpu_count,
@@ -567,6 +578,24 @@ class FakeCvm:
         if token is not None:
             self.tokens[token] = ids
         return {"InstanceIdSet": ids}
+
+    def _action_time(self, timer: Any) -> str | None:
+        """RunInstances.ActionTimer: only TerminateInstances, at an ISO 8601 UTC time at least 5 minutes ahead."""
+        if timer is None:
+            return None
+        if not isinstance(timer, dict) or timer.get("TimerAction") != "TerminateInstances":
+            raise ApiError("InvalidParameterValue.InvalidTimerAction", "ActionTimer.TimerAction must be "
+                           "TerminateInstances.")
+        at = timer.get("ActionTime")
+        try:
+            when = _epoch(at)
+        except (TypeError, ValueError):
+            raise ApiError("InvalidParameterValue.InvalidActionTime", f"ActionTime {at!r} is not "
+                           "YYYY-MM-DDThh:mm:ssZ.") from None
+        if when < self.clock() + 300:
+            raise ApiError("InvalidParameterValue.InvalidActionTime", "ActionTime must be at least 5 minutes "
+                           "after the current time.")
+        return str(at)
 
     def _advance(self, inst: FakeInstance) -> None:
         """Move the state machine on after a describe has shown ``inst``."""
@@ -765,6 +794,10 @@ class _Handler(BaseHTTPRequestHandler):
         except ApiError as err:
             call.outcome = err.code
             self._send(200, self._json({"Error": {"Code": err.code, "Message": err.message}}, request_id))
+
+
+def _epoch(stamp: Any) -> float:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
 
 
 @contextmanager

@@ -173,3 +173,25 @@ def test_a_wrong_key_fails_clearly_and_no_secret_is_printed_logged_or_stored(fak
             assert s.encode() not in data, path
     rows = sqlite3.connect(home / "data" / "ledger.sqlite3").execute("SELECT * FROM events").fetchall()
     assert rows and not any(s in str(rows) for s in secrets)
+
+
+def test_a_ttl_launch_carries_the_clouds_own_termination_timer_and_ls_shows_it(fake: FakeCvm,
+                                                                              env: dict[str, str]) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    before = datetime.now(UTC)
+    r = cli(env, *LAUNCH, "--json")  # with --ttl 6h
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    (inst,) = fake.instances.values()
+    (call,) = [c for c in fake.calls if c.action == "RunInstances"]
+    assert call.params["ActionTimer"]["TimerAction"] == "TerminateInstances"
+    at = datetime.strptime(inst.action_time or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    expires = datetime.fromisoformat(got["expires_at"])
+    assert expires - timedelta(seconds=1) <= at <= expires + timedelta(seconds=1)  # launch time + TTL
+    assert before + timedelta(hours=6) - timedelta(seconds=1) <= at
+    r = cli(env, "ls", "--json")
+    (row,) = json.loads(r.stdout)["launches"]
+    assert any(f"the cloud terminates it at {at:%Y-%m-%d %H:%M:%S} UTC" in n for n in row["notes"])
+    r = cli(env, "ls")
+    assert f"{got['id']}: the cloud terminates it at {at:%Y-%m-%d %H:%M}" in r.stderr

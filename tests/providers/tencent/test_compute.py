@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -280,3 +281,53 @@ def test_pending_turns_running_after_a_time_too(sleeps: list[float], monkeypatch
 
 def test_no_ttl_boot_script_since_a_shutdown_inside_keeps_billing() -> None:
     assert TencentCompute("ap-guangzhou").ttl_user_data(Decimal(6)) is None
+
+
+def _stamp(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_a_ttl_sets_a_cloud_side_action_timer_that_terminates_at_the_ttl(compute: TencentCompute,
+                                                                         tencent_env: FakeCvm) -> None:
+    expires = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=6)
+    result = compute.run(request(zone="ap-guangzhou-3", expires_at=expires))
+    (call,) = tencent_env.calls_of("RunInstances")
+    assert call.params["ActionTimer"] == {"TimerAction": "TerminateInstances", "ActionTime": _stamp(expires)}
+    (iid,) = result.instance_ids
+    assert tencent_env.instances[iid].action_time == _stamp(expires)  # the fake accepted and holds it
+    assert result.cloud_ends_at == expires
+
+
+def test_a_ttl_under_five_minutes_is_ended_by_the_cloud_at_its_earliest(compute: TencentCompute,
+                                                                        tencent_env: FakeCvm) -> None:
+    before = datetime.now(UTC)
+    result = compute.run(request(zone="ap-guangzhou-3", expires_at=before + timedelta(minutes=1)))
+    (call,) = tencent_env.calls_of("RunInstances")
+    at = datetime.strptime(call.params["ActionTimer"]["ActionTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert before + timedelta(minutes=5) <= at <= datetime.now(UTC) + timedelta(minutes=7)
+    assert any("5 minutes" in n for n in result.notes)
+
+
+def test_no_ttl_no_action_timer(compute: TencentCompute, tencent_env: FakeCvm) -> None:
+    result = compute.run(request(zone="ap-guangzhou-3"))
+    (call,) = tencent_env.calls_of("RunInstances")
+    assert "ActionTimer" not in call.params and result.cloud_ends_at is None
+
+
+def test_the_fake_refuses_an_action_time_too_soon_and_ends_the_machine_at_it() -> None:
+    now = [1_800_000_000.0]
+    with fake_cvm_server(clock=lambda: now[0]) as fake:
+        soon = datetime.fromtimestamp(now[0] + 60, UTC)
+        with pytest.raises(Exception, match="ActionTime"):
+            fake.handle("RunInstances", GZ, _run_params(soon))
+        later = datetime.fromtimestamp(now[0] + 600, UTC)
+        ids = fake.handle("RunInstances", GZ, _run_params(later))["InstanceIdSet"]
+        assert ids and fake.instances[ids[0]].action_time == _stamp(later)
+        now[0] += 601
+        assert fake.live_instances() == []  # the cloud destroyed it at the timer
+
+
+def _run_params(at: datetime) -> dict[str, object]:
+    return {"InstanceChargeType": "POSTPAID_BY_HOUR", "Placement": {"Zone": "ap-guangzhou-3"}, "InstanceType": GN,
+            "ImageId": "img-ubu22new", "InstanceCount": 1,
+            "ActionTimer": {"TimerAction": "TerminateInstances", "ActionTime": _stamp(at)}}
