@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pricing.text import printable
+
 
 class GpuplanError(Exception):
     """Root of every error gpuplan raises on purpose."""
@@ -24,6 +26,8 @@ class GpuplanError(Exception):
     exit_code = 1
 
     def __init__(self, message: str, hint: str | None = None) -> None:
+        # Messages quote what clouds answered: no control character of theirs reaches a terminal.
+        message, hint = printable(message), None if hint is None else printable(hint)
         super().__init__(message)
         self.message = message
         self.hint = hint

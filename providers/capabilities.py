@@ -10,16 +10,18 @@ them and tests can build them.
 
 from __future__ import annotations
 
+import ipaddress
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog, InstanceType
+from pricing.text import printable
 
 TAG_ID = "gpuplan:id"  # the launch record an instance belongs to
 TAG_EXPIRES = "gpuplan:expires"  # ISO-8601 UTC time after which `gpuplan down --expired` ends it
@@ -89,6 +91,27 @@ class InstanceInfo(BaseModel):
     tags: dict[str, str] = {}
     launched_at: datetime | None = None
 
+    @field_validator("instance_id", "instance_type", "region", "zone", mode="after")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        return printable(value)
+
+    @field_validator("tags", mode="after")
+    @classmethod
+    def _printable_tags(cls, value: dict[str, str]) -> dict[str, str]:
+        return {printable(k): printable(v) for k, v in value.items()}
+
+    @field_validator("public_ip", "private_ip", mode="after")
+    @classmethod
+    def _address(cls, value: str | None) -> str | None:
+        """Only an IP address is kept: these go into printed ssh and torchrun lines that users paste."""
+        if value is None:
+            return None
+        try:
+            return str(ipaddress.ip_address(value.strip()))
+        except ValueError:
+            return None
+
 
 class LaunchResult(BaseModel):
     """What a run call did: ids of the machines it started (none on a dry run)."""
@@ -101,6 +124,16 @@ class LaunchResult(BaseModel):
     dry_run: bool = False
     cloud_ends_at: datetime | None = None  # when the cloud itself terminates the machines (a timer set at launch)
     notes: tuple[str, ...] = ()  # e.g. "image: the newest public Ubuntu 22.04 with the GPU driver ..."
+
+    @field_validator("instance_ids", "notes", mode="after")
+    @classmethod
+    def _printable_all(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(printable(v) for v in value)
+
+    @field_validator("zone", "image", mode="after")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        return None if value is None else printable(value)
 
 
 class PriceFetcher(ABC):

@@ -42,6 +42,8 @@ class Cloud:
     slow_terminate: bool = False  # TERMINATING never advances (an expired prepaid Tencent machine, a slow cloud)
     fail_terminate: set[str] = field(default_factory=set)  # instance ids whose TerminateInstances call fails
     calls: list[str] = field(default_factory=list)
+    public_ip: str = "203.0.113.7"  # what describe answers for a running machine (a hostile endpoint: anything)
+    zone_text: str | None = None  # a zone name as a hostile endpoint might send it
 
     def live(self) -> list[Machine]:
         return [m for m in self.machines.values() if m.state not in (InstanceState.TERMINATED, InstanceState.FAILED)]
@@ -82,7 +84,8 @@ class FakeCompute(ComputeClient):
 
     def _info(self, m: Machine) -> InstanceInfo:
         return InstanceInfo(instance_id=m.instance_id, state=m.state, instance_type=m.instance_type,
-                            region=self.region, zone=m.zone, public_ip="203.0.113.7" if m.state is InstanceState.RUNNING
+                            region=self.region, zone=self.cloud.zone_text or m.zone,
+                            public_ip=self.cloud.public_ip if m.state is InstanceState.RUNNING
                             else None, private_ip="10.0.0.7", tags=m.tags, launched_at=datetime.now(UTC))
 
     def describe(self, instance_ids: list[str]) -> list[InstanceInfo]:

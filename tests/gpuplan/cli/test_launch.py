@@ -229,3 +229,27 @@ def test_down_takes_an_unambiguous_prefix_and_says_which_launch_it_matched(gpupl
     assert code == 0, err
     assert f"{lid[:6]!r} is launch {lid}" in err
     assert cloud.live() == []
+
+
+def test_a_hostile_address_never_reaches_the_ssh_line_or_json(gpuplan: Run, cloud: Cloud) -> None:
+    cloud.public_ip = "1.2.3.4;touch /tmp/pwned"
+    code, out, err = gpuplan(*AWS, "--ttl", "6h", "--yes")
+    assert code == 0, err
+    assert "touch" not in out and "ssh ubuntu@10.0.0.7" in out  # the valid private address is used instead
+    _, out, _ = gpuplan("ls", "--json")
+    (row,) = json.loads(out)["launches"]
+    assert "touch" not in out and row["instances"][0]["public_ip"] is None
+
+
+def test_terminal_escapes_from_the_provider_are_stripped_before_printing(gpuplan: Run, cloud: Cloud) -> None:
+    from pricing.errors import ProviderError
+
+    cloud.zone_text = "us-east-1a\x1b]0;owned\x07\x1b[2J"
+    code, out, err = gpuplan(*AWS, "--ttl", "6h", "--yes")
+    assert code == 0, err
+    code, out, err = gpuplan("ls")
+    assert "\x1b" not in out + err and "\x07" not in out + err
+    cloud.fail_next_run = ProviderError("InternalError\x1b[31m: \x9b2J call failed\x07")
+    code, out, err = gpuplan(*AWS, "--ttl", "6h", "--yes")
+    assert code == 6
+    assert "InternalError" in err and not any(ch in err for ch in "\x1b\x07\x9b")
