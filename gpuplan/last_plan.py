@@ -20,7 +20,10 @@ def last_plan_path() -> Path:
 
 
 def remember(p: Any) -> None:
-    """Keep the plan; a plan that cannot be kept is still shown.
+    """Keep the plan (atomically, 0600); a plan that cannot be kept is still shown, and said.
+
+    A failed save removes the previous plan: `launch --from-plan` must never start an older plan
+    than the one just shown.
 
     Only the winner of each billing mode is kept (``cheapest`` first, as in ``plan --json``):
     launching needs no more, and writing every option of a 50k-offer plan cost seconds.
@@ -30,12 +33,21 @@ def remember(p: Any) -> None:
 
     winners = list(p.cheapest_by_billing().values())
     kept = p.model_copy(update={"options": winners, "excluded": []})
+    from pricing.files import write_private
+
+    path = last_plan_path()
     try:
-        path = last_plan_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dump_json(plan_payload(kept)), encoding="utf-8")
-    except OSError:
-        pass
+        write_private(path, dump_json(plan_payload(kept)))
+    except OSError as exc:
+        try:
+            path.unlink(missing_ok=True)
+            gone = "the previous saved plan was removed"
+        except OSError:
+            gone = f"the previous saved plan at {path} could not be removed: do not use --from-plan"
+        from gpuplan.console import stderr
+
+        stderr().print(f"warning: this plan was not kept for `launch --from-plan` ({exc.strerror or exc}); {gone}",
+                       highlight=False, markup=False)
 
 
 def read_winner(path: Path | None) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.billing import BillingMode
 from pricing.errors import InputError
+from pricing.files import private_dir
 from pricing.money import Currency, Money
 from providers.capabilities import InstanceInfo, InstanceState
 
@@ -138,7 +139,7 @@ class Ledger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         if not self.path.exists():
             # Create it 0600 before SQLite does: it names machines and what they cost.
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))

@@ -22,6 +22,7 @@ from typing import Any
 
 from pricing.catalog.rows import FIELDS, PRICE_FIELDS, AsOfKind, InstanceType, Layer, Stock
 from pricing.errors import InputError
+from pricing.files import write_private
 from pricing.money import Currency
 
 # The one CSV shape of every cloud's instance rows: shipped files, the refreshed cache and
@@ -330,11 +331,8 @@ def instances_csv(rows: Iterable[InstanceType]) -> str:
 
 
 def write_instances(path: Path, rows: Iterable[InstanceType]) -> None:
-    """Write rows atomically: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(instances_csv(rows), encoding="utf-8")
-    tmp.replace(path)
+    """Write rows atomically (a reader never sees half a file), private to the user (0600 in 0700 folders)."""
+    write_private(path, instances_csv(rows))
 
 
 def read_instance_file(path: Path, layer: Layer) -> list[InstanceType]:

@@ -1,0 +1,51 @@
+"""gpuplan's own files, private to the user whatever the umask.
+
+The saved plan decides what ``launch --from-plan`` starts and the price cache what ``--max-cost``
+checks: another local user must not be able to read or rewrite them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def private_dir(path: Path) -> Path:
+    """Make ``path`` and every missing parent, each created 0700 (existing folders are left as they are)."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue  # another gpuplan made it meanwhile
+        os.chmod(d, DIR_MODE)  # mkdir's mode is masked by the umask: set it as meant
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a reader never sees half a file), mode 0600."""
+    private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            fd = -1
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if fd != -1:
+            os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
