@@ -82,7 +82,7 @@ def launch(
     image: Annotated[Optional[str], typer.Option("--image", help="img-... or ami-...; default: the provider's GPU image (said).")] = None,
     billing: BillingOpt = "hourly",
     months: Annotated[int, typer.Option("--months", help="Months to prepay with --billing monthly.")] = 1,
-    count: Annotated[int, typer.Option("--count", help="Identical machines to launch together (one cluster).")] = 1,
+    count: Annotated[int | None, typer.Option("--count", help="Identical machines to launch together (one cluster; default 1, or the plan's nodes).")] = None,
     ttl: Annotated[Optional[str], typer.Option("--ttl", help="Time to live, e.g. 6h, 2d: `gpuplan down --expired` ends it then.")] = None,
     max_cost: Annotated[Optional[str], typer.Option("--max-cost", help="Refuse if the projected cost exceeds this, e.g. 500 or '3000 CNY'.")] = None,
     from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (or --plan-file).")] = False,
@@ -108,7 +108,7 @@ def launch(
     wait_hours = parse_duration(wait_timeout, "--wait-timeout")
     poll = _poll_seconds()
     s = settings_from()
-    nodes = count
+    nodes = 1 if count is None else count
     if from_plan or plan_file is not None:
         if provider or instance_type:
             raise InputError("give either --from-plan or --provider/--instance-type, not both")
@@ -119,7 +119,11 @@ def launch(
         billing = w["billing"]
         region = region or (None if w.get("region") in PSEUDO_REGIONS else w.get("region"))
         zone = zone or w.get("zone")
-        nodes = int(w.get("nodes") or count)
+        planned = int(w.get("nodes") or 1)
+        if count is not None and count != planned:
+            raise InputError(f"the plan's winner runs on {planned} node(s), --count says {count}",
+                             "leave --count out to launch the plan as it is, or plan again with --nodes")
+        nodes = planned
     if not provider or not instance_type:
         raise InputError("say what to launch: --provider and --instance-type, or --from-plan",
                          "e.g. gpuplan launch --provider aws --instance-type p3.2xlarge --region us-east-1")
@@ -129,7 +133,7 @@ def launch(
         ttl_hours=parse_duration(ttl, "--ttl") if ttl is not None else None,
         max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost is not None else None, dry_run=dry_run,
     )
-    if count < 1 or months < 1:
+    if nodes < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")
     cat = load_catalog(s)
     q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)

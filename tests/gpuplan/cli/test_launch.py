@@ -253,3 +253,15 @@ def test_terminal_escapes_from_the_provider_are_stripped_before_printing(gpuplan
     code, out, err = gpuplan(*AWS, "--ttl", "6h", "--yes")
     assert code == 6
     assert "InternalError" in err and not any(ch in err for ch in "\x1b\x07\x9b")
+
+
+def test_a_count_that_disagrees_with_the_plan_is_refused_not_silently_overridden(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--billing", "hourly", "--json")
+    assert code == 0, err
+    nodes = json.loads(out)["cheapest"]["nodes"]
+    code, _, err = gpuplan("launch", "--from-plan", "--count", str(nodes + 1), "--yes")
+    assert code == 2 and f"{nodes} node" in err and "--count" in err, err
+    assert cloud.machines == {}
+    code, _, err = gpuplan("launch", "--from-plan", "--count", str(nodes), "--yes")  # agreeing is fine
+    assert code == 0, err
+    assert len(cloud.machines) == nodes
