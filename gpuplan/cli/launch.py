@@ -169,7 +169,9 @@ def _show_quote(q: Any) -> None:
     _say(f"  price: {q.unit_price.amount} {q.unit_price.currency} per machine-{unit}{' (estimate)' if q.estimate else ''}")
     _say(f"  billing rule: {q.rule}")
     if q.projected is not None:
-        until = f"until the TTL ({spec.ttl_hours:g} h)" if spec.ttl_hours is not None else "for the prepaid period"
+        # a prepaid period is owed whatever the TTL; hours shown to 4 significant digits, not Decimal's 28
+        until = ("for the prepaid period" if spec.billing == "monthly" else
+                 f"until the TTL ({float(spec.ttl_hours):.4g} h)")
         _say(f"  cost {until}: {money_text(q.projected.amount, q.projected.currency, rounding=HALF_EVEN)}")
     for n in q.notes:
         _say(f"  note: {n}")

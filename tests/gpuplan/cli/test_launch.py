@@ -265,3 +265,19 @@ def test_a_count_that_disagrees_with_the_plan_is_refused_not_silently_overridden
     code, _, err = gpuplan("launch", "--from-plan", "--count", str(nodes), "--yes")  # agreeing is fine
     assert code == 0, err
     assert len(cloud.machines) == nodes
+
+
+def test_the_quote_says_what_its_cost_covers_in_readable_hours(gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan(*AWS, "--ttl", "0.001m", "--dry-run")
+    assert code == 0, err
+    assert "cost until the TTL (1.667e-05 h)" in err  # 0.001 / 60 h, not 32 digits
+    code, _, err = gpuplan("launch", "--provider", "aws", "--instance-type", "p3.2xlarge", "--region", "us-east-1",
+                           "--ttl", "90m", "--dry-run")
+    assert "cost until the TTL (1.5 h)" in err
+
+
+def test_a_monthly_quote_is_the_prepaid_period_even_with_a_ttl(gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan("launch", "--provider", "tencent", "--instance-type", "GN10Xp.20XLARGE320", "--zone",
+                           "ap-guangzhou-3", "--billing", "monthly", "--ttl", "6h", "--dry-run")
+    assert code == 0, err
+    assert "cost for the prepaid period: 46,000.00 CNY" in err and "until the TTL" not in err
