@@ -189,6 +189,8 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         raise
     except BaseException as exc:
         ledger.set_state(launch_id, LaunchState.UNKNOWN, f"interrupted during the call: {type(exc).__name__}")
+        progress(f"interrupted while the provider was starting launch {launch_id}: it may still start machines; "
+                 f"see them: gpuplan ls    end them: gpuplan down {launch_id}")
         raise
     checkpoint("after-run")
     infos = [InstanceInfo(instance_id=i, state=InstanceState.PENDING, zone=result.zone or "") for i in result.instance_ids]
@@ -347,6 +349,15 @@ def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, 
             ledger.set_state(r.id, r.state, f"not ended: {why}")  # nothing was asked to end: as it was
             failed[r.id] = _status_of(ledger, ledger.launch(r.id), ledger_infos(ledger, r.id), now(),
                                       [f"not ended: {why}"], ended=False)
+            continue
+        if not infos and r.state in (LaunchState.INTENT, LaunchState.UNKNOWN) and now() - r.created_at <= SETTLE_AFTER:
+            # Its RunInstances may still be running (a slow call, Ctrl-C, another terminal): a machine it
+            # starts appears later under the launch's tag. Ended now, that machine would bill unseen.
+            ledger.set_state(r.id, r.state, "not ended: no machine found yet, the launch call may still start one")
+            failed[r.id] = _status_of(ledger, ledger.launch(r.id), [], now(), [
+                f"not ended: no machine found yet, but the provider may still be starting one; run `gpuplan down "
+                f"{r.id}` again in a few minutes (it closes by itself {SETTLE_AFTER.total_seconds() / 60:.0f} min "
+                "after the launch if none appears)"], ended=False)
             continue
         asked.append((r, client, ids, infos))
     deadline = time.monotonic() + timeout

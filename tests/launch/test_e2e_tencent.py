@@ -125,10 +125,25 @@ def test_kill_9_at_any_step_leaves_nothing_unfindable(fake: FakeCvm, env: dict[s
     started = step != "intent"
     assert sorted(row["instance_ids"]) == sorted(fake.instances)  # the ledger knows every machine the fake has
     assert bool(row["instance_ids"]) == started
+    if not started:
+        # killed before or during RunInstances: a machine may still appear, so `down` does not call it ended yet
+        down = cli(env, "down", row["id"], "--yes", "--json")
+        assert down.returncode == 1 and json.loads(down.stdout)["not_ended"] == [row["id"]]
+        _age(env, row["id"])  # ... until the settle time has passed with no machine under its tag
     down = cli(env, "down", row["id"], "--yes", "--json")
     assert down.returncode == 0, down.stderr
     assert json.loads(down.stdout)["ended"][0]["state"] == "terminated"
     assert live(fake) == []
+
+
+def _age(env: dict[str, str], launch_id: str) -> None:
+    """Move a launch's start 11 minutes back, past the time a started machine takes to show its tag."""
+    import sqlite3
+
+    db = sqlite3.connect(Path(env["GPUPLAN_HOME"]) / "data" / "ledger.sqlite3")
+    with db:
+        db.execute("UPDATE launches SET created_at = '2000-01-01T00:00:00+00:00' WHERE id = ?", (launch_id,))
+    db.close()
 
 
 def test_ctrl_c_while_waiting_keeps_the_record_and_says_how_to_end_it(env: dict[str, str]) -> None:

@@ -179,7 +179,7 @@ def test_status_finds_machines_by_tag_when_the_ids_never_reached_the_ledger(ledg
     assert ended.record.state is LaunchState.TERMINATED and cloud.live() == []
 
 
-def test_down_on_an_intent_that_never_reached_the_provider_closes_it(ledger: Ledger) -> None:
+def test_down_on_an_intent_that_never_reached_the_provider_closes_it_once_nothing_can_appear(ledger: Ledger) -> None:
     cloud = Cloud()
     q = quote_launch(spec(), CAT, hours_per_month=HPM)
     from launch.ledger import LaunchRecord
@@ -189,7 +189,7 @@ def test_down_on_an_intent_that_never_reached_the_provider_closes_it(ledger: Led
     ledger.record_intent(LaunchRecord(id=rid, provider="aws", region="us-east-1", zone=None,
                                       instance_type=q.offer, billing=BillingMode.HOURLY, months=1, count=1,
                                       image=None, client_token="t", state=LaunchState.INTENT,
-                                      unit_price=q.unit_price, created_at=datetime.now(UTC), expires_at=None,
+                                      unit_price=q.unit_price, created_at=datetime.now(UTC) - timedelta(minutes=11), expires_at=None,
                                       max_cost=None))
     (ended,) = down(ledger, lambda p, r: FakeCompute(cloud), [ledger.launch(rid)], timeout=5, poll=0,
                     sleep=lambda _: None)
@@ -254,3 +254,54 @@ def test_a_zone_asked_for_is_quoted_at_its_own_spot_price_and_names_its_region(l
     client = Recording(Cloud())
     start(q, ledger=ledger, client=client, progress=lambda _: None)
     assert client.sent[0].zone == "use1-az5"
+
+
+def _in_flight(ledger: Ledger, state: LaunchState, age: timedelta = timedelta(0)) -> str:
+    from launch.ledger import LaunchRecord
+    from launch.service import new_launch_id
+
+    q = quote_launch(spec(), CAT, hours_per_month=HPM)
+    rid = new_launch_id()
+    ledger.record_intent(LaunchRecord(id=rid, provider="aws", region="us-east-1", zone=None,
+                                      instance_type=q.offer, billing=BillingMode.HOURLY, months=1, count=1,
+                                      image=None, client_token="t", state=LaunchState.INTENT,
+                                      unit_price=q.unit_price, created_at=datetime.now(UTC) - age,
+                                      expires_at=None, max_cost=None))
+    if state is not LaunchState.INTENT:
+        ledger.set_state(rid, state, "interrupted during the call: KeyboardInterrupt")
+    return rid
+
+
+def test_down_never_calls_a_launch_ended_while_its_run_call_may_still_start_a_machine(ledger: Ledger) -> None:
+    cloud = Cloud()
+    rid = _in_flight(ledger, LaunchState.UNKNOWN)
+    (got,) = down(ledger, lambda p, r: FakeCompute(cloud), [ledger.launch(rid)], timeout=5, poll=0,
+                  sleep=lambda _: None)
+    assert not got.ended and any("may still be starting" in n for n in got.notes)
+    assert not ledger.launch(rid).state.is_final  # ls and the next down still look for its machine
+    # the machine the slow RunInstances started appears afterwards, carrying the launch's tag: the next down ends it
+    m = FakeCompute(cloud).run(LaunchRequest(region="us-east-1", instance_type="p3.2xlarge", client_token="t",
+                                             tags={TAG_ID: rid, TAG_MANAGED: "true"}))
+    (row,) = status(ledger, lambda p, r: FakeCompute(cloud))
+    assert row.record.id == rid and [i.instance_id for i in row.instances] == list(m.instance_ids)
+    (got,) = down(ledger, lambda p, r: FakeCompute(cloud), [ledger.launch(rid)], timeout=5, poll=0,
+                  sleep=lambda _: None)
+    assert got.ended and got.record.state is LaunchState.TERMINATED and cloud.live() == []
+
+
+def test_down_closes_a_launch_with_no_machine_long_after_its_call(ledger: Ledger) -> None:
+    rid = _in_flight(ledger, LaunchState.UNKNOWN, age=timedelta(minutes=11))
+    (got,) = down(ledger, lambda p, r: FakeCompute(Cloud()), [ledger.launch(rid)], timeout=5, poll=0,
+                  sleep=lambda _: None)
+    assert got.ended and got.record.state is LaunchState.TERMINATED and got.instances == []
+
+
+def test_ctrl_c_during_the_run_call_names_the_launch_and_how_to_end_it(ledger: Ledger) -> None:
+    said: list[str] = []
+    cloud = Cloud(fail_next_run=KeyboardInterrupt())  # type: ignore[arg-type]
+    q = quote_launch(spec(), CAT, hours_per_month=HPM)
+    with pytest.raises(KeyboardInterrupt):
+        start(q, ledger=ledger, client=FakeCompute(cloud), progress=said.append)
+    (r,) = ledger.launches()
+    assert r.state is LaunchState.UNKNOWN
+    assert any(r.id in line and f"gpuplan down {r.id}" in line for line in said)
