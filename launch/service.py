@@ -354,10 +354,10 @@ def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, 
             # Its RunInstances may still be running (a slow call, Ctrl-C, another terminal): a machine it
             # starts appears later under the launch's tag. Ended now, that machine would bill unseen.
             ledger.set_state(r.id, r.state, "not ended: no machine found yet, the launch call may still start one")
-            failed[r.id] = _status_of(ledger, ledger.launch(r.id), [], now(), [
-                f"not ended: no machine found yet, but the provider may still be starting one; run `gpuplan down "
-                f"{r.id}` again in a few minutes (it closes by itself {SETTLE_AFTER.total_seconds() / 60:.0f} min "
-                "after the launch if none appears)"], ended=False)
+            why = (f"not ended: no machine found yet, but the provider may still be starting one; run `gpuplan down "
+                   f"{r.id}` again in a few minutes (it closes by itself {SETTLE_AFTER.total_seconds() / 60:.0f} min "
+                   "after the launch if none appears)")
+            failed[r.id] = _status_of(ledger, ledger.launch(r.id), [], now(), [why], ended=False)
             continue
         asked.append((r, client, ids, infos))
     deadline = time.monotonic() + timeout
