@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pricing.text import printable
+from pricing.text import printable, without_url_credentials
 
 
 class GpuplanError(Exception):
@@ -26,8 +26,10 @@ class GpuplanError(Exception):
     exit_code = 1
 
     def __init__(self, message: str, hint: str | None = None) -> None:
-        # Messages quote what clouds answered: no control character of theirs reaches a terminal.
-        message, hint = printable(message), None if hint is None else printable(hint)
+        # Messages quote what clouds answered: no control character of theirs reaches a terminal, and
+        # no password in a URL they echo reaches the screen or the ledger.
+        message = without_url_credentials(printable(message))
+        hint = None if hint is None else without_url_credentials(printable(hint))
         super().__init__(message)
         self.message = message
         self.hint = hint

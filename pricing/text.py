@@ -13,3 +13,12 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def printable(text: str) -> str:
     """``text`` with every terminal control character removed."""
     return _CONTROL.sub("", text)
+
+
+# user:password@ in a URL (AWS_ENDPOINT_URL=http://user:pass@proxy/ is echoed back in SDK errors)
+_URL_CREDENTIALS = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@\"'<>]+@")
+
+
+def without_url_credentials(text: str) -> str:
+    """``text`` with the credentials of any URL in it replaced by ``***``."""
+    return _URL_CREDENTIALS.sub(r"\1***@", text)

@@ -281,3 +281,20 @@ def test_a_monthly_quote_is_the_prepaid_period_even_with_a_ttl(gpuplan: Run, clo
                            "ap-guangzhou-3", "--billing", "monthly", "--ttl", "6h", "--dry-run")
     assert code == 0, err
     assert "cost for the prepaid period: 46,000.00 CNY" in err and "until the TTL" not in err
+
+
+def test_credentials_in_the_endpoint_url_are_never_printed_or_stored(gpuplan: Run,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from gpuplan.paths import ledger_file
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://user:s3cr3tpw@127.0.0.1:1")  # a closed local port
+    code, out, err = gpuplan(*AWS, "--ttl", "1h", "--yes")
+    assert code == 6 and "cannot reach" in err, err
+    assert "s3cr3tpw" not in out + err
+    db = sqlite3.connect(ledger_file())
+    stored = " ".join(str(v) for row in db.execute("SELECT * FROM events") for v in row)
+    stored += " ".join(str(v) for row in db.execute("SELECT * FROM launches") for v in row)
+    db.close()
+    assert "cannot reach" in stored and "s3cr3tpw" not in stored
