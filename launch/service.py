@@ -22,6 +22,7 @@ from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import PSEUDO_REGIONS, Catalog
 from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
 from pricing.money import Fx, Money, money_text, round_cents
+from pricing.text import printable
 from providers.capabilities import (
     TAG_EXPIRES,
     TAG_ID,
@@ -288,10 +289,10 @@ def status(ledger: Ledger, client_for: ClientFor, *, include_final: bool = False
         else:
             try:
                 infos = _find(r, client_for(r.provider, r.region), [i.instance_id for i in recorded])
-            except GpuplanError as exc:
+            except Exception as exc:  # noqa: BLE001 - one unreadable cloud must not hide every other launch
                 infos = [InstanceInfo(instance_id=i.instance_id, state=InstanceState.UNKNOWN, zone=i.zone)
                          for i in recorded]
-                notes.append(f"provider not reachable: {exc.message}")
+                notes.append(f"provider not reachable: {_fault(exc)}")
             else:
                 new = [i for i in infos if i.instance_id not in {x.instance_id for x in recorded}]
                 if new:
@@ -382,7 +383,7 @@ def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, 
 
 
 def _fault(exc: Exception) -> str:
-    return exc.message if isinstance(exc, GpuplanError) else f"{type(exc).__name__}: {exc}"
+    return exc.message if isinstance(exc, GpuplanError) else printable(f"{type(exc).__name__}: {exc}")
 
 
 def ledger_infos(ledger: Ledger, launch_id: str) -> list[InstanceInfo]:

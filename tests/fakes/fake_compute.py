@@ -44,6 +44,7 @@ class Cloud:
     calls: list[str] = field(default_factory=list)
     public_ip: str = "203.0.113.7"  # what describe answers for a running machine (a hostile endpoint: anything)
     zone_text: str | None = None  # a zone name as a hostile endpoint might send it
+    fail_describe: Exception | None = None  # every describe and list raises this (an unreachable endpoint)
 
     def live(self) -> list[Machine]:
         return [m for m in self.machines.values() if m.state not in (InstanceState.TERMINATED, InstanceState.FAILED)]
@@ -90,6 +91,8 @@ class FakeCompute(ComputeClient):
 
     def describe(self, instance_ids: list[str]) -> list[InstanceInfo]:
         self.cloud.calls.append("describe")
+        if self.cloud.fail_describe is not None:
+            raise self.cloud.fail_describe
         out = []
         for i in instance_ids:
             m = self.cloud.machines.get(i)
@@ -115,6 +118,8 @@ class FakeCompute(ComputeClient):
 
     def list_by_tag(self, key: str, value: str | None = None) -> list[InstanceInfo]:
         self.cloud.calls.append("list_by_tag")
+        if self.cloud.fail_describe is not None:
+            raise self.cloud.fail_describe
         return [self._info(m) for m in self.cloud.live() if key in m.tags and (value is None or m.tags[key] == value)]
 
 

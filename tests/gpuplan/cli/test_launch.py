@@ -298,3 +298,13 @@ def test_credentials_in_the_endpoint_url_are_never_printed_or_stored(gpuplan: Ru
     stored += " ".join(str(v) for row in db.execute("SELECT * FROM launches") for v in row)
     db.close()
     assert "cannot reach" in stored and "s3cr3tpw" not in stored
+
+
+def test_ls_notes_a_provider_it_cannot_read_and_goes_on(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, err = gpuplan(*AWS, "--ttl", "6h", "--yes", "--json")
+    assert code == 0, err
+    lid = json.loads(out)["id"]
+    cloud.fail_describe = ValueError("<html><body>502 Bad Gateway</body></html>")  # not an SDK error gpuplan maps
+    code, out, err = gpuplan("ls")
+    assert code == 0 and "internal error" not in err, err
+    assert lid in out and f"{lid}: provider not reachable" in err and "502 Bad Gateway" in err
