@@ -428,3 +428,19 @@ def reconcile(ledger: Ledger, client: ComputeClient, provider: str, region: str)
     """Machines tagged by gpuplan in ``region`` that the ledger does not know."""
     known = ledger.known_instance_ids()
     return [i for i in client.list_by_tag(TAG_MANAGED, "true") if i.instance_id not in known and not i.state.is_final]
+
+
+def end_untracked(client: ComputeClient, machines: list[InstanceInfo], *, timeout: float, poll: float,
+                  sleep: Callable[[float], None] = time.sleep) -> tuple[list[str], list[str]]:
+    """Terminate tagged machines no ledger knows (``reconcile`` found them); (ended, still ending)."""
+    ids = [i.instance_id for i in machines]
+    if not ids:
+        return [], []
+    client.terminate(ids)
+    deadline = time.monotonic() + timeout
+    while True:
+        infos = client.describe(ids)
+        live = [i.instance_id for i in infos if not i.state.is_final]
+        if not live or time.monotonic() > deadline:
+            return [i for i in ids if i not in live], live
+        sleep(poll)

@@ -313,7 +313,7 @@ def ls(
     emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption="" if table else "nothing launched"))
     for p, reg, i in untracked:
         _say(f"untracked: {p} {reg} {i.instance_id} ({i.state}), tag gpuplan:id={i.tags.get('gpuplan:id', '?')}: "
-             f"not in this ledger; end it in the provider's console or with its CLI")
+             f"not in this ledger; end it with `gpuplan down --untracked --provider {p} --region {reg}`")
     for r in rows:
         for n in r.notes:
             _say(f"{r.record.id}: {n}")
@@ -324,6 +324,9 @@ def down(
     ids: Annotated[Optional[list[str]], typer.Argument(help="Launch ids (or instance ids) to end.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="End every launch that is not ended.")] = False,
     expired_: Annotated[bool, typer.Option("--expired", help="End launches past their --ttl (for cron).")] = False,
+    untracked: Annotated[bool, typer.Option("--untracked", help="End machines tagged by gpuplan that the ledger lacks (what `ls --reconcile` lists).")] = False,
+    provider: Annotated[str | None, typer.Option("--provider", help="With --untracked: also look here (with --region).")] = None,
+    region: Annotated[str | None, typer.Option("--region", help="With --untracked: region to look in.")] = None,
     yes: YesOpt = False,
     wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for TERMINATED, e.g. 10m.")] = "10m",
     as_json: JsonOpt = False,
@@ -337,10 +340,17 @@ def down(
     from planner.units import parse_duration
     from pricing.money import money_text
 
-    if sum((bool(ids), all_, expired_)) != 1:
-        raise InputError("say what to end: launch ids, --all or --expired (one of them)")
+    if sum((bool(ids), all_, expired_, untracked)) != 1:
+        raise InputError("say what to end: launch ids, --all or --expired, or --untracked (one of them)")
+    if (provider or region) and not untracked:
+        raise InputError("--provider and --region go with --untracked")
+    if bool(provider) != bool(region):
+        raise InputError("--untracked needs both --provider and --region to look somewhere new")
     timeout = float(parse_duration(wait_timeout, "--wait-timeout")) * 3600
     poll = _poll_seconds()
+    if untracked:
+        _down_untracked(provider, region, yes, timeout, poll, as_json)
+        return
     with Ledger(ledger_file()) as ledger:
         if ids:
             records = [ledger.launch(i) for i in ids]
@@ -378,3 +388,49 @@ def down(
         raise GpuplanError(f"{len(left)} of {len(ended)} launch(es) not seen to end: "
                            f"{', '.join(e.record.id for e in left)}",
                            "they may still bill: check `gpuplan ls` and run the same `gpuplan down` again")
+
+
+def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout: float, poll: float,
+                    as_json: bool) -> None:
+    """End machines tagged by gpuplan that no ledger launch knows, where the ledger has launched and where asked."""
+    from gpuplan.paths import ledger_file
+    from gpuplan.render.table import dump_json
+    from launch.ledger import Ledger
+    from launch.service import end_untracked, reconcile
+
+    client_for = _clients()
+    with Ledger(ledger_file()) as ledger:
+        places = {(r.provider, r.region) for r in ledger.launches()}
+        if provider and region:
+            places.add((provider.strip().lower(), region))
+        found = [(p, reg, reconcile(ledger, client_for(p, reg), p, reg)) for p, reg in sorted(places)]
+    found = [(p, reg, machines) for p, reg, machines in found if machines]
+    names = ", ".join(f"{i.instance_id} ({p} {reg}, tag gpuplan:id={i.tags.get('gpuplan:id', '?')})"
+                      for p, reg, machines in found for i in machines)
+    if not found:
+        _say("nothing untracked to end")
+        if as_json:
+            emit(dump_json({"untracked_ended": [], "untracked_still_ending": []}))
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InputError("refusing to terminate without a confirmation: there is no terminal to ask on",
+                             "pass --yes")
+        if not typer.confirm(f"Terminate {names}?", default=False, err=True):
+            raise InputError("nothing ended")
+    ended: list[str] = []
+    still: list[str] = []
+    for p, reg, machines in found:
+        done, left = end_untracked(client_for(p, reg), machines, timeout=timeout, poll=poll)
+        ended += done
+        still += left
+    if as_json:
+        emit(dump_json({"untracked_ended": ended, "untracked_still_ending": still}))
+    else:
+        for i in ended:
+            print(f"ended untracked {i}")
+        for i in still:
+            print(f"{i}: still ending")
+    if still:
+        raise GpuplanError(f"{len(still)} untracked machine(s) not seen to end: {', '.join(still)}",
+                           "run `gpuplan down --untracked` again")

@@ -308,3 +308,23 @@ def test_ls_notes_a_provider_it_cannot_read_and_goes_on(gpuplan: Run, cloud: Clo
     code, out, err = gpuplan("ls")
     assert code == 0 and "internal error" not in err, err
     assert lid in out and f"{lid}: provider not reachable" in err and "502 Bad Gateway" in err
+
+
+def test_down_untracked_ends_tagged_machines_the_ledger_lost(gpuplan: Run, cloud: Cloud) -> None:
+    assert gpuplan(*AWS, "--yes")[0] == 0
+    assert gpuplan(*AWS, "--ttl", "2h", "--yes")[0] == 0
+    from gpuplan.paths import ledger_file
+    from launch.ledger import Ledger
+
+    with Ledger(ledger_file()) as ledger:  # the first launch's record is lost
+        lost = ledger.launches()[0].id
+        ledger.db.execute("DELETE FROM events WHERE launch_id = ?", (lost,))
+        ledger.db.execute("DELETE FROM instances WHERE launch_id = ?", (lost,))
+        ledger.db.execute("DELETE FROM launches WHERE id = ?", (lost,))
+    orphan = next(m.instance_id for m in cloud.machines.values() if m.tags["gpuplan:id"] == lost)
+    code, out, err = gpuplan("down", "--untracked", "--provider", "aws", "--region", "us-east-1", "--yes", "--json")
+    assert code == 0, err
+    assert json.loads(out)["untracked_ended"] == [orphan]
+    assert [m.instance_id for m in cloud.live()] != [] and orphan not in [m.instance_id for m in cloud.live()]
+    _, out, _ = gpuplan("ls", "--json")
+    assert len(json.loads(out)["launches"]) == 1  # the tracked launch is left alone
