@@ -32,6 +32,8 @@ class Scaling:
     micro_batch: int
     recompute: str
     link: str
+    fits: str = ""  # the chosen layout in words, with its largest micro-batch
+
 
     @property
     def efficiency(self) -> float:
@@ -45,9 +47,20 @@ class Scaling:
                 "micro_batch": self.micro_batch, "recompute": self.recompute}
 
     def describe(self) -> str:
-        return (f"{self.strategy.upper()} at micro-batch {self.micro_batch}: {self.intra_node:.0%} inside a node over "
-                f"{self.link}, {self.inter_node:.0%} across nodes ({self.compute_s_per_microbatch:.2f} s compute, "
-                f"{self.comm_s_per_microbatch:.2f} s traffic per micro-batch)")
+        return (f"{words(self.as_json())} (link inside a node: {self.link}; "
+                f"{self.compute_s_per_microbatch:.2f} s compute, {self.comm_s_per_microbatch:.2f} s traffic "
+                "per micro-batch, up to 2/3 of compute hiding traffic)")
+
+
+_LABEL = {"ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3/FSDP",
+          "hsdp": "hybrid sharding (ZeRO-3 inside a node, replicas across nodes)"}
+
+
+def words(scaling: dict[str, Any]) -> str:
+    """A ``plan --json`` scaling object in words, for notes and --explain."""
+    rc = f", {scaling['recompute']} recompute" if scaling["recompute"] != Recompute.NONE.value else ""
+    return (f"{_LABEL.get(scaling['strategy'], scaling['strategy'])} at micro-batch {scaling['micro_batch']}{rc}: "
+            f"{scaling['intra_node']:.0%} scaling inside a node, {scaling['inter_node']:.0%} across nodes")
 
 
 def _strategy(sh: Sharding) -> str:
@@ -77,10 +90,11 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
     inter = comm.efficiency(compute, inter_mb, inter_step, k)
     if inter < comm.MIN_EFFICIENCY:
         need = comm.needed_gbytes_s(compute, inter_mb_b, inter_step_b, k) * 8
-        return None, f"{strategy.upper()} traffic cannot be hidden across nodes: needs >= {need:,.0f} Gbps between nodes"
+        return None, f"{_LABEL[strategy]} traffic cannot be hidden across nodes: needs >= {need:,.0f} Gbps between nodes"
     if intra < comm.MIN_EFFICIENCY:
-        return None, f"{strategy.upper()} traffic cannot be hidden over {link.name} inside a node"
-    return Scaling(strategy, intra, inter, comm_s, compute, mb, lay.recompute.value, link.name), None
+        return None, f"{_LABEL[strategy]} traffic cannot be hidden over {link.name} inside a node"
+    fits = lay.describe() + (f", max micro-batch {lay.max_batch}" if lay.max_batch else "")
+    return Scaling(strategy, intra, inter, comm_s, compute, mb, lay.recompute.value, link.name, fits), None
 
 
 def _throughput(s: Scaling) -> float:

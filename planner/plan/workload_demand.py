@@ -70,6 +70,7 @@ class WorkloadDemand:
                     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
                     ic = float(est.assumptions["interconnect_factor"])
                     wall_f = est.wall_hours * ic / chosen.efficiency
+                    notes[0] = f"fits with {chosen.fits}"  # the chosen layout, not the least-memory one
                     notes.insert(0, chosen.describe())
                     if net is not None:
                         notes.insert(0, f"{chosen.inter_node:.0%} scaling over {net.describe()} across {nodes} nodes")

@@ -6,8 +6,8 @@ import pytest
 
 from planner.perf import comm
 from planner.plan.layout_choice import choose
-from planner.workload.memory import layout
 from planner.workload.inputs import arch_for
+from planner.workload.memory import layout
 from planner.workload.spec import Recompute, Sharding, TrainingWorkload
 
 PCIE4 = comm.Link("PCIe Gen4 x16", 24.0, True, "test")
@@ -55,3 +55,10 @@ def test_70b_on_a100_80gb_picks_recompute_for_a_larger_micro_batch() -> None:
     assert s.efficiency == pytest.approx(s.intra_node * s.inter_node)
     assert set(s.as_json()) == {"strategy", "intra_node", "inter_node", "comm_s_per_microbatch",
                                 "compute_s_per_microbatch", "micro_batch", "recompute"}
+
+
+def test_explain_and_notes_name_the_chosen_layout() -> None:
+    from planner.plan.layout_choice import words
+
+    text = words({"strategy": "zero2", "micro_batch": 1, "recompute": "none", "intra_node": 0.76, "inter_node": 1.0})
+    assert text == "ZeRO-2 at micro-batch 1: 76% scaling inside a node, 100% across nodes"
