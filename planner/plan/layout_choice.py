@@ -85,7 +85,8 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
         inter_mb_b, inter_step_b = comm.traffic(strategy, state, gpus) if nodes > 1 else (0.0, 0.0)
     nic = nic_gbps * 1e9 / 8 if nodes > 1 and nic_gbps else None
     inter_mb, inter_step = (inter_mb_b / nic, inter_step_b / nic) if nic else (0.0, 0.0)
-    comm_s = intra_mb + inter_mb + (intra_step + inter_step) / k
+    # the two links carry the same collective at once: its time is the slower link's
+    comm_s = max(intra_mb + intra_step / k, inter_mb + inter_step / k)
     intra = comm.efficiency(compute, intra_mb, intra_step, k)
     inter = comm.efficiency(compute, inter_mb, inter_step, k)
     if inter < comm.MIN_EFFICIENCY:
