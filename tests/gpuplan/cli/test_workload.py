@@ -193,3 +193,13 @@ def test_plan_json_carries_the_chosen_layouts_scaling() -> None:
             assert o["scaling"]["inter_node"] > 0.2
     reasons = [e["reason"] for e in out["excluded"]]  # type: ignore[index]
     assert any("Gbps between nodes" in r for r in reasons)
+
+
+def test_estimate_uses_the_same_layout_choice_as_plan() -> None:
+    est = run_json("estimate", "--gpu", "l40s", "--gpus", "4", "--model", "llama-2-7b", "--tokens", "2e10")
+    plan = run_json("plan", "--model", "llama-2-7b", "--tokens", "2e10", "--provider", "aws", "--limit", "0")
+    g6e = next(o for o in plan["options"] if o["offer"] == "g6e.12xlarge")  # type: ignore[index]
+    assert est["scaling"] == g6e["scaling"]  # type: ignore[index]
+    s = est["scaling"]  # type: ignore[index]
+    c, t = s["compute_s_per_microbatch"], s["comm_s_per_microbatch"]
+    assert s["intra_node"] == pytest.approx(c / (c + t - c * 2 / 3), abs=1e-3) and s["intra_node"] < 0.85
