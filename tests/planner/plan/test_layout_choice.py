@@ -62,3 +62,16 @@ def test_explain_and_notes_name_the_chosen_layout() -> None:
 
     text = words({"strategy": "zero2", "micro_batch": 1, "recompute": "none", "intra_node": 0.76, "inter_node": 1.0})
     assert text == "ZeRO-2 at micro-batch 1: 76% scaling inside a node, 100% across nodes"
+
+
+def test_hybrid_sharding_replicates_across_slow_nodes() -> None:
+    w = _w("llama-2-7b", sharding=Sharding.ZERO3)
+    lay = layout(w, 48.0, 8)
+    assert lay is not None
+    s = choose(w, lay, 48.0, 4, 2, PCIE4, 10.0, 190e12)
+    assert not isinstance(s, str) and s.strategy == "hsdp"
+    # across 2 nodes only one all-reduce of the bf16 gradients per step: 2 x S x 1/2 over 1.25 GB/s,
+    # overlapping the last micro-batch; k micro-batches per 4M-token step over 8 GPUs
+    c, k = s.compute_s_per_microbatch, 4e6 / 8 / (s.micro_batch * w.seq_len)
+    step_comm = 2 * 2 * w.arch.params * 0.5 / 1.25e9
+    assert s.inter_node == pytest.approx(k * c / (k * c + step_comm - c * 2 / 3))
