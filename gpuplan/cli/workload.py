@@ -125,6 +125,7 @@ def estimate(
     w = workload_from_options(**workload)
     check_fields(w)
     notes: list[str] = []
+    scaling: dict[str, Any] | None = None
     if isinstance(w, InferenceWorkload):
         raise InputError("estimate covers training", "use `gpuplan fit --infer` for inference memory")
     if isinstance(w, TrainingWorkload):
@@ -134,6 +135,8 @@ def estimate(
         elif lay.sharding.value != "none" or lay.recompute.value != "none":
             notes.append(f"fits with {lay.describe()}")
         est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=cat)
+        if lay is not None and gpus > 1:
+            est, scaling = _with_layout_choice(w, lay, spec, gpus, est, cat, notes)
     else:
         est = estimate_images(w, spec, gpus, spec.interconnect, catalog=cat)
     from planner.workload.fit import model_summary
@@ -141,6 +144,8 @@ def estimate(
 
     rng = spread(cat, "transformer" if isinstance(w, TrainingWorkload) else "image")
     payload = {**estimate_payload(est, rng), "notes": [*est.notes, *notes], "workload": w.model_dump(mode="json")}
+    if scaling is not None:
+        payload["scaling"] = scaling
     if (summary := model_summary(w)) is not None:
         payload["model"] = summary
         payload["shape_inferred"] = summary["shape"]["inferred"]
@@ -158,6 +163,30 @@ def estimate(
     rows += [{"what": "note", "value": n} for n in payload["notes"]]
     emit(render_rows(rows, [Column(key="what", header="what", priority=0), Column(key="value", header="value")], fmt,
                       title="Estimate"))
+
+
+def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat: Any,
+                        notes: list[str]) -> tuple[Any, dict[str, Any] | None]:
+    """The same layout choice and per-micro-batch scaling as `plan`, on one node of ``gpus`` GPUs."""
+    from planner.perf.comm import intra_link
+    from planner.plan.layout_choice import choose
+    from planner.workload.estimate import estimate_training
+    from planner.workload.spec import Recompute
+
+    link = intra_link(spec.key, spec.interconnect)
+    if link is None:
+        return est, None
+    rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
+    chosen = choose(w, lay, spec.vram_gb, max(1, int(gpus)), 1, link, None, rate)
+    if isinstance(chosen, str):
+        notes.append(chosen)
+        return est, None
+    if chosen.recompute != est.assumptions["recompute"]:
+        est = estimate_training(w, spec, gpus, spec.interconnect, Recompute(chosen.recompute), catalog=cat)
+    # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
+    f = float(est.assumptions["interconnect_factor"]) / chosen.efficiency
+    notes.append(chosen.describe())
+    return est.model_copy(update={"wall_hours": est.wall_hours * f, "gpu_hours": est.gpu_hours * f}), chosen.as_json()
 
 
 def _gb(v: float | None) -> str | None:

@@ -69,6 +69,7 @@ def plan_payload(p: Plan) -> dict[str, Any]:
             ],
             "notes": list(o.notes),
             "range": _range(o),
+            **({"scaling": o.scaling} if o.scaling is not None else {}),
         }
 
     return {

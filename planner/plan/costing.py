@@ -90,5 +90,5 @@ class Costing:
             provider=offer.provider, offer=offer.name, region=offer.region, gpu=offer.gpu, gpu_count=offer.gpu_count,
             billing=mode, wall_hours=wall, gpu_hours=wall * Decimal(repr(offer.gpu_count * n)), cost=cost,
             native_cost=native, line_items=items, notes=tuple(notes), estimate=quote.estimate, zone=quote.zone,
-            live=offer.live, range=rng, nodes=n,
+            live=offer.live, range=rng, nodes=n, scaling=run.scaling,
         )

@@ -29,6 +29,8 @@ class Run(BaseModel):
     notes: tuple[str, ...] = ()
     # (low, high) multipliers of a calibrated range around these hours, when the demand has one
     spread: tuple[float, float] | None = None
+    # the chosen data-parallel layout and its per-micro-batch scaling (model workloads with a known link)
+    scaling: dict[str, Any] | None = None
 
 
 class Demand(Protocol):

@@ -38,6 +38,10 @@ def explain(options: RankedOptions) -> str:
         f"{win.provider} {win.offer} {win.billing} wins at {win.cost}"
         f" ({_cost_story(win)}), finishing in {win.wall_hours:.1f} h"
     )
+    if win.scaling is not None:
+        from planner.plan.layout_choice import words
+
+        head += f"; trains with {words(win.scaling)}"
     rest = (options[i] for i in range(1, len(options)))  # read one by one: each is costed in full when read
     rival = next((o for o in rest if (o.provider, o.offer) != (win.provider, win.offer)), None)
     if rival is None:

@@ -63,6 +63,7 @@ class Option(BaseModel):
     live: bool = False  # priced from refreshed (live) data rather than the shipped snapshot
     range: OptionRange | None = None  # model workloads: calibrated low/high (ranking stays on the expected values)
     nodes: int = 1  # identical nodes of the offer working as one cluster
+    scaling: dict[str, Any] | None = None  # model workloads: the chosen layout's per-micro-batch scaling
 
     @property
     def gpus_total(self) -> float:

@@ -11,6 +11,7 @@ from pricing.catalog import Catalog, GpuSpec
 from pricing.errors import InputError
 from pricing.money import to_decimal
 from planner.plan.demand import Run
+from planner.plan.layout_choice import Scaling
 from planner.workload.estimate import estimate_images, estimate_training, goodput_overhead
 from planner.workload.ranges import Spread
 from planner.workload.spec import ImageWorkload, Precision, Recompute, Sharding, TrainingWorkload
@@ -28,8 +29,10 @@ class WorkloadDemand:
     def run(self, offer: Any, spec: GpuSpec, nodes: int = 1) -> Any:
         """Run time on ``nodes`` identical nodes of ``offer`` (sharded across all their GPUs), or why not."""
         from planner.perf.cluster import GLOBAL_BATCH_TOKENS, internode
-        from planner.workload.memory import image_max_batch, layout
+        from planner.perf.comm import intra_link
         from planner.perf.speed import WorkloadClass
+        from planner.plan.layout_choice import choose
+        from planner.workload.memory import image_max_batch, layout
 
         vram = spec.vram_gb * min(offer.gpu_count, 1)
         per_node = max(1, int(offer.gpu_count))
@@ -37,6 +40,8 @@ class WorkloadDemand:
         count = offer.gpu_count * nodes
         w = self.workload
         notes: list[str] = []
+        chosen: Scaling | None = None
+        wall_f = 0.0
         try:
             if isinstance(w, TrainingWorkload):
                 lay = layout(w, vram, gpus)
@@ -51,6 +56,24 @@ class WorkloadDemand:
                 tokens = max(GLOBAL_BATCH_TOKENS / gpus, float((lay.max_batch or 1) * w.seq_len))
                 rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
                 step = 6.0 * w.arch.params * tokens / rate
+                link = intra_link(spec.key, offer.interconnect)
+                if link is not None:
+                    net = self.catalog.network(offer.provider, offer.name) if nodes > 1 else None
+                    if nodes > 1 and (net is None or net.gbps is None):
+                        return "its network is unknown to the catalog, so scaling across nodes cannot be estimated"
+                    chosen = choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, rate)
+                    if isinstance(chosen, str):
+                        return chosen
+                    if chosen.recompute != est.assumptions["recompute"]:
+                        est = estimate_training(w, spec, count, offer.interconnect, Recompute(chosen.recompute),
+                                                catalog=self.catalog)
+                    # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
+                    ic = float(est.assumptions["interconnect_factor"])
+                    wall_f = est.wall_hours * ic / chosen.efficiency
+                    notes[0] = f"fits with {chosen.fits}"  # the chosen layout, not the least-memory one
+                    notes.insert(0, chosen.describe())
+                    if net is not None:
+                        notes.insert(0, f"{chosen.inter_node:.0%} scaling over {net.describe()} across {nodes} nodes")
             else:
                 mb, basis = image_max_batch(w, spec, vram, self.catalog)
                 if mb is not None and mb < (w.batch or 1):
@@ -61,8 +84,8 @@ class WorkloadDemand:
                 step = float(w.batch or mb or 64) / est.assumptions["images_per_sec_per_gpu"]
         except InputError as exc:
             return exc.message
-        wall = to_decimal(est.wall_hours)
-        if nodes > 1:
+        wall = to_decimal(est.wall_hours if chosen is None else wall_f)
+        if nodes > 1 and chosen is None:
             scaling = internode(nodes, self.catalog.network(offer.provider, offer.name), cls, grad_bytes=grad_bytes,
                                 step_seconds=step, zero3=zero3)
             if isinstance(scaling, str):
@@ -73,7 +96,8 @@ class WorkloadDemand:
                      else f"{est.assumptions['images_per_sec_per_gpu']:g} images/s per GPU")
         notes.extend(est.notes)
         s = self.spread()
-        return Run(wall_hours=wall, gpu_hours=wall * to_decimal(count), notes=tuple(notes), spread=(s.low, s.high))
+        return Run(wall_hours=wall, gpu_hours=wall * to_decimal(count), notes=tuple(notes), spread=(s.low, s.high),
+                   scaling=chosen.as_json() if chosen is not None else None)
 
     def spread(self) -> Spread:
         from planner.workload.ranges import spread

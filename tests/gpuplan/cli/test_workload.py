@@ -172,3 +172,34 @@ def test_plan_model_with_qlora_prefers_cards_it_fits() -> None:
     out = run_json("plan", "--model", "llama-2-13b", "--method", "qlora", "--tokens", "1e8", "--provider", "aws",
                    "--limit", "0")
     assert out["options"] and "qlora" in json.dumps(out["assumptions"]["workload"])  # type: ignore[index]
+
+
+def test_plan_json_carries_the_chosen_layouts_scaling() -> None:
+    out = run_json("plan", "--model", "llama-2-7b", "--tokens", "2e10", "--provider", "aws", "--limit", "0")
+    opts = out["options"]  # type: ignore[index]
+    keys = {"strategy", "intra_node", "inter_node", "comm_s_per_microbatch", "compute_s_per_microbatch",
+            "micro_batch", "recompute"}
+    l40s = [o for o in opts if o["offer"] == "g6e.12xlarge"]
+    assert l40s and all(set(o["scaling"]) == keys for o in l40s)
+    s = l40s[0]["scaling"]
+    # 4 x L40S over PCIe Gen4 (24 GB/s bus, an estimate): ZeRO-2 at micro-batch 1 cannot hide all its traffic
+    assert s["strategy"] in ("zero2", "zero3") and s["intra_node"] <= 0.85
+    c, t = s["compute_s_per_microbatch"], s["comm_s_per_microbatch"]
+    assert s["intra_node"] == pytest.approx(c / (c + max(0.0, t - c * 2 / 3)), abs=1e-3)
+    for o in opts:
+        if o["offer"] in ("p4d.24xlarge", "p5.48xlarge") and o["nodes"] == 1:
+            assert o["scaling"]["intra_node"] >= 0.85
+        if o["nodes"] > 1 and o["scaling"]["strategy"] in ("zero2", "zero3"):
+            assert o["scaling"]["inter_node"] > 0.2
+    reasons = [e["reason"] for e in out["excluded"]]  # type: ignore[index]
+    assert any("Gbps between nodes" in r for r in reasons)
+
+
+def test_estimate_uses_the_same_layout_choice_as_plan() -> None:
+    est = run_json("estimate", "--gpu", "l40s", "--gpus", "4", "--model", "llama-2-7b", "--tokens", "2e10")
+    plan = run_json("plan", "--model", "llama-2-7b", "--tokens", "2e10", "--provider", "aws", "--limit", "0")
+    g6e = next(o for o in plan["options"] if o["offer"] == "g6e.12xlarge")  # type: ignore[index]
+    assert est["scaling"] == g6e["scaling"]  # type: ignore[index]
+    s = est["scaling"]  # type: ignore[index]
+    c, t = s["compute_s_per_microbatch"], s["comm_s_per_microbatch"]
+    assert s["intra_node"] == pytest.approx(c / (c + t - c * 2 / 3), abs=1e-3) and s["intra_node"] < 0.85
