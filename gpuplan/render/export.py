@@ -35,7 +35,7 @@ SKY_ACCELERATORS = {
     "V100-SXM2-16GB": "V100", "V100-SXM2-32GB": "V100-32GB", "A100-SXM4-40GB": "A100", "A100-SXM4-80GB": "A100-80GB",
     "H100-SXM5-80GB": "H100", "H200": "H200", "L4": "L4", "L40S": "L40S", "A10G": "A10G", "T4": "T4",
 }
-DEFAULT_DISK_GB = 256  # SkyPilot's default disk size; a training run usually wants its dataset on it too
+from pricing.extras import DEFAULT_DISK_GB  # one size for the exports, the plan and the launch
 NAME_MAX = 41  # dstack's run names: ^[a-z][a-z0-9-]{1,40}$ (dstack._internal.core.services)
 NAME_HASH = 6  # hex digits of the fingerprint that keeps a shortened name apart from its neighbours
 

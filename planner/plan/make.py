@@ -19,6 +19,7 @@ from planner.limits import bounded
 from planner.perf.speed import SpeedPrecision, WorkloadClass
 from planner.plan.costing import Costing
 from planner.plan.demand import Demand, RefGpuHours
+from planner.plan.extras import Extras
 from planner.plan.filters import check_regions, places
 from planner.plan.model import RULE_TEXT, Constraints, ExclusionRule, Option, Plan
 from planner.plan.ranked import MODES, Exclusions, OptionRecords, RankedOptions
@@ -59,17 +60,19 @@ def make_plan(
     *,
     catalog: Catalog,
     providers: list[Provider] | None = None,
+    extras: Extras | None = None,
 ) -> Plan:
     """Cost every offer x billing mode for ``demand`` and rank what the constraints allow.
 
     Two passes: every offer and mode is costed as a bare Decimal and ranked (shared work
     per offer shape, nothing built that is not kept), then the options a reader looks at
-    are quoted in full. The second pass runs the same rules on the same numbers.
+    are quoted in full. The second pass runs the same rules on the same numbers. With
+    ``extras`` each option is the whole bill (disks, addresses, traffic, set-up) and ranks by it.
     """
     c = constraints or Constraints()
     s = settings
     cat = catalog
-    costing = Costing(demand, c, s, cat)
+    costing = Costing(demand, c, s, cat, extras)
     excluded = Exclusions()
     selected = [p for p in providers or all_providers(cat, spot_pricing=s.spot_price)
                 if c.providers is None or p.name in c.providers]
@@ -113,6 +116,8 @@ def make_plan(
         "prices": prices_statement(cat, c.providers),
         "catalog_layers": [f"{layer.layer}: {layer.origin} ({layer.rows} rows)" for layer in cat.layers],
     }
+    if extras is not None:
+        assumptions["extras"] = extras.assumptions()
     return Plan(currency=s.currency, assumptions=assumptions, options=options, excluded=excluded,
                 explanation=explain(options))
 

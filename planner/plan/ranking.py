@@ -13,6 +13,7 @@ from pricing.money import Money
 from providers.base import Provider
 from providers.bulk import OfferTable
 from planner.plan.costing import Costing
+from planner.plan.extras import billed_hours, fixed_total, setup_cost
 from planner.plan.filters import offer_filter, past_deadline, zone_of
 from planner.plan.model import ExclusionRule
 from planner.plan.nodes import NodeRuns
@@ -53,9 +54,13 @@ class _Shape:
                 if (late := past_deadline(wall, n, c.deadline_hours)) is not None:
                     answer = late
                 else:
-                    coster = rate_coster(provider, mode, wall, family=family, hours_per_month=costing.s.hours_per_month)
+                    hpm, ex = costing.s.hours_per_month, costing.extras
+                    billed = billed_hours(ex, mode, wall)
+                    coster = rate_coster(provider, mode, billed, family=family, hours_per_month=hpm)
+                    fixed = None if ex is None else fixed_total(ex, provider.name, mode, wall, n, hours_per_month=hpm)
                     answer = _Mode(hours=wall, hours_f=float(wall), nodes=None if n == 1 else Decimal(n),
-                                   mode_at=MODE_AT[mode], family=family, coster=coster)
+                                   mode_at=MODE_AT[mode], family=family, coster=coster, billed=billed, count=n,
+                                   fixed=fixed)
         self.modes[mode] = answer
         return answer
 
@@ -70,6 +75,9 @@ class _Mode:
     mode_at: int  # the billing mode as OptionRecords.mode keeps it
     family: str  # the family the coster is for (billing tiers go by family)
     coster: Callable[[Decimal], Decimal] | None  # rate -> cost; None: quote offer by offer
+    billed: Decimal  # the hours the instance is quoted for (a term also covers set-up)
+    count: int  # nodes
+    fixed: Decimal | None  # the extras that do not depend on the rate; None: no extras asked for
 
 
 def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, excluded: Exclusions,
@@ -81,7 +89,7 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
     out once and looked up; per option there are a few Decimal products and four numbers kept.
     """
     c, s, cat = costing.c, costing.s, costing.cat
-    hpm, budget = s.hours_per_month, costing.budget
+    hpm, budget, extras = s.hours_per_month, costing.budget, costing.extras
     # With no filter that reads the offer, only its stock and prices can exclude it before costing.
     filtered = c.gpus is not None or c.min_vram_gb is not None or c.max_gpus is not None or bool(c.regions) \
         or c.billing is not None
@@ -119,14 +127,16 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
                 continue
             coster = m.coster
             if m.family != family:  # one instance type name in two families (a user catalog may do that)
-                coster = rate_coster(provider, mode, m.hours, family=family, hours_per_month=hpm)
+                coster = rate_coster(provider, mode, m.billed, family=family, hours_per_month=hpm)
             if coster is not None:
                 amount = coster(rates[mode])
             else:
-                amount = quoted_cost(provider, offers[oi], mode, m.hours, hours_per_month=hpm)
+                amount = quoted_cost(provider, offers[oi], mode, m.billed, hours_per_month=hpm)
             # x 1 changes no value: skipped, as the full costing's products come to the same number
             if m.nodes is not None:
                 amount *= m.nodes
+            if m.fixed is not None:  # the whole bill, added in the full costing's order (see ExtrasBill)
+                amount = amount + setup_cost(extras, mode, rates[mode], m.count) + m.fixed  # type: ignore[arg-type]
             if fx != 1:
                 amount *= fx
             if budget is not None and amount > budget:
