@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import PSEUDO_REGIONS, Catalog
+from pricing.extras import DEFAULT_DISK_TYPE
 from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
 from pricing.money import Fx, Money, money_text
 from providers.capabilities import (
@@ -32,6 +33,7 @@ from providers.capabilities import (
     LaunchRequest,
 )
 from providers.lookup import find_offer
+from planner.plan.extras import ExtraItem, Extras, extras_bill
 from launch.ledger import LaunchRecord, LaunchState, Ledger, now
 
 ClientFor = Callable[[str, str], ComputeClient]
@@ -64,6 +66,7 @@ class LaunchSpec(BaseModel):
     ttl_hours: Decimal | None = None
     max_cost: Money | None = None
     dry_run: bool = False
+    extras: Extras = Extras()  # the disk it creates and the rest of the bill it is quoted with
 
 
 class LaunchQuote(BaseModel):
@@ -78,9 +81,12 @@ class LaunchQuote(BaseModel):
     zones: tuple[str, ...]
     unit_price: Money  # per instance-hour, or per instance-month for monthly
     rule: str
-    projected: Money | None  # every machine until the TTL (monthly: the whole period)
+    projected: Money | None  # the whole bill of every machine until the TTL (monthly: the whole period)
     estimate: bool
     notes: tuple[str, ...] = ()
+    instance_projected: Money | None = None  # the instances alone
+    extras: tuple[ExtraItem, ...] = ()  # disks, addresses, traffic, set-up until the TTL (or for one hour)
+    not_priced: tuple[str, ...] = ()
 
 
 def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal) -> LaunchQuote:
@@ -88,6 +94,8 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
         raise InputError(f"cannot launch with billing {spec.billing}", "use hourly, monthly or spot")
     if spec.count < 1 or spec.months < 1:
         raise InputError("--count and --months must be 1 or more")
+    check_launch_disk_type(spec)
+    launch_disk_gb(spec)
     found = find_offer(catalog, spec.instance_type, provider=spec.provider, region=spec.region, zone=spec.zone)
     offer, region = found.offer, found.region
     rate = offer.rates.get(spec.billing)
@@ -110,6 +118,17 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
     else:
         projected = None
         notes.append("no --ttl: it runs, and bills, until `gpuplan down`")
+    instance_projected = projected
+    hours = Decimal(spec.months) * hours_per_month if spec.billing is BillingMode.MONTHLY else spec.ttl_hours
+    bill = extras_bill(spec.extras, spec.provider, spec.billing, hours if hours is not None else Decimal(1),
+                       spec.count, hours_per_month=hours_per_month, setup_rate=rate, currency=offer.currency)
+    if projected is not None:
+        projected = Money(amount=projected.amount + bill.total, currency=projected.currency)
+    elif bill.items:
+        notes.append(f"disks and addresses bill while it runs: {money_text(bill.total, offer.currency)} for the "
+                     "first hour of all machines")
+    if bill.not_priced:
+        notes.append("not priced (no sourced rate): " + "; ".join(bill.not_priced))
     estimate = spec.billing in offer.estimated
     if estimate:
         notes.append(f"{spec.billing} price is an estimate; the provider's market price applies")
@@ -118,7 +137,24 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
                      f"--region {region}` reads the zone's live price")
     return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=zone,
                        zones=found.zones, unit_price=unit, rule=rule.source, projected=projected, estimate=estimate,
-                       notes=tuple(notes))
+                       notes=tuple(notes), instance_projected=instance_projected, extras=bill.items,
+                       not_priced=bill.not_priced)
+
+
+def launch_disk_gb(spec: LaunchSpec) -> int | None:
+    """The root disk a launch creates, in whole GB: the size it was quoted with (0: the image's own, unpriced)."""
+    gb = spec.extras.disk_gb
+    if gb != gb.to_integral_value():
+        raise InputError(f"--disk-gb {gb} is not a whole number of GB", "a cloud disk is sized in whole GB")
+    return int(gb) or None
+
+
+def check_launch_disk_type(spec: LaunchSpec) -> None:
+    """A launch creates its cloud's default disk type: refuse another rather than price one and create the other."""
+    chosen, default = spec.extras.disk_type, DEFAULT_DISK_TYPE.get(spec.provider)
+    if chosen is not None and chosen != default:
+        raise InputError(f"launch creates {default or 'the image default'} disks on {spec.provider}, not {chosen}",
+                         "drop --disk-type to launch with the type the quote prices")
 
 
 def check_budget(q: LaunchQuote, fx: Fx) -> None:
@@ -162,6 +198,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         # a zone asked for, or the zone a per-zone (spot) price was quoted in, is the zone launched in
         region=q.region, zone=pinned, zones=q.zones if not pinned else (),
         instance_type=q.offer, billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
+        disk_gb=launch_disk_gb(spec),  # the disk the quote priced
         client_token=uuid.uuid4().hex, name=f"gpuplan-{launch_id}", tags=tags,
         # The client says whether a machine can end itself at its TTL; elsewhere `down --expired` is the backstop.
         user_data=client.ttl_user_data(spec.ttl_hours) if spec.ttl_hours is not None else None, cluster=spec.count > 1, dry_run=spec.dry_run,

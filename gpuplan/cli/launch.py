@@ -17,6 +17,9 @@ import typer
 
 from pricing.errors import GpuplanError, InputError
 from gpuplan.cli.app import command_app
+from gpuplan.cli.extras_opts import (
+    BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
+)
 from gpuplan.cli.options import JsonOpt, emit, settings_from
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
@@ -71,6 +74,12 @@ def launch(
     from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (or --plan-file).")] = False,
     plan_file: Annotated[Optional[Path], typer.Option("--plan-file", help="A `gpuplan plan --json` file for --from-plan.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
+    disk_gb: DiskGbOpt = None,
+    disk_type: DiskTypeOpt = None,
+    egress_gb: EgressGbOpt = None,
+    storage_gb: StorageGbOpt = None,
+    setup_minutes: SetupMinutesOpt = None,
+    bandwidth_mbps: BandwidthOpt = None,
     yes: YesOpt = False,
     wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for RUNNING, e.g. 20m.")] = "20m",
     as_json: JsonOpt = False,
@@ -105,6 +114,7 @@ def launch(
         billing=parse_enum(BillingMode, billing, "--billing"), months=months, count=nodes, image=image,
         ttl_hours=parse_duration(ttl, "--ttl") if ttl else None,
         max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost else None, dry_run=dry_run,
+        extras=extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps),
     )
     if count < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")
@@ -141,9 +151,14 @@ def _show_quote(q: Any) -> None:
     _say(f"Launch: {what}")
     _say(f"  price: {q.unit_price.amount} {q.unit_price.currency} per machine-{unit}{' (estimate)' if q.estimate else ''}")
     _say(f"  billing rule: {q.rule}")
+    if q.extras and q.instance_projected is not None:
+        _say(f"  instances: {money_text(q.instance_projected.amount, q.instance_projected.currency, rounding=HALF_EVEN)}")
+    for i in q.extras:
+        _say(f"  + {i.description}: {i.story()} = {money_text(i.cost.amount, i.cost.currency)}")
     if q.projected is not None:
         until = f"until the TTL ({spec.ttl_hours:g} h)" if spec.ttl_hours is not None else "for the prepaid period"
-        _say(f"  cost {until}: {money_text(q.projected.amount, q.projected.currency, rounding=HALF_EVEN)}")
+        what = "whole bill" if q.extras else "cost"
+        _say(f"  {what} {until}: {money_text(q.projected.amount, q.projected.currency, rounding=HALF_EVEN)}")
     for n in q.notes:
         _say(f"  note: {n}")
 

@@ -40,6 +40,7 @@ class Cloud:
     max_start: int | None = None  # start at most this many machines per call (partial launches)
     fail_next_run: Exception | None = None
     calls: list[str] = field(default_factory=list)
+    requests: list[LaunchRequest] = field(default_factory=list)  # every launch asked for, dry runs included
 
     def live(self) -> list[Machine]:
         return [m for m in self.machines.values() if m.state not in (InstanceState.TERMINATED, InstanceState.FAILED)]
@@ -53,6 +54,7 @@ class FakeCompute(ComputeClient):
 
     def run(self, request: LaunchRequest) -> LaunchResult:
         self.cloud.calls.append("run")
+        self.cloud.requests.append(request)
         if request.dry_run:
             return LaunchResult(dry_run=True)
         if (exc := self.cloud.fail_next_run) is not None:

@@ -56,14 +56,22 @@ def launch(ledger: Ledger, cloud: Cloud, **over: object):  # type: ignore[no-unt
 def test_the_quote_uses_the_catalog_rate_and_projects_to_the_ttl() -> None:
     q = quote_launch(spec(ttl_hours=Decimal(6), count=2), CAT, hours_per_month=HPM)
     assert q.unit_price == Money(amount=Decimal("3.06"), currency=USD)
-    assert q.projected == Money(amount=Decimal("3.06") * 6 * 2, currency=USD)
+    assert q.instance_projected == Money(amount=Decimal("3.06") * 6 * 2, currency=USD)
+    # the whole bill adds each machine's 256 GB gp3 disk and public address for the 6 h, by hand
+    disks = Decimal("0.08") * 256 * 6 / 730 * 2
+    addresses = Decimal("0.005") * 6 * 2
+    assert q.projected is not None
+    assert q.projected.amount == pytest.approx(Decimal("3.06") * 6 * 2 + disks + addresses)
+    assert {i.item for i in q.extras} == {"disk:gp3", "ipv4"}
 
 
 def test_monthly_counts_the_whole_prepaid_period_whatever_the_ttl() -> None:
     q = quote_launch(spec(provider="tencent", instance_type="GN10Xp.20XLARGE320", region=None,
                           zone="ap-guangzhou-3", billing=BillingMode.MONTHLY, months=3, ttl_hours=Decimal(6)),
                      CAT, hours_per_month=HPM)
-    assert q.projected == Money(amount=Decimal(46000) * 3, currency=Currency.CNY)
+    assert q.instance_projected == Money(amount=Decimal(46000) * 3, currency=Currency.CNY)
+    # plus 5 Mbps of bandwidth (the default) at 20 CNY per Mbps-month for the 3 prepaid months
+    assert q.projected == Money(amount=Decimal(46000) * 3 + 20 * 5 * 3, currency=Currency.CNY)
     assert q.region == "ap-guangzhou"
 
 
@@ -72,7 +80,8 @@ def test_a_launch_over_the_cap_is_refused_before_anything_is_created(ledger: Led
                      hours_per_month=HPM)
     with pytest.raises(BudgetError) as err:
         check_budget(q, Fx([]))
-    assert err.value.exit_code == 7 and "30.60" in err.value.message
+    whole = Decimal("3.06") * 10 + Decimal("0.08") * 256 * 10 / 730 + Decimal("0.005") * 10  # 30.93 USD
+    assert err.value.exit_code == 7 and f"{whole:.2f}" in err.value.message
     assert ledger.launches() == []
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from itertools import pairwise
 
 from pricing.datafiles import data_rows
 from pricing.extras import DEFAULT_DISK_GB, extra_rates, rates_for
@@ -28,7 +29,7 @@ def test_each_cloud_is_priced_in_its_own_currency() -> None:
 def test_tiers_of_an_item_follow_on_without_gaps() -> None:
     for cloud, item in {(r.cloud, r.item) for r in extra_rates()}:
         tiers = rates_for(cloud, item)
-        for lower, upper in zip(tiers, tiers[1:], strict=False):
+        for lower, upper in pairwise(tiers):
             assert lower.tier_to == upper.tier_from, (cloud, item)
 
 

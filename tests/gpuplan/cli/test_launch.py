@@ -126,3 +126,31 @@ def test_bad_input_is_one_line_exit_2(gpuplan: Run, cloud: Cloud, args: tuple[st
     code, out, err = gpuplan(*args)
     assert code == 2, err
     assert words in err and "Traceback" not in err and cloud.machines == {}
+
+
+def test_the_confirmation_shows_the_whole_bill_and_the_launch_creates_the_disk_it_priced(
+        gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan(*AWS, "--ttl", "6h", "--disk-gb", "500", "--dry-run")
+    assert code == 0, err
+    # p3.2xlarge at 3.06 USD/h for 6 h, a 500 GB gp3 disk and one public address for the same 6 h, by hand
+    instance = 3.06 * 6
+    disk = 0.08 * 500 * 6 / 730
+    address = 0.005 * 6
+    assert f"instances: {instance:.2f} USD" in err
+    assert "500 GB gp3 disk" in err and "public IPv4 address" in err
+    assert f"whole bill until the TTL (6 h): {instance + disk + address:.2f} USD" in err
+    assert cloud.requests[-1].disk_gb == 500 and cloud.machines == {}
+
+
+def test_launch_creates_the_default_disk_the_exports_ask_for(gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan(*AWS, "--ttl", "1h", "--yes")
+    assert code == 0, err
+    assert cloud.requests[-1].disk_gb == 256
+
+
+@pytest.mark.parametrize(("flag", "value", "needle"), [("--disk-gb", "10.5", "whole number"),
+                                                      ("--disk-type", "io2", "launch creates gp3 disks")])
+def test_a_disk_launch_cannot_create_as_priced_is_refused(gpuplan: Run, cloud: Cloud, flag: str, value: str,
+                                                          needle: str) -> None:
+    code, _, err = gpuplan(*AWS, flag, value, "--yes")
+    assert code == 2 and needle in err and cloud.machines == {}
