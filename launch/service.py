@@ -87,6 +87,7 @@ class LaunchQuote(BaseModel):
     instance_projected: Money | None = None  # the instances alone
     extras: tuple[ExtraItem, ...] = ()  # disks, addresses, traffic, set-up until the TTL (or for one hour)
     not_priced: tuple[str, ...] = ()
+    extras_unit: Decimal | None = None  # disk, address, bandwidth per machine per unit of unit_price (the ledger's)
 
 
 def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal) -> LaunchQuote:
@@ -129,6 +130,11 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
                      "first hour of all machines")
     if bill.not_priced:
         notes.append("not priced (no sourced rate): " + "; ".join(bill.not_priced))
+    # what accrues with time on each machine, for `ls`: egress, stored data and set-up are one-off, not kept
+    kept = spec.extras.model_copy(update={"egress_gb": Decimal(0), "storage_gb": Decimal(0),
+                                          "setup_minutes": Decimal(0)})
+    per = hours_per_month if spec.billing is BillingMode.MONTHLY else Decimal(1)
+    unit_extras = extras_bill(kept, spec.provider, spec.billing, per, 1, hours_per_month=hours_per_month).total
     estimate = spec.billing in offer.estimated
     if estimate:
         notes.append(f"{spec.billing} price is an estimate; the provider's market price applies")
@@ -138,7 +144,7 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
     return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=zone,
                        zones=found.zones, unit_price=unit, rule=rule.source, projected=projected, estimate=estimate,
                        notes=tuple(notes), instance_projected=instance_projected, extras=bill.items,
-                       not_priced=bill.not_priced)
+                       not_priced=bill.not_priced, extras_unit=unit_extras)
 
 
 def launch_disk_gb(spec: LaunchSpec) -> int | None:
@@ -207,7 +213,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         id=launch_id, provider=spec.provider, region=q.region, zone=request.zone, instance_type=q.offer,
         billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
         client_token=request.client_token, state=LaunchState.INTENT, unit_price=q.unit_price, created_at=created,
-        expires_at=expires, max_cost=spec.max_cost,
+        expires_at=expires, max_cost=spec.max_cost, extras_unit=q.extras_unit,
     )
     if spec.dry_run:
         result = client.run(request)
@@ -276,25 +282,28 @@ def _hours(start: datetime, end: datetime) -> Decimal:
 
 def accrued_cost(r: LaunchRecord, starts: list[tuple[datetime, datetime | None]], at: datetime) -> Money:
     """What the machines have cost so far, by the billing rule: prepaid months up front, else the time run."""
+    more = r.extras_unit or Decimal(0)
     if r.billing is BillingMode.MONTHLY:
-        return r.unit_price * (r.months * len(starts))
+        return Money(amount=(r.unit_price.amount + more) * (r.months * len(starts)), currency=r.unit_price.currency)
     rule = rule_for(r.provider, r.billing)
     total = Decimal(0)
     for begun, ended in starts:
         hours = _hours(begun, ended or at)
         total += rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
+        total += more * hours  # disks and addresses bill for the time, by the second
     return Money(amount=total, currency=r.unit_price.currency)
 
 
 def projected_cost(r: LaunchRecord) -> Money | None:
+    more = r.extras_unit or Decimal(0)
     if r.billing is BillingMode.MONTHLY:
-        return r.unit_price * (r.months * r.count)
+        return Money(amount=(r.unit_price.amount + more) * (r.months * r.count), currency=r.unit_price.currency)
     if r.expires_at is None:
         return None
     rule = rule_for(r.provider, r.billing)
     hours = _hours(r.created_at, r.expires_at)
     one = rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
-    return Money(amount=one * r.count, currency=r.unit_price.currency)
+    return Money(amount=(one + more * hours) * r.count, currency=r.unit_price.currency)
 
 
 def _find(r: LaunchRecord, client: ComputeClient, known: list[str]) -> list[InstanceInfo]:

@@ -22,6 +22,7 @@ from launch.service import (
     check_budget,
     down,
     expired,
+    projected_cost,
     quote_launch,
     start,
     status,
@@ -263,3 +264,37 @@ def test_a_zone_asked_for_is_quoted_at_its_own_spot_price_and_names_its_region(l
     client = Recording(Cloud())
     start(q, ledger=ledger, client=client, progress=lambda _: None)
     assert client.sent[0].zone == "use1-az5"
+
+
+def test_the_ledger_keeps_the_extras_so_ls_costs_are_the_bill(ledger: Ledger) -> None:
+    q, _, out = launch(ledger, Cloud(), ttl_hours=Decimal(10), count=2)
+    r = ledger.launch(out.record.id)
+    per_hour = Decimal("0.08") * 256 / 730 + Decimal("0.005")  # a 256 GB gp3 disk and an address, by hand
+    assert r.extras_unit == pytest.approx(per_hour)
+    projected = projected_cost(r)
+    assert projected is not None and q.projected is not None
+    assert projected.amount == pytest.approx(q.projected.amount)  # ls and the confirmation agree
+    begun = r.created_at
+    got = accrued_cost(r, [(begun, begun + timedelta(hours=3))] * 2, begun + timedelta(hours=3))
+    assert got.amount == pytest.approx((Decimal("3.06") + per_hour) * 3 * 2)
+
+
+def test_a_ledger_from_before_the_extras_still_opens_and_costs_the_instances(tmp_path: Path) -> None:
+    import sqlite3
+
+    from launch.ledger import MIGRATIONS
+
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0])
+    db.execute("PRAGMA user_version=1")
+    db.execute("INSERT INTO launches (id, provider, region, instance_type, billing, count, client_token, state,"
+               " unit_price, currency, created_at) VALUES ('gp-old', 'aws', 'us-east-1', 'p3.2xlarge', 'hourly', 1,"
+               " 't', 'running', '3.06', 'USD', '2026-01-01T00:00:00+00:00')")
+    db.commit()
+    db.close()
+    with Ledger(path) as led:
+        r = led.launch("gp-old")
+    assert r.extras_unit is None
+    at = r.created_at + timedelta(hours=2)
+    assert accrued_cost(r, [(r.created_at, None)], at).amount == Decimal("3.06") * 2

@@ -38,7 +38,10 @@ def test_launch_ls_down_round_trip(gpuplan: Run, cloud: Cloud) -> None:
     assert "price: 3.06 USD per machine-hour" in err and "18.36 USD" in err  # quote shown before launching
     code, out, _ = gpuplan("ls", "--json")
     (row,) = json.loads(out)["launches"]
-    assert row["id"] == got["id"] and row["projected_cost"] == {"amount": "18.36", "currency": "USD"}
+    # ls projects the same whole bill the confirmation showed: 6 h of the instance, its 256 GB gp3 disk and address
+    whole = 3.06 * 6 + 0.08 * 256 * 6 / 730 + 0.005 * 6
+    assert f"whole bill until the TTL (6 h): {whole:.2f} USD" in err
+    assert row["id"] == got["id"] and row["projected_cost"] == {"amount": f"{whole:.2f}", "currency": "USD"}
     assert row["accrued_cost"]["currency"] == "USD"
     code, out, err = gpuplan("down", got["id"], "--yes", "--json")
     assert code == 0, err
