@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import PSEUDO_REGIONS, Catalog
-from pricing.extras import DEFAULT_DISK_TYPE
 from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
+from pricing.extras import DEFAULT_DISK_TYPE
 from pricing.money import Fx, Money, money_text
 from providers.capabilities import (
     TAG_EXPIRES,

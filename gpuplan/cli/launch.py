@@ -106,6 +106,13 @@ def launch(
         region = region or (None if w.get("region") in PSEUDO_REGIONS else w.get("region"))
         zone = zone or w.get("zone")
         nodes = int(w.get("nodes") or count)
+        priced = w.get("priced_extras") or {}
+        disk_gb = disk_gb if disk_gb is not None else priced.get("disk_gb")
+        disk_type = disk_type if disk_type is not None else priced.get("disk_type")
+        egress_gb = egress_gb if egress_gb is not None else priced.get("egress_gb")
+        storage_gb = storage_gb if storage_gb is not None else priced.get("storage_gb")
+        setup_minutes = setup_minutes if setup_minutes is not None else priced.get("setup_minutes")
+        bandwidth_mbps = bandwidth_mbps if bandwidth_mbps is not None else priced.get("bandwidth_mbps")
     if not provider or not instance_type:
         raise InputError("say what to launch: --provider and --instance-type, or --from-plan",
                          "e.g. gpuplan launch --provider aws --instance-type p3.2xlarge --region us-east-1")

@@ -179,7 +179,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
     if (ex := a.get("extras")) is not None:
         out.print(f"[dim]Costs are the whole bill; 'extras' is the share of disks ({ex['disk_gb']} GB per node), "
                   f"public addresses, egress ({ex['egress_gb']} GB), stored data ({ex['storage_gb']} GB), set-up "
-                  f"({ex['setup_minutes']} min) and Tencent bandwidth ({ex['bandwidth_mbps'].split()[0]} Mbps); "
+                  f"({ex['setup_minutes']} min) and Tencent bandwidth ({ex['bandwidth_mbps']} Mbps); "
                   "'+' marks items not priced (--json lists them).[/dim]", highlight=False)
     if (rng := a.get("estimate_range")) is not None:
         out.print(f"[dim]Hours and costs are expected values; the calibrated range is x{rng['low']:.2f} to "

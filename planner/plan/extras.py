@@ -62,11 +62,12 @@ class Extras(BaseModel):
     def disk_type_for(self, cloud: str) -> str | None:
         return self.disk_type or DEFAULT_DISK_TYPE.get(cloud)
 
-    def assumptions(self) -> dict[str, str]:
+    def assumptions(self) -> dict[str, str | None]:
+        """The inputs as the plan's assumptions say them (disk_type None: each cloud's default), read back by launch."""
         return {
-            "disk_gb": str(self.disk_gb), "disk_type": self.disk_type or "cloud default (aws gp3, tencent cloud_premium)",
-            "egress_gb": str(self.egress_gb), "storage_gb": str(self.storage_gb),
-            "setup_minutes": str(self.setup_minutes), "bandwidth_mbps": f"{self.bandwidth_mbps} (tencent)",
+            "disk_gb": str(self.disk_gb), "disk_type": self.disk_type, "egress_gb": str(self.egress_gb),
+            "storage_gb": str(self.storage_gb), "setup_minutes": str(self.setup_minutes),
+            "bandwidth_mbps": str(self.bandwidth_mbps),
         }
 
 

@@ -157,3 +157,15 @@ def test_a_disk_launch_cannot_create_as_priced_is_refused(gpuplan: Run, cloud: C
                                                           needle: str) -> None:
     code, _, err = gpuplan(*AWS, flag, value, "--yes")
     assert code == 2 and needle in err and cloud.machines == {}
+
+
+def test_from_plan_creates_the_disk_the_plan_priced(gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--billing", "hourly",
+                           "--disk-gb", "500", "--json")
+    assert code == 0, err
+    code, _, err = gpuplan("launch", "--from-plan", "--ttl", "2h", "--dry-run")
+    assert code == 0, err
+    assert cloud.requests[-1].disk_gb == 500 and "500 GB gp3 disk" in err
+    code, _, err = gpuplan("launch", "--from-plan", "--ttl", "2h", "--disk-gb", "300", "--dry-run")
+    assert code == 0, err
+    assert cloud.requests[-1].disk_gb == 300  # a flag given wins over the plan
