@@ -114,3 +114,12 @@ def test_more_egress_or_disk_never_costs_less_and_the_total_is_the_sum(
     assert up_egress.total >= base.total and up_disk.total >= base.total
     assert base.total == sum((i.cost.amount for i in base.items), Decimal(0))
     assert all(i.cost.amount >= 0 for i in base.items)
+
+
+def test_stored_data_is_priced_once_for_the_run_not_per_node() -> None:
+    bill = extras_bill(Extras(disk_gb=0, storage_gb=2000), "aws", BillingMode.HOURLY, Decimal(73), 4,
+                       hours_per_month=HPM)
+    assert by_item(bill)["storage:s3-standard"] == Decimal("0.023") * 2000 * Decimal("0.1")  # 73 h = 0.1 month
+    tencent = extras_bill(Extras(disk_gb=0, storage_gb=2000), "tencent", BillingMode.MONTHLY, Decimal(73), 1,
+                          hours_per_month=HPM)
+    assert any("object storage 2000 GB" in m for m in tencent.not_priced)
