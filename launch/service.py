@@ -97,6 +97,7 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
         raise InputError("--count and --months must be 1 or more")
     check_launch_disk_type(spec)
     launch_disk_gb(spec)
+    launch_bandwidth_mbps(spec)
     found = find_offer(catalog, spec.instance_type, provider=spec.provider, region=spec.region, zone=spec.zone)
     offer, region = found.offer, found.region
     rate = offer.rates.get(spec.billing)
@@ -155,6 +156,19 @@ def launch_disk_gb(spec: LaunchSpec) -> int | None:
     return int(gb) or None
 
 
+def launch_bandwidth_mbps(spec: LaunchSpec) -> int | None:
+    """A Tencent subscription's prepaid bandwidth per machine, in whole Mbps, as the quote priced it.
+
+    None elsewhere: pay-as-you-go machines keep the client's traffic-billed default, which no rate prices.
+    """
+    if spec.provider != "tencent" or spec.billing is not BillingMode.MONTHLY:
+        return None
+    mbps = spec.extras.bandwidth_mbps
+    if mbps != mbps.to_integral_value():
+        raise InputError(f"--bandwidth-mbps {mbps} is not a whole number", "Tencent sets bandwidth in whole Mbps")
+    return int(mbps)
+
+
 def check_launch_disk_type(spec: LaunchSpec) -> None:
     """A launch creates its cloud's default disk type: refuse another rather than price one and create the other."""
     chosen, default = spec.extras.disk_type, DEFAULT_DISK_TYPE.get(spec.provider)
@@ -205,6 +219,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         region=q.region, zone=pinned, zones=q.zones if not pinned else (),
         instance_type=q.offer, billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
         disk_gb=launch_disk_gb(spec),  # the disk the quote priced
+        bandwidth_mbps=launch_bandwidth_mbps(spec),  # and Tencent's bandwidth
         client_token=uuid.uuid4().hex, name=f"gpuplan-{launch_id}", tags=tags,
         # The client says whether a machine can end itself at its TTL; elsewhere `down --expired` is the backstop.
         user_data=client.ttl_user_data(spec.ttl_hours) if spec.ttl_hours is not None else None, cluster=spec.count > 1, dry_run=spec.dry_run,

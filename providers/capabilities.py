@@ -69,6 +69,8 @@ class LaunchRequest(BaseModel):
     tags: dict[str, str] = {}
     user_data: str | None = None  # plain text; clients encode it as the API wants
     disk_gb: int | None = None
+    # Tencent: each machine's public bandwidth cap in Mbps (0: no public address); None: the client's own default
+    bandwidth_mbps: int | None = None
     cluster: bool = False  # several nodes: one placement group / HPC cluster, EFA/RDMA where the type has it
     dry_run: bool = False
 

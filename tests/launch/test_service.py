@@ -298,3 +298,14 @@ def test_a_ledger_from_before_the_extras_still_opens_and_costs_the_instances(tmp
     assert r.extras_unit is None
     at = r.created_at + timedelta(hours=2)
     assert accrued_cost(r, [(r.created_at, None)], at).amount == Decimal("3.06") * 2
+
+
+def test_a_tencent_subscription_launch_asks_for_the_bandwidth_it_priced(ledger: Ledger) -> None:
+    from planner.plan.extras import Extras
+
+    cloud = Cloud()
+    launch(ledger, cloud, provider="tencent", instance_type="GN10Xp.20XLARGE320", region=None,
+           zone="ap-guangzhou-3", billing=BillingMode.MONTHLY, extras=Extras(bandwidth_mbps=3))
+    assert cloud.requests[-1].bandwidth_mbps == 3
+    launch(ledger, cloud, ttl_hours=Decimal(1))  # aws, hourly: no bandwidth to prepay
+    assert cloud.requests[-1].bandwidth_mbps is None

@@ -280,3 +280,14 @@ def test_pending_turns_running_after_a_time_too(sleeps: list[float], monkeypatch
 
 def test_no_ttl_boot_script_since_a_shutdown_inside_keeps_billing() -> None:
     assert TencentCompute("ap-guangzhou").ttl_user_data(Decimal(6)) is None
+
+
+def test_a_subscription_prepays_the_bandwidth_it_was_priced_with(tencent_env: FakeCvm, sleeps: list[float]) -> None:
+    TencentCompute(GZ, sleep=sleeps.append).run(
+        request(zone="ap-guangzhou-3", billing=BillingMode.MONTHLY, client_token="tok-bw", bandwidth_mbps=5))
+    TencentCompute(GZ, sleep=sleeps.append).run(request(zone="ap-guangzhou-3", client_token="tok-h"))
+    monthly, hourly = (c.params for c in tencent_env.calls_of("RunInstances"))
+    assert monthly["InternetAccessible"] == {"InternetChargeType": "BANDWIDTH_PREPAID", "InternetMaxBandwidthOut": 5,
+                                             "PublicIpAssigned": True}
+    # no bandwidth asked for: the client's default, traffic-billed
+    assert hourly["InternetAccessible"]["InternetChargeType"] == "TRAFFIC_POSTPAID_BY_HOUR"
