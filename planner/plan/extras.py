@@ -206,7 +206,7 @@ def setup_cost(ex: Extras, mode: BillingMode, rate: Decimal, nodes: int) -> Deci
     """Set-up at the instance rate, as :func:`extras_bill` prices it (0 in a term mode, whose quote covers it)."""
     if not ex.setup_minutes or mode in TERM_MODES or mode is BillingMode.BUY:
         return Decimal(0)
-    return rate * (ex.setup_hours * Decimal(nodes))
+    return rate * (ex.setup_hours * Decimal(nodes))  # the ranking pass multiplies in this order too
 
 
 def billed_hours(ex: Extras | None, mode: BillingMode, run_hours: Decimal) -> Decimal:

@@ -58,9 +58,10 @@ class _Shape:
                     billed = billed_hours(ex, mode, wall)
                     coster = rate_coster(provider, mode, billed, family=family, hours_per_month=hpm)
                     fixed = None if ex is None else fixed_total(ex, provider.name, mode, wall, n, hours_per_month=hpm)
+                    setup = setup_cost(ex, mode, Decimal(1), n) if ex is not None else Decimal(0)
                     answer = _Mode(hours=wall, hours_f=float(wall), nodes=None if n == 1 else Decimal(n),
-                                   mode_at=MODE_AT[mode], family=family, coster=coster, billed=billed, count=n,
-                                   fixed=fixed)
+                                   mode_at=MODE_AT[mode], family=family, coster=coster, billed=billed,
+                                   setup=setup or None, fixed=fixed)
         self.modes[mode] = answer
         return answer
 
@@ -76,7 +77,7 @@ class _Mode:
     family: str  # the family the coster is for (billing tiers go by family)
     coster: Callable[[Decimal], Decimal] | None  # rate -> cost; None: quote offer by offer
     billed: Decimal  # the hours the instance is quoted for (a term also covers set-up)
-    count: int  # nodes
+    setup: Decimal | None  # set-up hours x nodes, billed at the rate; None: no set-up line
     fixed: Decimal | None  # the extras that do not depend on the rate; None: no extras asked for
 
 
@@ -89,7 +90,7 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
     out once and looked up; per option there are a few Decimal products and four numbers kept.
     """
     c, s, cat = costing.c, costing.s, costing.cat
-    hpm, budget, extras = s.hours_per_month, costing.budget, costing.extras
+    hpm, budget = s.hours_per_month, costing.budget
     # With no filter that reads the offer, only its stock and prices can exclude it before costing.
     filtered = c.gpus is not None or c.min_vram_gb is not None or c.max_gpus is not None or bool(c.regions) \
         or c.billing is not None
@@ -136,7 +137,9 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
             if m.nodes is not None:
                 amount *= m.nodes
             if m.fixed is not None:  # the whole bill, added in the full costing's order (see ExtrasBill)
-                amount = amount + setup_cost(extras, mode, rates[mode], m.count) + m.fixed  # type: ignore[arg-type]
+                if m.setup is not None:
+                    amount = amount + rates[mode] * m.setup
+                amount = amount + m.fixed
             if fx != 1:
                 amount *= fx
             if budget is not None and amount > budget:
