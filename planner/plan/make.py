@@ -13,6 +13,7 @@ from typing import Any
 
 from pricing.catalog import Catalog
 from pricing.errors import InputError, NoOptionError
+from pricing.money import money_text
 from providers.base import Provider
 from providers.registry import all_providers
 from planner.limits import bounded
@@ -29,7 +30,11 @@ from planner.settings import Settings
 
 
 def _cost_story(o: Option) -> str:
-    return " + ".join(i.story() for i in o.line_items)
+    story = " + ".join(i.story() for i in o.line_items)
+    if o.extras:
+        total = sum((i.cost.amount for i in o.extras), Decimal(0))
+        story += f" + {money_text(total, o.extras[0].cost.currency)} of disks, addresses and traffic"
+    return story
 
 
 def explain(options: RankedOptions) -> str:
