@@ -123,3 +123,40 @@ def test_stored_data_is_priced_once_for_the_run_not_per_node() -> None:
     tencent = extras_bill(Extras(disk_gb=0, storage_gb=2000), "tencent", BillingMode.MONTHLY, Decimal(73), 1,
                           hours_per_month=HPM)
     assert any("object storage 2000 GB" in m for m in tencent.not_priced)
+
+
+# -- the whole plan: every option's cost is its instance plus its extras, and both passes agree
+
+def _plan_with(extras: Extras, hours: Decimal = Decimal(200)):  # type: ignore[no-untyped-def]
+    from pricing.catalog import Catalog
+    from planner.perf.speed import SpeedPrecision, WorkloadClass
+    from planner.plan import Constraints, make_plan
+    from planner.plan.demand import RefGpuHours
+    from planner.settings import Settings
+
+    cat = _plan_with.__dict__.setdefault("cat", Catalog.shipped())
+    demand = RefGpuHours(gpu_hours=hours, ref_gpu="V100-SXM2-32GB", catalog=cat,
+                         workload_class=WorkloadClass.TRANSFORMER, precision=SpeedPrecision.MIXED)
+    return make_plan(demand, Constraints(providers=frozenset({"aws", "tencent"})), Settings(), catalog=cat,
+                     extras=extras)
+
+
+@settings(max_examples=8, deadline=None)
+@given(amounts, st.decimals(min_value=0, max_value=60, places=0), st.sampled_from([0, 256, 1000]))
+def test_every_option_costs_its_instance_plus_its_extras(egress: Decimal, setup: Decimal, disk: int) -> None:
+    from planner.settings import Settings
+
+    fx = Settings().fx_table()
+    p = _plan_with(Extras(egress_gb=egress, setup_minutes=setup, disk_gb=disk))
+    for o in list(p.options)[:40]:  # building each option checks the ranking pass came to the same number
+        assert o.instance_cost is not None
+        native_extras = sum((i.cost.amount for i in o.extras), Decimal(0))
+        rate = fx.rate(o.native_cost.currency, p.currency)
+        assert o.cost.amount - o.instance_cost.amount == pytest.approx(native_extras * rate)
+        assert o.cost.amount >= o.instance_cost.amount
+
+
+def test_more_egress_never_makes_the_cheapest_plan_cheaper() -> None:
+    low = _plan_with(Extras(egress_gb=Decimal(100)))
+    high = _plan_with(Extras(egress_gb=Decimal(5000)))
+    assert high.cheapest.cost.amount >= low.cheapest.cost.amount
