@@ -9,7 +9,7 @@ asks the provider to validate without creating anything.
 
 import os
 import sys
-from decimal import ROUND_HALF_EVEN
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -213,6 +213,16 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any) -> None:
     print(f"  end it: gpuplan down {r.id}")
 
 
+def _quote_extras(provider: str, mode: Any, months: int, extras: Any) -> Any:
+    """The rest of one machine's bill at the shipped rates: for the prepaid months, else for one hour."""
+    from pricing.billing import BillingMode
+    from planner.plan.extras import extras_bill
+
+    hpm = settings_from().hours_per_month
+    hours = hpm * months if mode is BillingMode.MONTHLY else Decimal(1)
+    return extras_bill(extras, provider, mode, hours, 1, hours_per_month=hpm)
+
+
 @app.command()
 def quote(
     provider: Annotated[str, typer.Option("--provider", help="tencent (AWS publishes prices: `gpuplan catalog refresh --provider aws`).")],
@@ -221,9 +231,15 @@ def quote(
     billing: BillingOpt = "hourly",
     months: Annotated[int, typer.Option("--months", help="Months for --billing monthly (1-12, 24, 36).")] = 1,
     image: Annotated[Optional[str], typer.Option("--image", help="Image to price with (default: the provider's GPU image).")] = None,
+    disk_gb: DiskGbOpt = None,
+    disk_type: DiskTypeOpt = None,
+    egress_gb: EgressGbOpt = None,
+    storage_gb: StorageGbOpt = None,
+    bandwidth_mbps: BandwidthOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The provider's exact price for one configuration (hourly tiers; monthly with its period discount)."""
+    """The provider's exact price for one configuration (hourly tiers; monthly with its period discount),
+    and the rest of the bill at the shipped rates."""
     from pricing.billing import BillingMode
     from providers.registry import price_inquiry
     from gpuplan.render.table import dump_json
@@ -236,12 +252,14 @@ def quote(
         raise InputError(f"cannot quote billing {mode}", "use hourly, monthly or spot")
     if months < 1:
         raise InputError("--months must be 1 or more")
+    extras = extras_from(disk_gb, disk_type, egress_gb, storage_gb, None, bandwidth_mbps)
     inquire = price_inquiry(provider.strip().lower())
     q = inquire(None, region_of_zone(zone), zone, instance_type, mode, months, image)
+    bill = _quote_extras(provider.strip().lower(), mode, months, extras)
     if as_json:
-        from gpuplan.render.launch import quote_payload
+        from gpuplan.render.launch import extras_payload, quote_payload
 
-        emit(dump_json(quote_payload(q)))
+        emit(dump_json({**quote_payload(q), **extras_payload(bill)}))
         return
     print(f"{instance_type} in {zone}, {mode}: {q.payable} {q.currency}"
           f" {'for ' + str(months) + ' month(s)' if mode is BillingMode.MONTHLY else 'per hour'}")
@@ -253,6 +271,11 @@ def quote(
         until = f"{step.to_hours} h" if step.to_hours is not None else "on"
         print(f"  hours {step.from_hours} to {until}: {step.unit_price_discount or step.unit_price} {q.currency} per hour")
     print(f"  source: {q.source}")
+    span = f"{months} month(s)" if mode is BillingMode.MONTHLY else "each hour"
+    for i in bill.items:
+        print(f"  + {i.description} ({span}): {i.story()} = {i.cost.amount:.2f} {i.cost.currency} [{i.source}]")
+    if bill.not_priced:
+        print("  not priced (no sourced rate): " + "; ".join(bill.not_priced))
 
 
 @app.command("ls")
