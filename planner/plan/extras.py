@@ -154,26 +154,26 @@ def extras_bill(ex: Extras, cloud: str, mode: BillingMode, run_hours: Decimal, n
             # block storage is billed for the volume's life, prorated over the month whatever the instance mode
             items.append(_line(disk[0], f"{each}{ex.disk_gb:g} GB {disk_type} disk for {hours:.2f} h",
                                ex.disk_gb * hours / hours_per_month * n))
-    if cloud == "aws":
-        if ipv4 := rates_for(cloud, "ipv4"):
-            items.append(_line(ipv4[0], f"{each}public IPv4 address for {hours:.2f} h", hours * n))
-        else:
-            missing.append("public IPv4 address")
-    if cloud == "tencent":
-        bandwidth = rates_for(cloud, "bandwidth")
-        if mode is BillingMode.MONTHLY and bandwidth and ex.bandwidth_mbps:
+    # What the data has rows for decides the lines, so a cloud added later is priced by adding rows:
+    # a cloud that bills bandwidth by the Mbps (Tencent) includes the address and the traffic in it.
+    bandwidth = rates_for(cloud, "bandwidth")
+    if ipv4 := rates_for(cloud, "ipv4"):
+        items.append(_line(ipv4[0], f"{each}public IPv4 address for {hours:.2f} h", hours * n))
+    elif not bandwidth:
+        missing.append("public IPv4 address")
+    if bandwidth and ex.bandwidth_mbps:
+        if mode is BillingMode.MONTHLY:
             months = Decimal(whole_months(hours, hours_per_month))
-            # traffic is included in bandwidth billed by the Mbps: no egress line
             for r, mbps in _tier_parts(bandwidth, ex.bandwidth_mbps):
                 items.append(_line(r, f"{each}{mbps:g} Mbps bandwidth ({_tier_name(r)}) x {months:g} month(s)",
                                    mbps * months * n))
             if (over := _over(bandwidth, ex.bandwidth_mbps)) > 0:
                 missing.append(f"bandwidth above {bandwidth[-1].tier_to:g} Mbps ({over:g} Mbps per node)")
-        elif ex.bandwidth_mbps:
+        else:
             missing.append(f"pay-as-you-go bandwidth ({ex.bandwidth_mbps:g} Mbps per node)")
             if ex.egress_gb:
                 missing.append(f"egress {ex.egress_gb:g} GB")
-    elif ex.egress_gb:
+    elif ex.egress_gb and not bandwidth:
         egress = rates_for(cloud, "egress")
         if not egress:
             missing.append(f"egress {ex.egress_gb:g} GB")
