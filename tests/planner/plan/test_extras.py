@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planner.plan.extras import Extras, extras_bill, fixed_total, setup_cost
 from pricing.billing import BillingMode
 from pricing.errors import InputError
-from planner.plan.extras import Extras, extras_bill, fixed_total, setup_cost
 
 HPM = Decimal(730)
 
@@ -128,11 +128,11 @@ def test_stored_data_is_priced_once_for_the_run_not_per_node() -> None:
 # -- the whole plan: every option's cost is its instance plus its extras, and both passes agree
 
 def _plan_with(extras: Extras, hours: Decimal = Decimal(200)):  # type: ignore[no-untyped-def]
-    from pricing.catalog import Catalog
     from planner.perf.speed import SpeedPrecision, WorkloadClass
     from planner.plan import Constraints, make_plan
     from planner.plan.demand import RefGpuHours
     from planner.settings import Settings
+    from pricing.catalog import Catalog
 
     cat = _plan_with.__dict__.setdefault("cat", Catalog.shipped())
     demand = RefGpuHours(gpu_hours=hours, ref_gpu="V100-SXM2-32GB", catalog=cat,
