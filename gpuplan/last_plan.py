@@ -55,7 +55,9 @@ def read_winner(path: Path | None) -> dict[str, Any]:
     file = path or last_plan_path()
     try:
         plan = json.loads(file.read_text(encoding="utf-8"))
-        winner = plan["cheapest"]
+        winner = dict(plan["cheapest"])
+        # what the plan priced besides the instance: launch --from-plan creates the same disk
+        winner["priced_extras"] = plan.get("assumptions", {}).get("extras") or {}
     except FileNotFoundError:
         raise InputError(f"no plan at {file}", "run `gpuplan plan ...` first, or give --plan-file FILE") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:

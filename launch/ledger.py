@@ -60,6 +60,9 @@ class LaunchRecord(BaseModel):
     client_token: str
     state: LaunchState
     unit_price: Money  # per instance-hour (per month for monthly)
+    # Disks, addresses and bandwidth per machine in the same unit and currency as unit_price, as quoted;
+    # None for launches recorded before the ledger kept them (their costs are the instances alone).
+    extras_unit: Decimal | None = None
     created_at: datetime
     expires_at: datetime | None
     max_cost: Money | None
@@ -118,6 +121,10 @@ MIGRATIONS: tuple[str, ...] = (
         at TEXT NOT NULL,
         what TEXT NOT NULL
     );
+    """,
+    # 2: what each machine costs besides the instance (disk, address, bandwidth) per unit of unit_price
+    """
+    ALTER TABLE launches ADD COLUMN extras_unit TEXT
     """,
 )
 
@@ -192,11 +199,12 @@ class Ledger:
             db.execute(
                 "INSERT INTO launches (id, provider, region, zone, instance_type, billing, months, count, image,"
                 " client_token, state, unit_price, currency, created_at, expires_at, max_cost, max_cost_currency,"
-                " note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " note, extras_unit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (r.id, r.provider, r.region, r.zone, r.instance_type, r.billing.value, r.months, r.count, r.image,
                  r.client_token, r.state.value, str(r.unit_price.amount), r.unit_price.currency.value,
                  _ts(r.created_at), _ts(r.expires_at), None if r.max_cost is None else str(r.max_cost.amount),
-                 None if r.max_cost is None else r.max_cost.currency.value, r.note),
+                 None if r.max_cost is None else r.max_cost.currency.value, r.note,
+                 None if r.extras_unit is None else str(r.extras_unit)),
             )
             self._event(db, r.id, f"intent: {r.count} x {r.instance_type} {r.billing} in {r.zone or r.region}")
 
@@ -277,5 +285,5 @@ class Ledger:
             client_token=r["client_token"], state=LaunchState(r["state"]),
             unit_price=Money(amount=Decimal(r["unit_price"]), currency=Currency(r["currency"])),
             created_at=_dt(r["created_at"]), expires_at=_dt(r["expires_at"]), max_cost=cap,  # type: ignore[arg-type]
-            note=r["note"],
+            note=r["note"], extras_unit=None if r["extras_unit"] is None else Decimal(r["extras_unit"]),
         )

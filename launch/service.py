@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import PSEUDO_REGIONS, Catalog
 from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
+from pricing.extras import DEFAULT_DISK_TYPE
 from pricing.money import Fx, Money, money_text, round_cents
 from pricing.text import printable
 from providers.capabilities import (
@@ -33,6 +34,7 @@ from providers.capabilities import (
     LaunchRequest,
 )
 from providers.lookup import find_offer
+from planner.plan.extras import ExtraItem, Extras, extras_bill
 from launch.ledger import LaunchRecord, LaunchState, Ledger, now
 
 ClientFor = Callable[[str, str], ComputeClient]
@@ -65,6 +67,7 @@ class LaunchSpec(BaseModel):
     ttl_hours: Decimal | None = None
     max_cost: Money | None = None
     dry_run: bool = False
+    extras: Extras = Extras()  # the disk it creates and the rest of the bill it is quoted with
 
 
 class LaunchQuote(BaseModel):
@@ -79,9 +82,13 @@ class LaunchQuote(BaseModel):
     zones: tuple[str, ...]
     unit_price: Money  # per instance-hour, or per instance-month for monthly
     rule: str
-    projected: Money | None  # every machine until the TTL (monthly: the whole period)
+    projected: Money | None  # the whole bill of every machine until the TTL (monthly: the whole period)
     estimate: bool
     notes: tuple[str, ...] = ()
+    instance_projected: Money | None = None  # the instances alone
+    extras: tuple[ExtraItem, ...] = ()  # disks, addresses, traffic, set-up until the TTL (or for one hour)
+    not_priced: tuple[str, ...] = ()
+    extras_unit: Decimal | None = None  # disk, address, bandwidth per machine per unit of unit_price (the ledger's)
 
 
 def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal) -> LaunchQuote:
@@ -89,6 +96,9 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
         raise InputError(f"cannot launch with billing {spec.billing}", "use hourly, monthly or spot")
     if spec.count < 1 or spec.months < 1:
         raise InputError("--count and --months must be 1 or more")
+    check_launch_disk_type(spec)
+    launch_disk_gb(spec)
+    launch_bandwidth_mbps(spec)
     found = find_offer(catalog, spec.instance_type, provider=spec.provider, region=spec.region, zone=spec.zone)
     offer, region = found.offer, found.region
     rate = offer.rates.get(spec.billing)
@@ -111,6 +121,22 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
     else:
         projected = None
         notes.append("no --ttl: it runs, and bills, until `gpuplan down`")
+    instance_projected = projected
+    hours = Decimal(spec.months) * hours_per_month if spec.billing is BillingMode.MONTHLY else spec.ttl_hours
+    bill = extras_bill(spec.extras, spec.provider, spec.billing, hours if hours is not None else Decimal(1),
+                       spec.count, hours_per_month=hours_per_month, setup_rate=rate, currency=offer.currency)
+    if projected is not None:
+        projected = Money(amount=projected.amount + bill.total, currency=projected.currency)
+    elif bill.items:
+        notes.append(f"disks and addresses bill while it runs: {money_text(bill.total, offer.currency)} for the "
+                     "first hour of all machines")
+    if bill.not_priced:
+        notes.append("not priced (no sourced rate): " + "; ".join(bill.not_priced))
+    # what accrues with time on each machine, for `ls`: egress, stored data and set-up are one-off, not kept
+    kept = spec.extras.model_copy(update={"egress_gb": Decimal(0), "storage_gb": Decimal(0),
+                                          "setup_minutes": Decimal(0)})
+    per = hours_per_month if spec.billing is BillingMode.MONTHLY else Decimal(1)
+    unit_extras = extras_bill(kept, spec.provider, spec.billing, per, 1, hours_per_month=hours_per_month).total
     estimate = spec.billing in offer.estimated
     if estimate:
         notes.append(f"{spec.billing} price is an estimate; the provider's market price applies")
@@ -119,7 +145,37 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
                      f"--region {region}` reads the zone's live price")
     return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=zone,
                        zones=found.zones, unit_price=unit, rule=rule.source, projected=projected, estimate=estimate,
-                       notes=tuple(notes))
+                       notes=tuple(notes), instance_projected=instance_projected, extras=bill.items,
+                       not_priced=bill.not_priced, extras_unit=unit_extras)
+
+
+def launch_disk_gb(spec: LaunchSpec) -> int | None:
+    """The root disk a launch creates, in whole GB: the size it was quoted with (0: the image's own, unpriced)."""
+    gb = spec.extras.disk_gb
+    if gb != gb.to_integral_value():
+        raise InputError(f"--disk-gb {gb} is not a whole number of GB", "a cloud disk is sized in whole GB")
+    return int(gb) or None
+
+
+def launch_bandwidth_mbps(spec: LaunchSpec) -> int | None:
+    """A Tencent subscription's prepaid bandwidth per machine, in whole Mbps, as the quote priced it.
+
+    None elsewhere: pay-as-you-go machines keep the client's traffic-billed default, which no rate prices.
+    """
+    if spec.provider != "tencent" or spec.billing is not BillingMode.MONTHLY:
+        return None
+    mbps = spec.extras.bandwidth_mbps
+    if mbps != mbps.to_integral_value():
+        raise InputError(f"--bandwidth-mbps {mbps} is not a whole number", "Tencent sets bandwidth in whole Mbps")
+    return int(mbps)
+
+
+def check_launch_disk_type(spec: LaunchSpec) -> None:
+    """A launch creates its cloud's default disk type: refuse another rather than price one and create the other."""
+    chosen, default = spec.extras.disk_type, DEFAULT_DISK_TYPE.get(spec.provider)
+    if chosen is not None and chosen != default:
+        raise InputError(f"launch creates {default or 'the image default'} disks on {spec.provider}, not {chosen}",
+                         "drop --disk-type to launch with the type the quote prices")
 
 
 def check_budget(q: LaunchQuote, fx: Fx) -> None:
@@ -163,6 +219,8 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         # a zone asked for, or the zone a per-zone (spot) price was quoted in, is the zone launched in
         region=q.region, zone=pinned, zones=q.zones if not pinned else (),
         instance_type=q.offer, billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
+        disk_gb=launch_disk_gb(spec),  # the disk the quote priced
+        bandwidth_mbps=launch_bandwidth_mbps(spec),  # and Tencent's bandwidth
         client_token=uuid.uuid4().hex, name=f"gpuplan-{launch_id}", tags=tags,
         # The client says whether a machine can end itself at its TTL; elsewhere `down --expired` is the backstop.
         user_data=client.ttl_user_data(spec.ttl_hours) if spec.ttl_hours is not None else None, cluster=spec.count > 1, dry_run=spec.dry_run,
@@ -172,7 +230,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         id=launch_id, provider=spec.provider, region=q.region, zone=request.zone, instance_type=q.offer,
         billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
         client_token=request.client_token, state=LaunchState.INTENT, unit_price=q.unit_price, created_at=created,
-        expires_at=expires, max_cost=spec.max_cost,
+        expires_at=expires, max_cost=spec.max_cost, extras_unit=q.extras_unit,
     )
     if spec.dry_run:
         result = client.run(request)
@@ -248,25 +306,28 @@ def _hours(start: datetime, end: datetime) -> Decimal:
 
 def accrued_cost(r: LaunchRecord, starts: list[tuple[datetime, datetime | None]], at: datetime) -> Money:
     """What the machines have cost so far, by the billing rule: prepaid months up front, else the time run."""
+    more = r.extras_unit or Decimal(0)
     if r.billing is BillingMode.MONTHLY:
-        return r.unit_price * (r.months * len(starts))
+        return Money(amount=(r.unit_price.amount + more) * (r.months * len(starts)), currency=r.unit_price.currency)
     rule = rule_for(r.provider, r.billing)
     total = Decimal(0)
     for begun, ended in starts:
         hours = _hours(begun, ended or at)
         total += rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
+        total += more * hours  # disks and addresses bill for the time, by the second
     return Money(amount=total, currency=r.unit_price.currency)
 
 
 def projected_cost(r: LaunchRecord) -> Money | None:
+    more = r.extras_unit or Decimal(0)
     if r.billing is BillingMode.MONTHLY:
-        return r.unit_price * (r.months * r.count)
+        return Money(amount=(r.unit_price.amount + more) * (r.months * r.count), currency=r.unit_price.currency)
     if r.expires_at is None:
         return None
     rule = rule_for(r.provider, r.billing)
     hours = _hours(r.created_at, r.expires_at)
     one = rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
-    return Money(amount=one * r.count, currency=r.unit_price.currency)
+    return Money(amount=(one + more * hours) * r.count, currency=r.unit_price.currency)
 
 
 def _find(r: LaunchRecord, client: ComputeClient, known: list[str]) -> list[InstanceInfo]:

@@ -72,6 +72,8 @@ class LaunchRequest(BaseModel):
     user_data: str | None = None  # plain text; clients encode it as the API wants
     expires_at: datetime | None = None  # the TTL: a cloud with a timed termination (Tencent ActionTimer) ends it then
     disk_gb: int | None = None
+    # Tencent: each machine's public bandwidth cap in Mbps (0: no public address); None: the client's own default
+    bandwidth_mbps: int | None = None
     cluster: bool = False  # several nodes: one placement group / HPC cluster, EFA/RDMA where the type has it
     dry_run: bool = False
 

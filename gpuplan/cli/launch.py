@@ -10,7 +10,7 @@ asks the provider to validate without creating anything.
 import math
 import os
 import sys
-from decimal import ROUND_HALF_EVEN
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -18,6 +18,9 @@ import typer
 
 from pricing.errors import GpuplanError, InputError
 from gpuplan.cli.app import command_app
+from gpuplan.cli.extras_opts import (
+    BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
+)
 from gpuplan.cli.options import JsonOpt, emit, settings_from
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
@@ -88,6 +91,12 @@ def launch(
     from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (or --plan-file).")] = False,
     plan_file: Annotated[Optional[Path], typer.Option("--plan-file", help="A `gpuplan plan --json` file for --from-plan.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
+    disk_gb: DiskGbOpt = None,
+    disk_type: DiskTypeOpt = None,
+    egress_gb: EgressGbOpt = None,
+    storage_gb: StorageGbOpt = None,
+    setup_minutes: SetupMinutesOpt = None,
+    bandwidth_mbps: BandwidthOpt = None,
     yes: YesOpt = False,
     wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for RUNNING, e.g. 20m.")] = "20m",
     as_json: JsonOpt = False,
@@ -124,6 +133,13 @@ def launch(
             raise InputError(f"the plan's winner runs on {planned} node(s), --count says {count}",
                              "leave --count out to launch the plan as it is, or plan again with --nodes")
         nodes = planned
+        priced = w.get("priced_extras") or {}
+        disk_gb = disk_gb if disk_gb is not None else priced.get("disk_gb")
+        disk_type = disk_type if disk_type is not None else priced.get("disk_type")
+        egress_gb = egress_gb if egress_gb is not None else priced.get("egress_gb")
+        storage_gb = storage_gb if storage_gb is not None else priced.get("storage_gb")
+        setup_minutes = setup_minutes if setup_minutes is not None else priced.get("setup_minutes")
+        bandwidth_mbps = bandwidth_mbps if bandwidth_mbps is not None else priced.get("bandwidth_mbps")
     if not provider or not instance_type:
         raise InputError("say what to launch: --provider and --instance-type, or --from-plan",
                          "e.g. gpuplan launch --provider aws --instance-type p3.2xlarge --region us-east-1")
@@ -132,6 +148,7 @@ def launch(
         billing=parse_enum(BillingMode, billing, "--billing"), months=months, count=nodes, image=image,
         ttl_hours=parse_duration(ttl, "--ttl") if ttl is not None else None,
         max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost is not None else None, dry_run=dry_run,
+        extras=extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps),
     )
     if nodes < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")
@@ -168,11 +185,16 @@ def _show_quote(q: Any) -> None:
     _say(f"Launch: {what}")
     _say(f"  price: {q.unit_price.amount} {q.unit_price.currency} per machine-{unit}{' (estimate)' if q.estimate else ''}")
     _say(f"  billing rule: {q.rule}")
+    if q.extras and q.instance_projected is not None:
+        _say(f"  instances: {money_text(q.instance_projected.amount, q.instance_projected.currency, rounding=HALF_EVEN)}")
+    for i in q.extras:
+        _say(f"  + {i.description}: {i.story()} = {money_text(i.cost.amount, i.cost.currency)}")
     if q.projected is not None:
         # a prepaid period is owed whatever the TTL; hours shown to 4 significant digits, not Decimal's 28
-        until = ("for the prepaid period" if spec.billing == "monthly" else
+        until = ("for the prepaid period" if spec.billing == "monthly" or spec.ttl_hours is None else
                  f"until the TTL ({float(spec.ttl_hours):.4g} h)")
-        _say(f"  cost {until}: {money_text(q.projected.amount, q.projected.currency, rounding=HALF_EVEN)}")
+        what = "whole bill" if q.extras else "cost"
+        _say(f"  {what} {until}: {money_text(q.projected.amount, q.projected.currency, rounding=HALF_EVEN)}")
     for n in q.notes:
         _say(f"  note: {n}")
 
@@ -220,6 +242,16 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any) -> None:
     print(f"  end it: gpuplan down {r.id}")
 
 
+def _quote_extras(provider: str, mode: Any, months: int, extras: Any) -> Any:
+    """The rest of one machine's bill at the shipped rates: for the prepaid months, else for one hour."""
+    from pricing.billing import BillingMode
+    from planner.plan.extras import extras_bill
+
+    hpm = settings_from().hours_per_month
+    hours = hpm * months if mode is BillingMode.MONTHLY else Decimal(1)
+    return extras_bill(extras, provider, mode, hours, 1, hours_per_month=hpm)
+
+
 @app.command()
 def quote(
     provider: Annotated[str, typer.Option("--provider", help="tencent (AWS publishes prices: `gpuplan catalog refresh --provider aws`).")],
@@ -228,9 +260,15 @@ def quote(
     billing: BillingOpt = "hourly",
     months: Annotated[int, typer.Option("--months", help="Months for --billing monthly (1-12, 24, 36).")] = 1,
     image: Annotated[Optional[str], typer.Option("--image", help="Image to price with (default: the provider's GPU image).")] = None,
+    disk_gb: DiskGbOpt = None,
+    disk_type: DiskTypeOpt = None,
+    egress_gb: EgressGbOpt = None,
+    storage_gb: StorageGbOpt = None,
+    bandwidth_mbps: BandwidthOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The provider's exact price for one configuration (hourly tiers; monthly with its period discount)."""
+    """The provider's exact price for one configuration (hourly tiers; monthly with its period discount),
+    and the rest of the bill at the shipped rates."""
     from pricing.billing import BillingMode
     from providers.registry import price_inquiry
     from gpuplan.render.table import dump_json
@@ -243,12 +281,14 @@ def quote(
         raise InputError(f"cannot quote billing {mode}", "use hourly, monthly or spot")
     if months < 1:
         raise InputError("--months must be 1 or more")
+    extras = extras_from(disk_gb, disk_type, egress_gb, storage_gb, None, bandwidth_mbps)
     inquire = price_inquiry(provider.strip().lower())
     q = inquire(None, region_of_zone(zone), zone, instance_type, mode, months, image)
+    bill = _quote_extras(provider.strip().lower(), mode, months, extras)
     if as_json:
-        from gpuplan.render.launch import quote_payload
+        from gpuplan.render.launch import extras_payload, quote_payload
 
-        emit(dump_json(quote_payload(q)))
+        emit(dump_json({**quote_payload(q), **extras_payload(bill)}))
         return
     print(f"{instance_type} in {zone}, {mode}: {q.payable} {q.currency}"
           f" {'for ' + str(months) + ' month(s)' if mode is BillingMode.MONTHLY else 'per hour'}")
@@ -260,6 +300,11 @@ def quote(
         until = f"{step.to_hours} h" if step.to_hours is not None else "on"
         print(f"  hours {step.from_hours} to {until}: {step.unit_price_discount or step.unit_price} {q.currency} per hour")
     print(f"  source: {q.source}")
+    span = f"{months} month(s)" if mode is BillingMode.MONTHLY else "each hour"
+    for i in bill.items:
+        print(f"  + {i.description} ({span}): {i.story()} = {i.cost.amount:.2f} {i.cost.currency} [{i.source}]")
+    if bill.not_priced:
+        print("  not priced (no sourced rate): " + "; ".join(bill.not_priced))
 
 
 @app.command("ls")

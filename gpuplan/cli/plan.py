@@ -10,6 +10,9 @@ import typer
 
 from pricing.errors import InputError
 from gpuplan.cli.app import command_app
+from gpuplan.cli.extras_opts import (
+    BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
+)
 from gpuplan.cli.options import (
     MODEL_AND_TRAINING, RUN, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, JsonOpt,
     MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotPriceOpt, WideOpt, WorkloadFlags, build_constraints,
@@ -48,6 +51,12 @@ def plan(
     hours_per_month: HoursPerMonthOpt = None,
     limit: Annotated[int, typer.Option("--limit", help="Rows in the table; 0 shows all.")] = 25,
     explain: Annotated[bool, typer.Option("--explain", help="Also list excluded options and why.")] = False,
+    disk_gb: DiskGbOpt = None,
+    disk_type: DiskTypeOpt = None,
+    egress_gb: EgressGbOpt = None,
+    storage_gb: StorageGbOpt = None,
+    setup_minutes: SetupMinutesOpt = None,
+    bandwidth_mbps: BandwidthOpt = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
@@ -62,6 +71,7 @@ def plan(
     fmt = pick_format(output, as_json)
     use_wide(wide)
     bounded(limit, "limit")
+    extras = extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps)
     s = settings_from(
         currency, fx, hours_per_month, discount,
         spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
@@ -77,7 +87,7 @@ def plan(
         c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                               region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
         c = c.model_copy(update=_node_limits(nodes, max_nodes))
-        p = make_plan(demand, c, s, catalog=cat)
+        p = make_plan(demand, c, s, catalog=cat, extras=extras)
         if engine is not None and export is not None:
             from gpuplan.console import stderr
             from gpuplan.render.export import export as write_export, task_name

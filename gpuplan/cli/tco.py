@@ -106,6 +106,10 @@ def tco(
     colo: Annotated[bool, typer.Option("--colo", help="Host in a colocation facility at the sourced $/kW/month.")] = False,
     colo_price: Annotated[Optional[str], _opt("--colo-price", "Colocation price per kW per month in the display currency (implies --colo).")] = None,
     spot_overhead: Annotated[Optional[str], _opt("--spot-overhead", "Extra run time on spot for restarts. [default: 0.10]")] = None,
+    disk_gb: Annotated[Optional[str], _opt("--disk-gb", "Rentals: disk per instance in GB, billed while it runs. [default: 256]")] = None,
+    egress_gb: Annotated[Optional[str], _opt("--egress-gb", "Rentals: GB sent to the internet a month. [default: 0]")] = None,
+    storage_gb: Annotated[Optional[str], _opt("--storage-gb", "Rentals: GB kept in object storage all month. [default: 0]")] = None,
+    bandwidth_mbps: Annotated[Optional[str], _opt("--bandwidth-mbps", "Rentals: Tencent public bandwidth per instance. [default: 5]")] = None,
     scenario: Annotated[Optional[Path], typer.Option("--scenario", help="TOML file with any of these options (flags win).", metavar="FILE")] = None,
     currency: CurrencyOpt = None,
     fx: FxOpt = None,
@@ -148,7 +152,8 @@ def tco(
                "dataset_gb": dataset_gb, "cores_per_gpu": cores_per_gpu, "pue": pue, "kwh_price": kwh_price,
                "idle_fraction": idle_fraction, "depreciation_years": depreciation_years, "resale": resale,
                "maintenance": maintenance, "colo_price": colo_price, "spot_overhead": spot_overhead,
-               "hours_per_month": hours_per_month}
+               "hours_per_month": hours_per_month, "disk_gb": disk_gb, "egress_gb": egress_gb,
+               "storage_gb": storage_gb, "bandwidth_mbps": bandwidth_mbps}
     flags: dict[str, Any] = {k: None if v is None else to_decimal(v, "--" + k.replace("_", "-"))
                              for k, v in numbers.items()}
     flags.update(months=months, buy=buy, vs=vs, region=not_empty(region, "--region"), billing=billing,

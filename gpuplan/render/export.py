@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 
@@ -35,7 +37,7 @@ SKY_ACCELERATORS = {
     "V100-SXM2-16GB": "V100", "V100-SXM2-32GB": "V100-32GB", "A100-SXM4-40GB": "A100", "A100-SXM4-80GB": "A100-80GB",
     "H100-SXM5-80GB": "H100", "H200": "H200", "L4": "L4", "L40S": "L40S", "A10G": "A10G", "T4": "T4",
 }
-DEFAULT_DISK_GB = 256  # SkyPilot's default disk size; a training run usually wants its dataset on it too
+from pricing.extras import DEFAULT_DISK_GB  # one size for the exports, the plan and the launch
 NAME_MAX = 41  # dstack's run names: ^[a-z][a-z0-9-]{1,40}$ (dstack._internal.core.services)
 NAME_HASH = 6  # hex digits of the fingerprint that keeps a shortened name apart from its neighbours
 
@@ -114,6 +116,13 @@ def _zone_comment(o: Option) -> list[str]:
     ]
 
 
+def _disk_gb(plan: Plan) -> str:
+    """The disk per node the plan priced (its --disk-gb), else the default both share, in whole GB."""
+    given = (plan.assumptions.get("extras") or {}).get("disk_gb")
+    gb = math.ceil(Decimal(given)) if given is not None else DEFAULT_DISK_GB
+    return str(gb or DEFAULT_DISK_GB)
+
+
 def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     _check(option, Engine.SKYPILOT)
     o = option
@@ -125,7 +134,7 @@ def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     lines += [f"  instance_type: {q(o.offer)}"]
     if acc:
         lines.append(f"  accelerators: {q(f'{acc}:{o.gpu_count:g}')}")
-    lines += [f"  use_spot: {'true' if o.billing == 'spot' else 'false'}", f"  disk_size: {DEFAULT_DISK_GB}",
+    lines += [f"  use_spot: {'true' if o.billing == 'spot' else 'false'}", f"  disk_size: {_disk_gb(plan)}",
               "setup: |", "  # Your environment: e.g. pip install -r requirements.txt (gpuplan leaves this to you).",
               "  true", "run: |",
               '  MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
@@ -143,7 +152,7 @@ def dstack_task(plan: Plan, option: Option, name: str, gpu_memory_gb: float) -> 
              "  - " + q(_torchrun("$DSTACK_NODES_NUM", "$DSTACK_GPUS_PER_NODE", "$DSTACK_NODE_RANK",
                                   "$DSTACK_MASTER_NODE_IP")),
              "resources:", f"  gpu: {q(f'{acc}:{gpu_memory_gb:g}GB:{o.gpu_count:g}')}",
-             f"  disk: {q(f'{DEFAULT_DISK_GB}GB..')}",
+             f"  disk: {q(f'{_disk_gb(plan)}GB..')}",
              f"spot_policy: {'spot' if o.billing == 'spot' else 'on-demand'}",
              f"backends: [{o.provider}]", f"regions: [{q(o.region)}]"]
     if o.billing not in ("spot", "hourly"):

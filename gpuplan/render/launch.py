@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from pricing.money import Money, money_json
+from pricing.money import Money, decimal_json, money_json
 from providers.capabilities import InstanceInfo
 from launch.ledger import LaunchRecord
 from launch.service import LaunchOutcome, LaunchStatus
@@ -32,6 +32,16 @@ def quote_payload(q: Any) -> dict[str, Any]:
                    "unit_price_discount": p(st.unit_price_discount)} for st in q.steps],
         "source": q.source, "read_at": q.read_at.isoformat(timespec="seconds"),
     }
+
+
+def extras_payload(bill: Any) -> dict[str, Any]:
+    """The rest of a quoted machine's bill: each line as plan --json gives it, and what is not priced."""
+    return {"extras": [{"item": i.item, "description": i.description, "quantity": decimal_json(i.quantity),
+                        "unit": i.unit, "rate": {"amount": decimal_json(i.unit_price.amount),
+                                                 "currency": i.unit_price.currency.value},
+                        "amount": {"amount": money_json(i.cost.amount), "currency": i.cost.currency.value},
+                        "source": i.source} for i in bill.items],
+            "not_priced": list(bill.not_priced)}
 
 
 def money(m: Money | None) -> dict[str, str] | None:

@@ -37,6 +37,14 @@ def _range(o: Any) -> dict[str, Any] | None:
     }
 
 
+def _extras_cell(o: Any) -> str:
+    """The extras' share of the whole bill, '+' where some item is not priced (the share is then a floor)."""
+    if o.instance_cost is None or (not o.extras and not o.not_priced):
+        return ""
+    share = o.extras_cost.amount / o.cost.amount if o.cost.amount else Decimal(0)
+    return f"{share:.0%}" + ("+" if o.not_priced else "")
+
+
 def plan_payload(p: Plan) -> dict[str, Any]:
     """The stable JSON contract of ``gpuplan plan``."""
 
@@ -67,6 +75,21 @@ def plan_payload(p: Plan) -> dict[str, Any]:
                 }
                 for i in o.line_items
             ],
+            "instance_cost": money_json((o.instance_cost or o.cost).amount),
+            "extras": [
+                {
+                    "item": i.item,
+                    "description": i.description,
+                    "quantity": decimal_json(i.quantity),
+                    "unit": i.unit,
+                    "rate": {"amount": decimal_json(i.unit_price.amount), "currency": i.unit_price.currency},
+                    "amount": {"amount": money_json(i.cost.amount), "currency": i.cost.currency},
+                    "source": i.source,
+                }
+                for i in o.extras
+            ],
+            "not_priced": list(o.not_priced),
+            "total": money_json(o.cost.amount),
             "notes": list(o.notes),
             "range": _range(o),
             **({"scaling": o.scaling} if o.scaling is not None else {}),
@@ -95,6 +118,7 @@ PLAN_COLUMNS = [
     ("wall_hours", "wall h", "right", 2),
     ("gpu_hours", "GPU-h", "right", 5),
     ("cost", "cost", "right", 0),
+    ("extras", "extras", "right", 4),  # before "#" among equals: at 100 columns the table is as wide as before
     ("native", "native cost", "right", 6),
 ]
 ESTIMATED = "Billing marked * is an estimated price."
@@ -120,6 +144,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
             "wall_hours": _fmt_hours(o.wall_hours),
             "gpu_hours": _fmt_hours(o.gpu_hours),
             "cost": money_text(o.cost.amount),
+            "extras": _extras_cell(o),
             "native": str(o.native_cost),
             "notes": "; ".join(o.notes),
         }
@@ -152,6 +177,11 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
         f"FX {'; '.join(a.get('fx', [])[:1]) or 'none'}.[/dim]",
         highlight=False,
     )
+    if (ex := a.get("extras")) is not None:
+        out.print(f"[dim]Costs are the whole bill; 'extras' is the share of disks ({ex['disk_gb']} GB per node), "
+                  f"public addresses, egress ({ex['egress_gb']} GB), stored data ({ex['storage_gb']} GB), set-up "
+                  f"({ex['setup_minutes']} min) and Tencent bandwidth ({ex['bandwidth_mbps']} Mbps); "
+                  "'+' marks items not priced (--json lists them).[/dim]", highlight=False)
     if (rng := a.get("estimate_range")) is not None:
         out.print(f"[dim]Hours and costs are expected values; the calibrated range is x{rng['low']:.2f} to "
                   f"x{rng['high']:.2f} of them ({rng['basis'].split(' (')[0]}); --json gives low/high per option.[/dim]",

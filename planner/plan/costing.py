@@ -8,9 +8,10 @@ from typing import Any
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog, GpuSpec
 from pricing.line_items import LineItem
-from pricing.money import Currency, Fx, round_cents
+from pricing.money import Currency, Fx, Money, round_cents
 from providers.base import Offer, Provider
 from planner.plan.demand import Demand, Run
+from planner.plan.extras import TERM_MODES, Extras, billed_hours, extras_bill
 from planner.plan.filters import host_note, past_deadline
 from planner.plan.model import Constraints, ExclusionRule, Option, OptionRange
 from planner.plan.nodes import NodeRuns
@@ -19,8 +20,9 @@ from planner.settings import Settings
 class Costing:
     """What costing one (offer, billing mode) needs besides the offer: the plan's inputs, once."""
 
-    def __init__(self, demand: Demand, c: Constraints, s: Settings, cat: Catalog) -> None:
+    def __init__(self, demand: Demand, c: Constraints, s: Settings, cat: Catalog, extras: Extras | None = None) -> None:
         self.demand, self.c, self.s, self.cat = demand, c, s, cat
+        self.extras = extras  # None: the instance alone (library callers that price only compute)
         self.fx: Fx = s.fx_table()
         self.budget = None if c.budget is None else self.fx.convert(c.budget, s.currency).amount
         # Runs shared between offers of one shape (see shape_key), for demands that declare
@@ -58,11 +60,22 @@ class Costing:
             notes.insert(0, f"{n} x {offer.name} ({offer.gpu_count * n:g} x {offer.gpu})" + (f": {why}" if why else ""))
         if mode is BillingMode.SPOT:
             notes.append(f"assumes {s.spot_overhead:.0%} extra run time to restart after interruptions")
-        quote = provider.quote(offer, mode, wall, hours_per_month=s.hours_per_month)
+        quote = provider.quote(offer, mode, billed_hours(self.extras, mode, wall), hours_per_month=s.hours_per_month)
         items = quote.line_items if n == 1 else tuple(
             LineItem.priced(f"{n} nodes x {i.description}", i.quantity * n, i.unit, i.unit_price)
             for i in quote.line_items)
-        native = quote.cost * n
+        instance = quote.cost * n
+        bill = None
+        native = instance
+        if self.extras is not None:
+            bill = extras_bill(self.extras, offer.provider, mode, wall, n, hours_per_month=s.hours_per_month,
+                               setup_rate=offer.rates.get(mode), currency=offer.currency)
+            # the ranking pass adds in the same order (see ExtrasBill)
+            native = Money(amount=instance.amount + bill.setup + bill.fixed, currency=instance.currency)
+            if bill.not_priced:
+                notes.append("not priced (no sourced rate): " + "; ".join(bill.not_priced))
+            if self.extras.setup_minutes and mode in TERM_MODES:
+                notes.append(f"the {mode} term also covers {self.extras.setup_minutes:g} min of set-up")
         cost = fx.convert(native, s.currency)
         if mode is BillingMode.MONTHLY:
             paid = quote.line_items[0].quantity * s.hours_per_month
@@ -82,8 +95,12 @@ class Costing:
         if run.spread is not None:
             # re-quote at each end: billing is not linear in hours (minimums, whole months)
             lo, hi = (wall * Decimal(repr(f)) for f in run.spread)
-            lo_cost, hi_cost = (fx.convert(provider.quote(offer, mode, h, hours_per_month=s.hours_per_month).cost * n,
-                                           s.currency) for h in (lo, hi))
+            # the extras are taken at the expected run time: disks and addresses scale little within the range
+            more = bill.total if bill is not None else Decimal(0)
+            lo_cost, hi_cost = (fx.convert(provider.quote(offer, mode, billed_hours(self.extras, mode, h),
+                                                          hours_per_month=s.hours_per_month).cost * n
+                                           + Money(amount=more, currency=native.currency), s.currency)
+                                for h in (lo, hi))
             count = Decimal(repr(offer.gpu_count * n))
             rng = OptionRange(wall_hours=(lo, hi), gpu_hours=(lo * count, hi * count), cost=(lo_cost, hi_cost))
         return Option(
@@ -91,4 +108,6 @@ class Costing:
             billing=mode, wall_hours=wall, gpu_hours=wall * Decimal(repr(offer.gpu_count * n)), cost=cost,
             native_cost=native, line_items=items, notes=tuple(notes), estimate=quote.estimate, zone=quote.zone,
             live=offer.live, range=rng, nodes=n, scaling=run.scaling,
+            extras=bill.items if bill is not None else (), not_priced=bill.not_priced if bill is not None else (),
+            instance_cost=fx.convert(instance, s.currency),
         )

@@ -13,12 +13,14 @@ from typing import Any
 
 from pricing.catalog import Catalog
 from pricing.errors import InputError, NoOptionError
+from pricing.money import money_text
 from providers.base import Provider
 from providers.registry import all_providers
 from planner.limits import bounded
 from planner.perf.speed import SpeedPrecision, WorkloadClass
 from planner.plan.costing import Costing
 from planner.plan.demand import Demand, RefGpuHours
+from planner.plan.extras import Extras
 from planner.plan.filters import check_regions, places
 from planner.plan.model import RULE_TEXT, Constraints, ExclusionRule, Option, Plan
 from planner.plan.ranked import MODES, Exclusions, OptionRecords, RankedOptions
@@ -28,7 +30,11 @@ from planner.settings import Settings
 
 
 def _cost_story(o: Option) -> str:
-    return " + ".join(i.story() for i in o.line_items)
+    story = " + ".join(i.story() for i in o.line_items)
+    if o.extras:
+        total = sum((i.cost.amount for i in o.extras), Decimal(0))
+        story += f" + {money_text(total, o.extras[0].cost.currency)} of disks, addresses and traffic"
+    return story
 
 
 def explain(options: RankedOptions) -> str:
@@ -63,17 +69,19 @@ def make_plan(
     *,
     catalog: Catalog,
     providers: list[Provider] | None = None,
+    extras: Extras | None = None,
 ) -> Plan:
     """Cost every offer x billing mode for ``demand`` and rank what the constraints allow.
 
     Two passes: every offer and mode is costed as a bare Decimal and ranked (shared work
     per offer shape, nothing built that is not kept), then the options a reader looks at
-    are quoted in full. The second pass runs the same rules on the same numbers.
+    are quoted in full. The second pass runs the same rules on the same numbers. With
+    ``extras`` each option is the whole bill (disks, addresses, traffic, set-up) and ranks by it.
     """
     c = constraints or Constraints()
     s = settings
     cat = catalog
-    costing = Costing(demand, c, s, cat)
+    costing = Costing(demand, c, s, cat, extras)
     excluded = Exclusions()
     selected = [p for p in providers or all_providers(cat, spot_pricing=s.spot_price)
                 if c.providers is None or p.name in c.providers]
@@ -117,6 +125,8 @@ def make_plan(
         "prices": prices_statement(cat, c.providers),
         "catalog_layers": [f"{layer.layer}: {layer.origin} ({layer.rows} rows)" for layer in cat.layers],
     }
+    if extras is not None:
+        assumptions["extras"] = extras.assumptions()
     return Plan(currency=s.currency, assumptions=assumptions, options=options, excluded=excluded,
                 explanation=explain(options))
 

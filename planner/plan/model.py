@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, SkipValidation, field_serializer
 from pricing.billing import BillingMode
 from pricing.line_items import LineItem
 from pricing.money import Currency, Money
+from planner.plan.extras import ExtraItem
 
 DEFAULT_MAX_NODES = 64
 
@@ -64,6 +65,16 @@ class Option(BaseModel):
     range: OptionRange | None = None  # model workloads: calibrated low/high (ranking stays on the expected values)
     nodes: int = 1  # identical nodes of the offer working as one cluster
     scaling: dict[str, Any] | None = None  # model workloads: the chosen layout's per-micro-batch scaling
+    # The rest of the bill (disks, addresses, traffic, set-up): in ``cost`` and ``native_cost``, which are the
+    # whole bill; ``instance_cost`` is the instance alone. ``not_priced`` names items the data has no rate for.
+    extras: tuple[ExtraItem, ...] = ()
+    not_priced: tuple[str, ...] = ()
+    instance_cost: Money | None = None
+
+    @property
+    def extras_cost(self) -> Money:
+        """The extras in the display currency: the whole bill less the instance."""
+        return self.cost - (self.instance_cost or self.cost)
 
     @property
     def gpus_total(self) -> float:

@@ -13,6 +13,7 @@ from pricing.money import Money, round_cents
 from providers.base import Provider
 from providers.bulk import OfferTable
 from planner.plan.costing import Costing
+from planner.plan.extras import billed_hours, fixed_total, setup_cost
 from planner.plan.filters import offer_filter, past_deadline, zone_of
 from planner.plan.model import ExclusionRule
 from planner.plan.nodes import NodeRuns
@@ -53,9 +54,14 @@ class _Shape:
                 if (late := past_deadline(wall, n, c.deadline_hours)) is not None:
                     answer = late
                 else:
-                    coster = rate_coster(provider, mode, wall, family=family, hours_per_month=costing.s.hours_per_month)
+                    hpm, ex = costing.s.hours_per_month, costing.extras
+                    billed = billed_hours(ex, mode, wall)
+                    coster = rate_coster(provider, mode, billed, family=family, hours_per_month=hpm)
+                    fixed = None if ex is None else fixed_total(ex, provider.name, mode, wall, n, hours_per_month=hpm)
+                    setup = setup_cost(ex, mode, Decimal(1), n) if ex is not None else Decimal(0)
                     answer = _Mode(hours=wall, hours_f=float(wall), nodes=None if n == 1 else Decimal(n),
-                                   mode_at=MODE_AT[mode], family=family, coster=coster)
+                                   mode_at=MODE_AT[mode], family=family, coster=coster, billed=billed,
+                                   setup=setup or None, fixed=fixed)
         self.modes[mode] = answer
         return answer
 
@@ -70,6 +76,9 @@ class _Mode:
     mode_at: int  # the billing mode as OptionRecords.mode keeps it
     family: str  # the family the coster is for (billing tiers go by family)
     coster: Callable[[Decimal], Decimal] | None  # rate -> cost; None: quote offer by offer
+    billed: Decimal  # the hours the instance is quoted for (a term also covers set-up)
+    setup: Decimal | None  # set-up hours x nodes, billed at the rate; None: no set-up line
+    fixed: Decimal | None  # the extras that do not depend on the rate; None: no extras asked for
 
 
 def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, excluded: Exclusions,
@@ -119,14 +128,18 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
                 continue
             coster = m.coster
             if m.family != family:  # one instance type name in two families (a user catalog may do that)
-                coster = rate_coster(provider, mode, m.hours, family=family, hours_per_month=hpm)
+                coster = rate_coster(provider, mode, m.billed, family=family, hours_per_month=hpm)
             if coster is not None:
                 amount = coster(rates[mode])
             else:
-                amount = quoted_cost(provider, offers[oi], mode, m.hours, hours_per_month=hpm)
+                amount = quoted_cost(provider, offers[oi], mode, m.billed, hours_per_month=hpm)
             # x 1 changes no value: skipped, as the full costing's products come to the same number
             if m.nodes is not None:
                 amount *= m.nodes
+            if m.fixed is not None:  # the whole bill, added in the full costing's order (see ExtrasBill)
+                if m.setup is not None:
+                    amount = amount + rates[mode] * m.setup
+                amount = amount + m.fixed
             if fx != 1:
                 amount *= fx
             if budget is not None and amount > budget and round_cents(amount) > budget:

@@ -55,6 +55,7 @@ from planner.tco.host import tco_defaults
 from planner.limits import check
 from planner.tco.lines import PER_HOUR_PLACES, ZERO, TcoLine, TcoOption, When, cumulative, line
 from planner.tco.owned import CONDITIONS, Owned, buy_option, card_price, make_owned, parse_buy
+from planner.plan.extras import Extras
 from planner.tco.rent import monthly_vs_hourly_hours, pick_offer, rent_option
 from planner.tco.scenario import Scenario
 from planner.tco.work import WorkRate, WorkUnit, work_rate
@@ -144,6 +145,13 @@ def work_unit(sc: Scenario, default_ref_gpu: str, catalog: Catalog) -> WorkUnit:
                     precision=parse_enum(SpeedPrecision, sc.precision, "--precision") or SpeedPrecision.MIXED)
 
 
+def rent_extras(sc: Scenario) -> Extras:
+    """The rest of a rental's bill from the scenario: the plan's defaults (a 256 GB disk) where it says nothing."""
+    given = {k: v for k, v in {"disk_gb": sc.disk_gb, "egress_gb": sc.egress_gb, "storage_gb": sc.storage_gb,
+                               "bandwidth_mbps": sc.bandwidth_mbps}.items() if v is not None}
+    return Extras(**given)
+
+
 def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Decimal, spot_overhead: Decimal,
               catalog: Catalog, ref_gpu: str | None = None) -> TcoResult:
     """Every option of the scenario over its horizon, the break-evens and a verdict.
@@ -168,6 +176,7 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
     usage, usage_label = usage_of(sc, (buy_rates + rent_rates)[0] if buy_rates or rent_rates else None, unit)
     modes = parse_modes(sc.billing)
     months = sc.months
+    extras = rent_extras(sc)
 
     owned = [make_owned(spec, count, sc, currency=currency, fx=fx, hours_per_month=hours_per_month, catalog=cat,
                         work_per_gpu_hour=rate.per_gpu_hour)
@@ -190,7 +199,8 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
                 continue
             options.append(rent_option(offer, mode, usage, months, currency=currency, fx=fx,
                                        hours_per_month=hours_per_month, spot_overhead=spot_overhead, catalog=cat,
-                                       notes=[*notes, rate.note(unit, usage)], work_per_hour=rate.per_machine_hour))
+                                       notes=[*notes, rate.note(unit, usage)], work_per_hour=rate.per_machine_hour,
+                                       extras=extras))
 
     breakevens = []
     for o, b in zip(owned, options[: len(owned)], strict=True):

@@ -13,6 +13,7 @@ from providers.base import Offer
 from providers.listprice import RENT_MODES
 from providers.lookup import find_offer, offers_of_type
 from providers.registry import get_provider
+from planner.plan.extras import ExtraItem, Extras, extras_bill
 from planner.tco.lines import TcoLine, TcoOption, When, _option, line
 
 
@@ -29,6 +30,21 @@ def pick_offer(catalog: Catalog, name: str, region: str | None) -> tuple[Offer, 
         why = "as asked" if region else "the first region with a price; --region picks another"
         notes.append(f"region {offer.region} ({why})")
     return offer, notes
+
+
+def _monthly_extras(ex: Extras, offer: Offer, mode: BillingMode, run_hours: Decimal, nodes: int,
+                    hours_per_month: Decimal) -> tuple[list[ExtraItem], list[str]]:
+    """One month's extras: the run's disks, addresses and egress, and stored data kept the whole month."""
+    run = extras_bill(ex.model_copy(update={"storage_gb": Decimal(0)}), offer.provider, mode, run_hours, nodes,
+                      hours_per_month=hours_per_month)
+    items, missing = list(run.items), list(run.not_priced)
+    if ex.storage_gb:
+        kept = Extras(disk_gb=Decimal(0), storage_gb=ex.storage_gb, bandwidth_mbps=Decimal(0))
+        store = extras_bill(kept, offer.provider, BillingMode.HOURLY, hours_per_month, 1,
+                            hours_per_month=hours_per_month)
+        items += [i for i in store.items if i.item.startswith("storage")]
+        missing += [m for m in store.not_priced if "storage" in m]
+    return items, missing
 
 
 def monthly_vs_hourly_hours(offer: Offer) -> Decimal | None:
@@ -50,11 +66,14 @@ def rent_option(
     catalog: Catalog,
     notes: list[str] | None = None,
     work_per_hour: Decimal | None = None,
+    extras: Extras | None = None,
 ) -> TcoOption:
     """``offer`` under ``mode`` for ``usage`` reference GPU-hours of work every month, ``months`` months.
 
     ``work_per_hour`` is the reference GPU-hours one instance-hour does (planner.tco.work);
-    left out, the offer's own GPU is the reference and its GPUs scale perfectly.
+    left out, the offer's own GPU is the reference and its GPUs scale perfectly. ``extras`` adds
+    the rest of the bill each month: disks and addresses for the hours the instances run, the
+    month's egress, the data kept all month in object storage, and Tencent bandwidth.
     """
     if mode not in offer.rates:
         raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
@@ -96,6 +115,17 @@ def rent_option(
         extra += list(q.notes)
         if mode is BillingMode.SPOT:
             extra.append(f"{spot_overhead:.0%} extra run time for restarts after interruptions")
+    if extras is not None:
+        if mode in (BillingMode.RESERVED_1Y, BillingMode.RESERVED_3Y):
+            run, nodes = hours_per_month, instances
+        else:
+            run, nodes = wall, 1
+        items, missing = _monthly_extras(extras, offer, mode, run, nodes, hours_per_month)
+        for i in items:
+            lines.append(line(i.description, i.quantity, i.unit, money(i.unit_price.amount), When.PER_MONTH))
+            monthly = [m + i.cost.amount * conv for m in monthly]
+        if missing:
+            extra.append("not priced (no sourced rate): " + "; ".join(missing))
     estimate = mode in offer.estimated
     if estimate and not any("ESTIMATE" in n for n in extra):
         extra.append(f"ESTIMATED {mode} price")

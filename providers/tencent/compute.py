@@ -291,9 +291,12 @@ class TencentCompute(ComputeClient):
             params["UserData"] = self._user_data(request.user_data)
         if request.disk_gb is not None:
             params["SystemDisk"] = {"DiskSize": request.disk_gb}
-        if self.public_bandwidth_mbps > 0:
-            params["InternetAccessible"] = {"InternetChargeType": "TRAFFIC_POSTPAID_BY_HOUR",
-                                            "InternetMaxBandwidthOut": self.public_bandwidth_mbps,
+        mbps = self.public_bandwidth_mbps if request.bandwidth_mbps is None else request.bandwidth_mbps
+        if mbps > 0:
+            # A subscription's bandwidth is prepaid by the Mbps, as the plan prices it; pay-as-you-go
+            # machines use traffic-billed bandwidth (which the plan lists as not priced).
+            mode = "BANDWIDTH_PREPAID" if charge == PREPAID else "TRAFFIC_POSTPAID_BY_HOUR"
+            params["InternetAccessible"] = {"InternetChargeType": mode, "InternetMaxBandwidthOut": mbps,
                                             "PublicIpAssigned": True}
         if self.key_ids:
             params["LoginSettings"] = {"KeyIds": list(self.key_ids)}

@@ -45,6 +45,7 @@ class Cloud:
     public_ip: str = "203.0.113.7"  # what describe answers for a running machine (a hostile endpoint: anything)
     zone_text: str | None = None  # a zone name as a hostile endpoint might send it
     fail_describe: Exception | None = None  # every describe and list raises this (an unreachable endpoint)
+    requests: list[LaunchRequest] = field(default_factory=list)  # every launch asked for, dry runs included
 
     def live(self) -> list[Machine]:
         return [m for m in self.machines.values() if m.state not in (InstanceState.TERMINATED, InstanceState.FAILED)]
@@ -58,6 +59,7 @@ class FakeCompute(ComputeClient):
 
     def run(self, request: LaunchRequest) -> LaunchResult:
         self.cloud.calls.append("run")
+        self.cloud.requests.append(request)
         if request.dry_run:
             return LaunchResult(dry_run=True)
         if (exc := self.cloud.fail_next_run) is not None:

@@ -87,6 +87,13 @@ def test_quote_is_the_providers_exact_price(fake: FakeCvm, env: dict[str, str]) 
     # the fake's test prices, as plain decimal strings with two places (the JSON number contract)
     assert (q["unit_price"], q["currency"]) == ("80.00", "CNY")
     assert [s["unit_price"] for s in q["steps"]][1:] == ["40.00", "27.20"]
+    # the rest of the bill: pay-as-you-go bandwidth and CBS disks have no sourced rate, said so
+    assert q["extras"] == [] and any("bandwidth" in m for m in q["not_priced"])
+    r = cli(env, "quote", "--provider", "tencent", "--instance-type", "GN10Xp.20XLARGE320", "--zone",
+            "ap-guangzhou-3", "--billing", "monthly", "--months", "2", "--bandwidth-mbps", "3", "--json")
+    assert r.returncode == 0, r.stderr
+    (bw,) = json.loads(r.stdout)["extras"]
+    assert bw["rate"] == {"amount": "20", "currency": "CNY"} and bw["amount"]["amount"] == f"{20 * 3 * 2:.2f}"
     r = cli(env, "quote", "--provider", "aws", "--instance-type", "p3.2xlarge", "--zone", "us-east-1a")
     assert r.returncode == 2 and "exact price inquiry" in r.stderr
 

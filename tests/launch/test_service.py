@@ -22,6 +22,7 @@ from launch.service import (
     check_budget,
     down,
     expired,
+    projected_cost,
     quote_launch,
     start,
     status,
@@ -56,14 +57,22 @@ def launch(ledger: Ledger, cloud: Cloud, **over: object):  # type: ignore[no-unt
 def test_the_quote_uses_the_catalog_rate_and_projects_to_the_ttl() -> None:
     q = quote_launch(spec(ttl_hours=Decimal(6), count=2), CAT, hours_per_month=HPM)
     assert q.unit_price == Money(amount=Decimal("3.06"), currency=USD)
-    assert q.projected == Money(amount=Decimal("3.06") * 6 * 2, currency=USD)
+    assert q.instance_projected == Money(amount=Decimal("3.06") * 6 * 2, currency=USD)
+    # the whole bill adds each machine's 256 GB gp3 disk and public address for the 6 h, by hand
+    disks = Decimal("0.08") * 256 * 6 / 730 * 2
+    addresses = Decimal("0.005") * 6 * 2
+    assert q.projected is not None
+    assert q.projected.amount == pytest.approx(Decimal("3.06") * 6 * 2 + disks + addresses)
+    assert {i.item for i in q.extras} == {"disk:gp3", "ipv4"}
 
 
 def test_monthly_counts_the_whole_prepaid_period_whatever_the_ttl() -> None:
     q = quote_launch(spec(provider="tencent", instance_type="GN10Xp.20XLARGE320", region=None,
                           zone="ap-guangzhou-3", billing=BillingMode.MONTHLY, months=3, ttl_hours=Decimal(6)),
                      CAT, hours_per_month=HPM)
-    assert q.projected == Money(amount=Decimal(46000) * 3, currency=Currency.CNY)
+    assert q.instance_projected == Money(amount=Decimal(46000) * 3, currency=Currency.CNY)
+    # plus 5 Mbps of bandwidth (the default) at 20 CNY per Mbps-month for the 3 prepaid months
+    assert q.projected == Money(amount=Decimal(46000) * 3 + 20 * 5 * 3, currency=Currency.CNY)
     assert q.region == "ap-guangzhou"
 
 
@@ -72,7 +81,8 @@ def test_a_launch_over_the_cap_is_refused_before_anything_is_created(ledger: Led
                      hours_per_month=HPM)
     with pytest.raises(BudgetError) as err:
         check_budget(q, Fx([]))
-    assert err.value.exit_code == 7 and "30.60" in err.value.message
+    whole = Decimal("3.06") * 10 + Decimal("0.08") * 256 * 10 / 730 + Decimal("0.005") * 10  # 30.93 USD
+    assert err.value.exit_code == 7 and f"{whole:.2f}" in err.value.message
     assert ledger.launches() == []
 
 
@@ -305,3 +315,48 @@ def test_ctrl_c_during_the_run_call_names_the_launch_and_how_to_end_it(ledger: L
     (r,) = ledger.launches()
     assert r.state is LaunchState.UNKNOWN
     assert any(r.id in line and f"gpuplan down {r.id}" in line for line in said)
+
+
+def test_the_ledger_keeps_the_extras_so_ls_costs_are_the_bill(ledger: Ledger) -> None:
+    q, _, out = launch(ledger, Cloud(), ttl_hours=Decimal(10), count=2)
+    r = ledger.launch(out.record.id)
+    per_hour = Decimal("0.08") * 256 / 730 + Decimal("0.005")  # a 256 GB gp3 disk and an address, by hand
+    assert r.extras_unit == pytest.approx(per_hour)
+    projected = projected_cost(r)
+    assert projected is not None and q.projected is not None
+    assert projected.amount == pytest.approx(q.projected.amount)  # ls and the confirmation agree
+    begun = r.created_at
+    got = accrued_cost(r, [(begun, begun + timedelta(hours=3))] * 2, begun + timedelta(hours=3))
+    assert got.amount == pytest.approx((Decimal("3.06") + per_hour) * 3 * 2)
+
+
+def test_a_ledger_from_before_the_extras_still_opens_and_costs_the_instances(tmp_path: Path) -> None:
+    import sqlite3
+
+    from launch.ledger import MIGRATIONS
+
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0])
+    db.execute("PRAGMA user_version=1")
+    db.execute("INSERT INTO launches (id, provider, region, instance_type, billing, count, client_token, state,"
+               " unit_price, currency, created_at) VALUES ('gp-old', 'aws', 'us-east-1', 'p3.2xlarge', 'hourly', 1,"
+               " 't', 'running', '3.06', 'USD', '2026-01-01T00:00:00+00:00')")
+    db.commit()
+    db.close()
+    with Ledger(path) as led:
+        r = led.launch("gp-old")
+    assert r.extras_unit is None
+    at = r.created_at + timedelta(hours=2)
+    assert accrued_cost(r, [(r.created_at, None)], at).amount == Decimal("3.06") * 2
+
+
+def test_a_tencent_subscription_launch_asks_for_the_bandwidth_it_priced(ledger: Ledger) -> None:
+    from planner.plan.extras import Extras
+
+    cloud = Cloud()
+    launch(ledger, cloud, provider="tencent", instance_type="GN10Xp.20XLARGE320", region=None,
+           zone="ap-guangzhou-3", billing=BillingMode.MONTHLY, extras=Extras(bandwidth_mbps=3))
+    assert cloud.requests[-1].bandwidth_mbps == 3
+    launch(ledger, cloud, ttl_hours=Decimal(1))  # aws, hourly: no bandwidth to prepay
+    assert cloud.requests[-1].bandwidth_mbps is None

@@ -44,7 +44,8 @@ def test_plan_json_contract(gpuplan: Run) -> None:
     gn = {o["billing"]: o for o in data["options"] if o["offer"] == "GN10Xp.20XLARGE320"}
     assert gn["hourly"]["native_cost"]["currency"] == "CNY"
     assert gn["hourly"]["line_items"][0]["unit_price"] == {"amount": "95.84", "currency": "CNY"}
-    assert gn["monthly"]["native_cost"] == {"amount": "46000.00", "currency": "CNY"}
+    # the whole bill: the instance month plus 5 Mbps of bandwidth at 20 CNY per Mbps-month (the default)
+    assert gn["monthly"]["native_cost"] == {"amount": f"{46000 + 20 * 5:.2f}", "currency": "CNY"}
     assert data["cheapest"] == data["options"][0]
 
 
@@ -55,7 +56,8 @@ def test_plan_in_cny_keeps_cny_prices_unconverted(gpuplan: Run) -> None:
     data = json.loads(out)
     assert data["currency"] == "CNY"
     gn = next(o for o in data["options"] if o["offer"] == "GN10Xp.20XLARGE320")
-    assert gn["cost"] == "46000.00"
+    assert gn["instance_cost"] == "46000.00"
+    assert gn["cost"] == gn["total"] == f"{46000 + 20 * 5 * 1:.2f}"  # + 5 Mbps x 20 CNY/Mbps-month x 1 month
 
 
 @pytest.mark.parametrize("fmt", ["csv", "markdown"])

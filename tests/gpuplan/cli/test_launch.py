@@ -38,7 +38,10 @@ def test_launch_ls_down_round_trip(gpuplan: Run, cloud: Cloud) -> None:
     assert "price: 3.06 USD per machine-hour" in err and "18.36 USD" in err  # quote shown before launching
     code, out, _ = gpuplan("ls", "--json")
     (row,) = json.loads(out)["launches"]
-    assert row["id"] == got["id"] and row["projected_cost"] == {"amount": "18.36", "currency": "USD"}
+    # ls projects the same whole bill the confirmation showed: 6 h of the instance, its 256 GB gp3 disk and address
+    whole = 3.06 * 6 + 0.08 * 256 * 6 / 730 + 0.005 * 6
+    assert f"whole bill until the TTL (6 h): {whole:.2f} USD" in err
+    assert row["id"] == got["id"] and row["projected_cost"] == {"amount": f"{whole:.2f}", "currency": "USD"}
     assert row["accrued_cost"]["currency"] == "USD"
     code, out, err = gpuplan("down", got["id"], "--yes", "--json")
     assert code == 0, err
@@ -270,17 +273,18 @@ def test_a_count_that_disagrees_with_the_plan_is_refused_not_silently_overridden
 def test_the_quote_says_what_its_cost_covers_in_readable_hours(gpuplan: Run, cloud: Cloud) -> None:
     code, _, err = gpuplan(*AWS, "--ttl", "0.001m", "--dry-run")
     assert code == 0, err
-    assert "cost until the TTL (1.667e-05 h)" in err  # 0.001 / 60 h, not 32 digits
+    assert "until the TTL (1.667e-05 h)" in err  # 0.001 / 60 h, not 32 digits
     code, _, err = gpuplan("launch", "--provider", "aws", "--instance-type", "p3.2xlarge", "--region", "us-east-1",
                            "--ttl", "90m", "--dry-run")
-    assert "cost until the TTL (1.5 h)" in err
+    assert "until the TTL (1.5 h)" in err
 
 
 def test_a_monthly_quote_is_the_prepaid_period_even_with_a_ttl(gpuplan: Run, cloud: Cloud) -> None:
     code, _, err = gpuplan("launch", "--provider", "tencent", "--instance-type", "GN10Xp.20XLARGE320", "--zone",
                            "ap-guangzhou-3", "--billing", "monthly", "--ttl", "6h", "--dry-run")
     assert code == 0, err
-    assert "cost for the prepaid period: 46,000.00 CNY" in err and "until the TTL" not in err
+    assert "instances: 46,000.00 CNY" in err and "for the prepaid period: 46,100.00 CNY" in err  # + 5 Mbps x 20 CNY
+    assert "until the TTL" not in err
 
 
 def test_credentials_in_the_endpoint_url_are_never_printed_or_stored(gpuplan: Run,
@@ -328,3 +332,43 @@ def test_down_untracked_ends_tagged_machines_the_ledger_lost(gpuplan: Run, cloud
     assert [m.instance_id for m in cloud.live()] != [] and orphan not in [m.instance_id for m in cloud.live()]
     _, out, _ = gpuplan("ls", "--json")
     assert len(json.loads(out)["launches"]) == 1  # the tracked launch is left alone
+
+
+def test_the_confirmation_shows_the_whole_bill_and_the_launch_creates_the_disk_it_priced(
+        gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan(*AWS, "--ttl", "6h", "--disk-gb", "500", "--dry-run")
+    assert code == 0, err
+    # p3.2xlarge at 3.06 USD/h for 6 h, a 500 GB gp3 disk and one public address for the same 6 h, by hand
+    instance = 3.06 * 6
+    disk = 0.08 * 500 * 6 / 730
+    address = 0.005 * 6
+    assert f"instances: {instance:.2f} USD" in err
+    assert "500 GB gp3 disk" in err and "public IPv4 address" in err
+    assert f"whole bill until the TTL (6 h): {instance + disk + address:.2f} USD" in err
+    assert cloud.requests[-1].disk_gb == 500 and cloud.machines == {}
+
+
+def test_launch_creates_the_default_disk_the_exports_ask_for(gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan(*AWS, "--ttl", "1h", "--yes")
+    assert code == 0, err
+    assert cloud.requests[-1].disk_gb == 256
+
+
+@pytest.mark.parametrize(("flag", "value", "needle"), [("--disk-gb", "10.5", "whole number"),
+                                                      ("--disk-type", "io2", "launch creates gp3 disks")])
+def test_a_disk_launch_cannot_create_as_priced_is_refused(gpuplan: Run, cloud: Cloud, flag: str, value: str,
+                                                          needle: str) -> None:
+    code, _, err = gpuplan(*AWS, flag, value, "--yes")
+    assert code == 2 and needle in err and cloud.machines == {}
+
+
+def test_from_plan_creates_the_disk_the_plan_priced(gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--billing", "hourly",
+                           "--disk-gb", "500", "--json")
+    assert code == 0, err
+    code, _, err = gpuplan("launch", "--from-plan", "--ttl", "2h", "--dry-run")
+    assert code == 0, err
+    assert cloud.requests[-1].disk_gb == 500 and "500 GB gp3 disk" in err
+    code, _, err = gpuplan("launch", "--from-plan", "--ttl", "2h", "--disk-gb", "300", "--dry-run")
+    assert code == 0, err
+    assert cloud.requests[-1].disk_gb == 300  # a flag given wins over the plan

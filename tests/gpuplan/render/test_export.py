@@ -234,3 +234,15 @@ def test_a_shortened_name_keeps_the_model_and_a_fingerprint_of_what_it_dropped()
     b = task_name(("llama-4-maverick", "qlora-r128", "2t-tokens", "fp8"))
     assert a.startswith("llama-4-maverick-qlora-r128-") and a != b
     assert task_name(("llama-2-70b", "200b-tokens", "bf16")) == "llama-2-70b-200b-tokens-bf16"  # fits: as is
+
+
+def test_the_exports_ask_for_the_disk_the_plan_priced(gpuplan: Run, tmp_path: Path) -> None:
+    sky, dst = tmp_path / "a.yaml", tmp_path / "b.yml"
+    for engine, path in (("skypilot", sky), ("dstack", dst)):
+        code, _, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--disk-gb", "500",
+                               "--export", engine, str(path))
+        assert code == 0, err
+    assert yaml.safe_load(sky.read_text())["resources"]["disk_size"] == 500
+    assert yaml.safe_load(dst.read_text())["resources"]["disk"] == "500GB.."
+    code, _, _ = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--export", "skypilot", str(sky))
+    assert code == 0 and yaml.safe_load(sky.read_text())["resources"]["disk_size"] == 256  # the shared default

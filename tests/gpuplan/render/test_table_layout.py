@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 
 import pytest
 from hypothesis import given
@@ -145,4 +146,7 @@ def test_tco_tables_fit_80_columns(gpuplan: Run, columns: Callable[[int], None])
     assert code == 0 and max(len(line) for line in out.splitlines()) <= 80
     for name in ("GN10Xp.20XLARGE320 monthly", "buy 4x RTX-4090", "p3.16xlarge spot"):
         assert re.search(rf"│ {re.escape(name)}\*?\s+│", out), name
-    assert "227,678.94" in out  # the dearest total, uncut
+    # the dearest total, uncut: 36 months of the instance (227,678.94 USD) and of 5 Mbps of bandwidth
+    # at 20 CNY per Mbps-month, converted at the shipped 7.2734 CNY per USD
+    dearest = Decimal("227678.94") + (Decimal(36 * 20 * 5) / Decimal("7.2734")).quantize(Decimal("0.01"))
+    assert f"{dearest:,.2f}" in out

@@ -354,4 +354,18 @@ def test_currency_cny_keeps_tencent_native() -> None:
     sc = Scenario(usage=Decimal(300), months=12, vs=["GN10Xp.20XLARGE320"], billing=["monthly"])
     r = build_tco(sc, currency=s.currency, fx=s.fx_table(), hours_per_month=s.hours_per_month,
                   spot_overhead=s.spot_overhead, catalog=Catalog.shipped())
-    assert r.options[0].monthly_cost[0] == 46000
+    # the month's instance plus 5 Mbps of bandwidth (the default) at 20 CNY per Mbps-month, both in CNY
+    assert r.options[0].monthly_cost[0] == 46000 + 20 * 5
+
+
+def test_renting_includes_the_disk_address_egress_and_stored_data_each_month() -> None:
+    s = Settings()
+    base = Scenario(usage=Decimal(300), months=12, vs=["g6.xlarge"], billing=["hourly"], disk_gb=Decimal(0))
+    more = base.model_copy(update={"disk_gb": Decimal(500), "egress_gb": Decimal(300), "storage_gb": Decimal(1000)})
+    r0, r1 = (build_tco(sc, currency=s.currency, fx=s.fx_table(), hours_per_month=s.hours_per_month,
+                        spot_overhead=s.spot_overhead, catalog=Catalog.shipped()) for sc in (base, more))
+    hours = Decimal(r0.options[0].lines[0].quantity)  # the instance-hours a month
+    # by hand: 500 GB gp3 for those hours, 200 GB billed egress, 1000 GB of S3 Standard kept the whole month
+    added = Decimal("0.08") * 500 * hours / 730 + Decimal("0.09") * 200 + Decimal("0.023") * 1000
+    assert r1.options[0].monthly_cost[0] - r0.options[0].monthly_cost[0] == pytest.approx(added)
+    assert {ln.unit for ln in r1.options[0].lines} >= {"GB-month", "address-hour", "GB"}

@@ -331,3 +331,14 @@ def _run_params(at: datetime) -> dict[str, object]:
     return {"InstanceChargeType": "POSTPAID_BY_HOUR", "Placement": {"Zone": "ap-guangzhou-3"}, "InstanceType": GN,
             "ImageId": "img-ubu22new", "InstanceCount": 1,
             "ActionTimer": {"TimerAction": "TerminateInstances", "ActionTime": _stamp(at)}}
+
+
+def test_a_subscription_prepays_the_bandwidth_it_was_priced_with(tencent_env: FakeCvm, sleeps: list[float]) -> None:
+    TencentCompute(GZ, sleep=sleeps.append).run(
+        request(zone="ap-guangzhou-3", billing=BillingMode.MONTHLY, client_token="tok-bw", bandwidth_mbps=5))
+    TencentCompute(GZ, sleep=sleeps.append).run(request(zone="ap-guangzhou-3", client_token="tok-h"))
+    monthly, hourly = (c.params for c in tencent_env.calls_of("RunInstances"))
+    assert monthly["InternetAccessible"] == {"InternetChargeType": "BANDWIDTH_PREPAID", "InternetMaxBandwidthOut": 5,
+                                             "PublicIpAssigned": True}
+    # no bandwidth asked for: the client's default, traffic-billed
+    assert hourly["InternetAccessible"]["InternetChargeType"] == "TRAFFIC_POSTPAID_BY_HOUR"

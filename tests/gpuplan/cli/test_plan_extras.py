@@ -1,0 +1,107 @@
+"""plan prices the whole bill: the flags, the JSON line items, the ranking by the total."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from decimal import Decimal
+
+import pytest
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+def _plan(gpuplan: Run, *args: str) -> dict:
+    code, out, err = gpuplan("plan", *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_aws_hourly_bill_is_the_instance_plus_disk_address_and_egress_by_hand(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--gpu-hours", "200", "--provider", "aws", "--billing", "hourly",
+                 "--disk-gb", "500", "--egress-gb", "300")
+    o = data["cheapest"]
+    hours = Decimal(str(o["wall_hours"]))
+    lines = {e["item"]: e for e in o["extras"]}
+    assert set(lines) == {"disk:gp3", "ipv4", "egress"}
+    for e in o["extras"]:
+        assert Decimal(e["amount"]["amount"]) == round(Decimal(e["rate"]["amount"]) * Decimal(e["quantity"]), 2)
+        assert e["source"].startswith("https://")
+    # quantities from the run by hand: 500 GB x hours / 730 GB-months, one address for the hours, 300 - 100 free GB
+    assert Decimal(lines["disk:gp3"]["quantity"]) == pytest.approx(500 * hours / 730, abs=Decimal("0.001"))
+    assert Decimal(lines["ipv4"]["quantity"]) == pytest.approx(hours, abs=Decimal("0.001"))
+    assert lines["egress"]["quantity"] == "200" and lines["egress"]["rate"]["amount"] == "0.09"
+    assert lines["ipv4"]["rate"]["amount"] == "0.005" and lines["disk:gp3"]["rate"]["amount"] == "0.08"
+    extras = sum(Decimal(e["amount"]["amount"]) for e in o["extras"])
+    assert Decimal(o["total"]) == pytest.approx(Decimal(o["instance_cost"]) + extras, abs=Decimal("0.011"))
+    assert o["total"] == o["cost"] and o["not_priced"] == []
+    assert data["assumptions"]["extras"]["disk_gb"] == "500"
+
+
+def test_tencent_monthly_bill_in_cny_adds_bandwidth_by_the_mbps_month(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--gpu-hours", "200", "--provider", "tencent", "--billing", "monthly",
+                 "--currency", "cny", "--bandwidth-mbps", "4")
+    o = data["cheapest"]
+    bw = [e for e in o["extras"] if e["item"] == "bandwidth"]
+    months = Decimal(o["line_items"][0]["quantity"])
+    assert len(bw) == 1 and bw[0]["rate"] == {"amount": "20", "currency": "CNY"}
+    assert Decimal(bw[0]["amount"]["amount"]) == 20 * 4 * months * o["nodes"]
+    assert Decimal(o["total"]) == Decimal(o["instance_cost"]) + Decimal(bw[0]["amount"]["amount"])
+    assert any("disk" in m for m in o["not_priced"])  # no sourced CBS rate: said, not zero
+
+
+def test_a_fourteen_node_plan_counts_fourteen_disks_and_addresses(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--model", "llama-2-70b", "--tokens", "2e10", "--provider", "aws", "--gpu", "h100",
+                 "--billing", "spot", "--nodes", "14")
+    o = data["cheapest"]
+    assert o["nodes"] == 14
+    hours = Decimal(str(o["wall_hours"]))
+    lines = {e["item"]: e for e in o["extras"]}
+    assert Decimal(lines["disk:gp3"]["quantity"]) == pytest.approx(14 * 256 * hours / 730, abs=Decimal("0.01"))
+    assert Decimal(lines["ipv4"]["quantity"]) == pytest.approx(14 * hours, abs=Decimal("0.01"))
+    assert lines["disk:gp3"]["description"].startswith("14 nodes x 256 GB gp3")
+
+
+def test_setup_minutes_are_billed_per_node_at_the_instance_rate(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--gpu-hours", "200", "--provider", "aws", "--billing", "spot", "--setup-minutes", "15")
+    o = data["cheapest"]
+    setup = next(e for e in o["extras"] if e["item"] == "setup")
+    assert setup["rate"] == o["line_items"][0]["unit_price"]
+    assert Decimal(setup["quantity"]) == Decimal("0.25") * o["nodes"]
+    assert data["assumptions"]["extras"]["setup_minutes"] == "15"
+
+
+def test_ranking_is_by_the_whole_bill(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--gpu-hours", "50", "--egress-gb", "5000", "--limit", "0")
+    totals = [Decimal(o["total"]) for o in data["options"]]
+    assert totals == sorted(totals)
+    aws = next(o for o in data["options"] if o["provider"] == "aws")
+    assert any(e["item"] == "egress" for e in aws["extras"])
+
+
+def test_the_table_shows_the_extras_share_where_there_is_room(gpuplan: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--limit", "3")
+    assert code == 0, err
+    assert "extras" in out and "Costs are the whole bill" in out
+
+
+@pytest.mark.parametrize(("flag", "value", "needle"), [
+    ("--disk-gb", "-5", "--disk-gb must be a finite number of zero or more"),
+    ("--egress-gb", "nan", "--egress-gb must be a finite number"),
+    ("--setup-minutes", "soon", "--setup-minutes must be a number"),
+    ("--storage-gb", "inf", "--storage-gb must be a finite number"),
+    ("--disk-type", " ", "--disk-type is empty"),
+])
+def test_bad_extras_flags_are_clear_errors_without_a_traceback(gpuplan: Run, flag: str, value: str,
+                                                                needle: str) -> None:
+    code, out, err = gpuplan("plan", "--gpu-hours", "10", flag, value)
+    assert code == 2, (out, err)
+    assert needle in err and "Traceback" not in err
+
+
+def test_a_disk_type_without_a_rate_is_not_priced_never_zero(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--gpu-hours", "200", "--provider", "aws", "--disk-type", "io2")
+    o = data["cheapest"]
+    assert not any(e["item"].startswith("disk") for e in o["extras"])
+    assert any("io2" in m for m in o["not_priced"])
