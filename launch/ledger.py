@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from pricing.billing import BillingMode
-from pricing.errors import InputError
+from pricing.errors import GpuplanError, InputError, StateError
 from pricing.files import private_dir
 from pricing.money import Currency, Money
 from providers.capabilities import InstanceInfo, InstanceState
@@ -146,21 +146,52 @@ class Ledger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        private_dir(self.path.parent)
-        if not self.path.exists():
-            # Create it 0600 before SQLite does: it names machines and what they cost.
-            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-        os.chmod(self.path, 0o600)
+        try:
+            private_dir(self.path.parent)
+            if not self.path.exists():
+                # Create it 0600 before SQLite does: it names machines and what they cost.
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+            os.chmod(self.path, 0o600)
+        except OSError as exc:
+            raise StateError(f"cannot write the ledger {self.path}: {exc.strerror or exc}",
+                             f"make {self.path.parent} writable by you, or point GPUPLAN_HOME at a folder that is"
+                             ) from exc
         self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        try:
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+            self._check_tables()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise self.damaged(str(exc)) from exc
+        except GpuplanError:
+            self.db.close()
+            raise
         for suffix in ("-wal", "-shm"):
             side = self.path.with_name(self.path.name + suffix)
             if side.exists():
                 os.chmod(side, 0o600)
+
+    def damaged(self, what: str) -> StateError:
+        """The one way out of a ledger gpuplan cannot read: set it aside, then find machines by their cloud tags."""
+        return StateError(
+            f"the ledger {self.path} is damaged: {what}",
+            f"mv {self.path} {self.path}.damaged, then `gpuplan ls --reconcile` lists the machines gpuplan tagged "
+            "in the cloud and `gpuplan down --untracked` ends them",
+        )
+
+    def _check_tables(self) -> None:
+        # A file can claim a schema version without holding its tables (copied, hand-edited, half-restored).
+        have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = sorted({"launches", "instances", "events"} - have)
+        if missing:
+            raise self.damaged(f"schema version {self._version()} but no table {', '.join(missing)}")
+
+    def _version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
     def __enter__(self) -> Ledger:
         return self
@@ -169,7 +200,9 @@ class Ledger:
         self.db.close()
 
     def _migrate(self) -> None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        version = self._version()
+        if version < 0:
+            raise self.damaged(f"schema version {version}, which no gpuplan writes")
         if version > len(MIGRATIONS):
             raise InputError(f"the ledger {self.path} was written by a newer gpuplan (schema {version})",
                              "upgrade gpuplan; the file was left untouched")
@@ -243,7 +276,7 @@ class Ledger:
 
     def launches(self, *, include_final: bool = True) -> list[LaunchRecord]:
         rows = self.db.execute("SELECT * FROM launches ORDER BY created_at, id").fetchall()
-        out = [self._launch(r) for r in rows]
+        out = [self._read(r) for r in rows]
         return out if include_final else [r for r in out if not r.state.is_final]
 
     def launch(self, key: str) -> LaunchRecord:
@@ -260,7 +293,16 @@ class Ledger:
         if len(rows) != 1:
             why = "matches several launches" if rows else "is not in the ledger"
             raise InputError(f"{key!r} {why}", "`gpuplan ls` lists launch ids and instance ids")
-        return self._launch(rows[0])
+        return self._read(rows[0])
+
+    def _read(self, row: sqlite3.Row) -> LaunchRecord:
+        try:
+            return self._launch(row)
+        except (ValueError, TypeError, ArithmeticError) as exc:  # pydantic's ValidationError is a ValueError
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StateError(f"launch {row['id']} in the ledger {self.path} has a value gpuplan cannot read: {first}",
+                             f"correct or delete that row (sqlite3 {self.path}), or set the file aside: "
+                             f"mv {self.path} {self.path}.damaged, then `gpuplan ls --reconcile`") from exc
 
     def instances(self, launch_id: str) -> list[InstanceRecord]:
         rows = self.db.execute("SELECT * FROM instances WHERE launch_id = ? ORDER BY instance_id", (launch_id,))

@@ -10,6 +10,7 @@ message that says what to do next, and an exit code the CLI returns unchanged:
 - 5 ``PriceMissingError``       a price the request needs is not in the catalog
 - 6 ``ProviderError``           the provider's API refused or failed the request
 - 7 ``BudgetError``             a launch would cost more than ``--max-cost``
+- 8 ``StateError``              gpuplan's own files (the ledger) are damaged or cannot be written
 """
 
 from __future__ import annotations
@@ -99,3 +100,9 @@ class BudgetError(GpuplanError):
     """A launch's projected cost exceeds the cap the user set."""
 
     exit_code = 7
+
+
+class StateError(GpuplanError):
+    """A file gpuplan keeps (the ledger) is damaged or cannot be opened; the message says how to recover."""
+
+    exit_code = 8
