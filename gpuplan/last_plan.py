@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pricing.errors import InputError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pricing.errors import InputError, first_error
 
 __all__ = ["last_plan_path", "read_winner", "remember"]
 
@@ -50,18 +52,49 @@ def remember(p: Any) -> None:
                        highlight=False, markup=False)
 
 
+# A full `plan --json` of the shipped catalog is about 0.6 MB; far above that is not a plan (/dev/zero, a disk image).
+MAX_PLAN_BYTES = 64 * 1024 * 1024
+
+
+class _Winner(BaseModel):
+    """The fields of a plan's winner that a launch acts on, with their types checked (the file may be hand-edited)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    provider: str = Field(min_length=1)
+    offer: str = Field(min_length=1)
+    billing: str = Field(min_length=1)
+    region: str | None = None
+    zone: str | None = None
+    nodes: int = Field(default=1, ge=1)
+
+
+def _read_bounded(file: Path) -> str:
+    with open(file, "rb") as f:
+        data = f.read(MAX_PLAN_BYTES + 1)
+    if len(data) > MAX_PLAN_BYTES:
+        raise ValueError(f"larger than {MAX_PLAN_BYTES // (1024 * 1024)} MB")
+    return data.decode("utf-8")
+
+
 def read_winner(path: Path | None) -> dict[str, Any]:
     """The winner of a saved plan (the last `gpuplan plan`, or a `plan --json` file)."""
     file = path or last_plan_path()
     try:
-        plan = json.loads(file.read_text(encoding="utf-8"))
+        plan = json.loads(_read_bounded(file))
         winner = dict(plan["cheapest"])
+        _Winner.model_validate(winner)
         # what the plan priced besides the instance: launch --from-plan creates the same disk
         winner["priced_extras"] = plan.get("assumptions", {}).get("extras") or {}
     except FileNotFoundError:
         raise InputError(f"no plan at {file}", "run `gpuplan plan ...` first, or give --plan-file FILE") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{file} is not a gpuplan plan ({type(exc).__name__})",
+    except ValidationError as exc:
+        where, msg = first_error(exc)
+        raise InputError(f"{file} is not a gpuplan plan: cheapest.{where}: {msg}",
+                         "give the output of `gpuplan plan --json`, unedited") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        why = f"{type(exc).__name__}: {exc}" if isinstance(exc, ValueError) and "MB" in str(exc) else type(exc).__name__
+        raise InputError(f"{file} is not a gpuplan plan ({why})",
                          "give the output of `gpuplan plan --json`") from None
     if winner.get("provider") == "local":
         raise InputError("the plan's winner is buying cards: there is nothing to launch",

@@ -69,8 +69,8 @@ def _from_file(path: Path) -> dict[str, Any]:
         return {}
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"cannot read config file {path}: {exc}", "fix or delete it") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"cannot read config file {path}: {exc}", "fix or delete it (it must be UTF-8 TOML)") from None
     unknown = set(data) - set(Settings.model_fields)
     if unknown:
         raise InputError(
