@@ -164,6 +164,11 @@ class Ledger:
             self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
             self._check_tables()
+        except sqlite3.OperationalError as exc:  # locked, read-only, cannot create the WAL files: the file may be fine
+            self.db.close()
+            raise StateError(f"cannot open the ledger {self.path}: {exc}",
+                             f"make {self.path.parent} and the files in it writable by you, or point GPUPLAN_HOME "
+                             "at a folder that is") from exc
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise self.damaged(str(exc)) from exc

@@ -75,3 +75,22 @@ def test_ls_and_down_on_a_damaged_ledger_give_one_line_and_exit_8(gpuplan: Run) 
         assert code == 8, (args, err)
         assert "internal error" not in err and "Traceback" not in err
         assert str(path) in err and "gpuplan ls --reconcile" in err
+
+
+def test_a_ledger_that_cannot_be_opened_for_writing_is_not_called_damaged(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    _healthy(path)
+    real = sqlite3.connect
+
+    class ReadOnly(sqlite3.Connection):
+        def execute(self, sql: str, *args: object) -> sqlite3.Cursor:  # type: ignore[override]
+            if sql.startswith("PRAGMA journal_mode"):
+                raise sqlite3.OperationalError("attempt to write a readonly database")
+            return super().execute(sql, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real(*a, factory=ReadOnly, **k))
+    with pytest.raises(StateError) as caught:
+        Ledger(path)
+    assert "cannot open the ledger" in caught.value.message and "damaged" not in caught.value.message
+    assert "writable" in (caught.value.hint or "")
