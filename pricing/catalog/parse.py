@@ -61,6 +61,14 @@ def paused_gc(*, freeze: bool = False) -> Iterator[None]:
             gc.enable()
 
 
+# The sane range of each catalog number (docs/limits.md, "Catalog files"): past them a row is a typo or a unit
+# mix-up (cents, per-year prices, GPUs per region), and a price of 0 would win every plan at 0.00.
+MAX_PRICE = Decimal(10_000_000)  # per instance-hour or -month, in the row's currency
+MAX_GPU_COUNT = 128.0  # GPUs in one instance; the largest sold today has 16
+MAX_VCPU = 65_536
+MAX_MEM_GB = 100_000.0
+
+
 class _RowError(ValueError):
     """A bad value in one row; the parser adds the file and line."""
 
@@ -77,14 +85,20 @@ def _price(column: str) -> Callable[[str], Decimal | None]:
             raise _RowError(f"{column}: {text.strip()!r} is not a finite number")
         if value < 0:
             raise _RowError(f"{column}: a price is negative ({text.strip()})")
+        if value == 0:
+            raise _RowError(f"{column}: a price of 0 is no offer; leave the cell empty where the instance is not "
+                            "sold that way")
+        if value > MAX_PRICE:
+            raise _RowError(f"{column}: {text.strip()} is above {MAX_PRICE:,} per instance-hour or -month; "
+                            "check the unit (cents? a year?)")
         return value
 
     return convert
 
 
-def _number(column: str, kind: type[float], *, positive: bool = False,
-            default: float | None = None) -> Callable[[str], float]:
-    """A float column, or an int one (``kind=int``): finite, not negative, above 0 if ``positive``."""
+def _number(column: str, kind: type[float], *, positive: bool = False, default: float | None = None,
+            high: float = math.inf) -> Callable[[str], float]:
+    """A float column, or an int one (``kind=int``): finite, not negative, above 0 if ``positive``, at most ``high``."""
 
     def convert(text: str) -> float:
         if default is not None and not text.strip():
@@ -96,6 +110,8 @@ def _number(column: str, kind: type[float], *, positive: bool = False,
             raise _RowError(f"{column}: {text.strip()!r} is not {what}") from None
         if not math.isfinite(value) or value < 0 or (positive and value == 0):
             raise _RowError(f"{column}: {text.strip()!r} must be {'above' if positive else 'at least'} 0")
+        if value > high:
+            raise _RowError(f"{column}: {text.strip()!r} is above {high:,g}, the most one instance has")
         return value
 
     return convert
@@ -161,7 +177,7 @@ def _prices(column: str, texts: Sequence[str]) -> list[Decimal | None]:
         values = [Decimal(t) if t else None for t in texts]
         given = [v for v in values if v is not None]
         # min and max in C: a NaN raises (InvalidOperation), a negative or infinite end fails the test
-        if not given or (min(given) >= 0 and max(given).is_finite()):
+        if not given or (min(given) > 0 and max(given) <= MAX_PRICE):
             return values
     except (InvalidOperation, ValueError):
         pass
@@ -195,9 +211,9 @@ class _Columns:
             "instance_type": _nonempty("instance_type", str.strip),
             "family": str.strip,
             "gpu": _nonempty("gpu", str.strip),
-            "gpu_count": _number("gpu_count", float, positive=True),
-            "vcpu": _number("vcpu", int, default=0),
-            "mem_gb": _number("mem_gb", float, default=0.0),
+            "gpu_count": _number("gpu_count", float, positive=True, high=MAX_GPU_COUNT),
+            "vcpu": _number("vcpu", int, default=0, high=MAX_VCPU),
+            "mem_gb": _number("mem_gb", float, default=0.0, high=MAX_MEM_GB),
             "region": lambda s: s.strip() or "unknown",  # the source names no region
             "zone": str.strip,
             "zones": lambda s: tuple(z for z in s.split(";") if z),

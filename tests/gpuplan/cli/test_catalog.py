@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CliResult
 from tests.fixtures.catalogs import instance_csv
 
@@ -46,6 +48,21 @@ def test_a_bad_user_catalog_is_one_line_with_file_and_line(gpuplan: Run, tmp_pat
     code, out, err = gpuplan("plan", "--gpu-hours", "200", "--catalog", str(bad))
     assert code == 2 and out == ""
     assert f"{bad} line 2" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("row, column", [
+    (CHEAP_V100.replace(",0.01,", ",0,"), "hourly"),  # used to crash plan
+    (CHEAP_V100.replace(",0.01,", ",-0,"), "hourly"),
+    (CHEAP_V100.replace(",0.01,", ",1e27,"), "hourly"),
+    (CHEAP_V100.replace("V100-SXM2-32GB,1,", "V100-SXM2-32GB,1e9,"), "gpu_count"),  # used to rank first at 0.00
+])
+def test_a_user_catalog_number_out_of_range_is_refused_not_ranked(gpuplan: Run, tmp_path: Path, row: str,
+                                                                   column: str) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(instance_csv(row), encoding="utf-8")
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--catalog", str(bad))
+    assert code == 2 and out == "", err
+    assert f"{bad} line 2: {column}" in err and "Traceback" not in err and "internal error" not in err
 
 
 def test_catalog_show_lists_the_layers(gpuplan: Run, tmp_path: Path) -> None:

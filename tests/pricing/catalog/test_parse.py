@@ -108,6 +108,15 @@ def test_any_rows_are_refused_with_a_line_or_read_as_rows_pydantic_validates(lin
     ("hourly", "NaN", "hourly"),
     ("hourly", "Infinity", "not a finite number"),
     ("hourly", "-0.5", "negative"),
+    ("hourly", "0", "hourly"),  # a price of 0 is no offer: it would win every plan at 0.00
+    ("hourly", "-0", "hourly"),
+    ("spot", "0.0", "spot"),
+    ("monthly", "1e27", "monthly"),  # beyond Decimal's 28-digit context once multiplied by hours
+    ("hourly", "10000001", "hourly"),
+    ("gpu_count", "1e9", "gpu_count"),  # ranked first at 0.00 per GPU-hour
+    ("gpu_count", "129", "gpu_count"),
+    ("vcpu", "100000000", "vcpu"),
+    ("mem_gb", "1e12", "mem_gb"),
     ("gpu_count", "0", "gpu_count"),
     ("gpu_count", "inf", "gpu_count"),
     ("vcpu", "8.5", "vcpu"),
