@@ -89,6 +89,40 @@ def _toml_arch(data: dict[str, Any]) -> TransformerArch:
     return arch_for(data.pop("model", None), data.pop("params", None), **shape)
 
 
+_NAME_KEYS = ("kind", "model", "ref_gpu", "workload_class", "precision", "optimizer", "recompute", "sharding",
+              "method", "lora_targets")
+
+
+def _check_keys(p: Path, kind: str, data: dict[str, Any]) -> None:
+    """Refuse what validation would silently accept: a misspelt key (dropped) or a boolean where a number belongs
+    (TOML's ``true`` would read as 1 token)."""
+    import difflib
+
+    from planner.workload.spec import GpuHoursWorkload, ImageWorkload, InferenceWorkload, TrainingWorkload
+
+    classes: dict[str, type[BaseModel]] = {WorkloadKind.TRAIN: TrainingWorkload, WorkloadKind.INFER: InferenceWorkload,
+                                           WorkloadKind.IMAGE: ImageWorkload, WorkloadKind.GPU_HOURS: GpuHoursWorkload}
+    cls = classes.get(kind)
+    if cls is None:
+        return  # validation names the kinds
+    fields = cls.model_fields
+    known = set(fields) - {"arch"}
+    if "arch" in fields:
+        known |= {"model", "params", *_ARCH_KEYS}
+    for key, value in data.items():
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"a {kind} workload takes: {', '.join(sorted(known))}"
+            raise InputError(f"unknown key {key!r} in workload file {str(p)!r}", hint)
+        takes_bool = key in fields and "bool" in str(fields[key].annotation)
+        if isinstance(value, bool) and not takes_bool:
+            raise InputError(f"{key} = {str(value).lower()} in workload file {str(p)!r}: expected a "
+                             f"{'name' if key in _NAME_KEYS else 'number'}")
+        if key in _NAME_KEYS and not isinstance(value, str):
+            raise InputError(f"{key} = {value!r} in workload file {str(p)!r}: expected a name in quotes",
+                             f'e.g. {key} = "{"llama-2-7b" if key == "model" else "..."}"')
+
+
 def load_workload(path: str | Path) -> TrainingWorkload | InferenceWorkload | ImageWorkload | GpuHoursWorkload:
     """Read a workload TOML file (see ``examples/*.toml``)."""
     p = Path(path)
@@ -101,6 +135,7 @@ def load_workload(path: str | Path) -> TrainingWorkload | InferenceWorkload | Im
     data = dict(raw.get("workload", raw))
     kind = str(data.get("kind", "train")).lower()
     data["kind"] = kind
+    _check_keys(p, kind, data)
     for key in ("precision",):
         if key in data and kind != WorkloadKind.GPU_HOURS:
             data[key] = Precision.parse(str(data[key]))
