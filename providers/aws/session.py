@@ -40,6 +40,11 @@ from providers.session import SECRETS, ErrorCodes, Failure
 # Standard mode waits up to 20 s with jitter between tries: 5 retries ride out a burst of throttling
 # while still ending a CLI command within about a minute.
 DEFAULT_MAX_ATTEMPTS = 5
+# botocore waits 60 s to connect and 60 s for each read, so an endpoint that accepts and never answers held a
+# command for 6 tries x 60 s (362 s measured). EC2 and the Price List API answer in seconds; a read that takes
+# 20 s is a fault, and a retried RunInstances is safe (ClientToken), so a silent endpoint ends within 6 x 25 s.
+CONNECT_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 20.0
 PRICING_REGION = "us-east-1"  # the Price List API lives in us-east-1 (and ap-south-1) whatever region is priced
 
 CREDENTIALS_HINT = ("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys), "
@@ -97,7 +102,8 @@ def botocore_config(max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Any:
     """A botocore ``Config`` with bounded "standard" retries: ``max_attempts`` retries after the first call."""
     from botocore.config import Config  # type: ignore[import-untyped]
 
-    return Config(retries={"mode": "standard", "max_attempts": max_attempts}, user_agent_extra="gpuplan")
+    return Config(retries={"mode": "standard", "max_attempts": max_attempts}, user_agent_extra="gpuplan",
+                  connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S)
 
 
 def make_session(profile: str | None = None, region: str | None = None) -> Any:
