@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from planner.settings import Settings
 
 OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="table, json, csv or markdown.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Shortcut for -o json.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON, the stable contract the README describes.")]
 CurrencyOpt = Annotated[Optional[str], typer.Option("--currency", help="Display currency: USD or CNY. [default: USD]")]
 FxOpt = Annotated[
     Optional[list[str]],
