@@ -21,7 +21,7 @@ from gpuplan.cli.app import command_app
 from gpuplan.cli.extras_opts import (
     BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
 )
-from gpuplan.cli.options import JsonOpt, emit, settings_from
+from gpuplan.cli.options import JsonOpt, WideOpt, emit, settings_from, use_wide
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
 
@@ -314,8 +314,10 @@ def ls(
     region: Annotated[Optional[str], typer.Option("--region", help="With --reconcile: region to look in.")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Include ended launches.")] = False,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Every machine gpuplan launched: provider state, age, cost so far and cost to TTL."""
+    use_wide(wide)
     from gpuplan.paths import ledger_file
     from launch.ledger import Ledger
     from gpuplan.render.launch import status_payload
