@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -86,6 +88,9 @@ class RetryPolicy:
     base_s: float = 0.5
     cap_s: float = 8.0  # the longest single wait
     budget_s: float = 20.0  # all waits of one call together
+    # No new try starts this long after the first began: tries that each wait out a read timeout
+    # (an endpoint that accepts and never answers) would otherwise hold one call for attempts x timeout.
+    deadline_s: float = 60.0
 
     def delay(self, retry: int, rng: Callable[[], float]) -> float:
         return rng() * min(self.cap_s, self.base_s * float(2**retry))
@@ -105,12 +110,14 @@ class RetriesExhausted(Exception):
 
 
 def with_retries(attempt: Callable[[], T], policy: RetryPolicy, *, sleep: Sleep, rng: Callable[[], float] = random.random,
-                 on_retry: Callable[[int, str, float], None] | None = None) -> T:
+                 on_retry: Callable[[int, str, float], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> T:
     """``attempt()``'s result, trying again after each :class:`Transient` within ``policy``'s bounds.
 
     Any other exception ends at once. ``on_retry(attempt, why, wait)`` hears of each retry
-    (for a debug log); ``sleep`` and ``rng`` are injected so tests never wait.
+    (for a debug log); ``sleep``, ``rng`` and ``clock`` are injected so tests never wait.
     """
+    began = clock()
     slept = 0.0
     tried = 0
     last = ""
@@ -125,11 +132,74 @@ def with_retries(attempt: Callable[[], T], policy: RetryPolicy, *, sleep: Sleep,
         if left <= 0:  # the wait budget is spent: retrying now would only hammer the API
             break
         wait = min(policy.delay(tried - 1, rng), left)
+        if clock() - began + wait >= policy.deadline_s:
+            break
         if on_retry is not None:
             on_retry(tried, last, wait)
         sleep(wait)
         slept += wait
     raise RetriesExhausted(tried, last)
+
+
+# --- network faults in plain words, and endpoints that did not answer ---------------------------------
+
+# (pattern in the exception's text, what it means) in order: the first match names the cause.
+_NETWORK_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), why) for p, why in (
+    (r"connection refused|errno 111\b|winerror 10061|errno 61\b", "connection refused (nothing listens there)"),
+    (r"read timed out|readtimeout|read timeout", "no answer in time (read timed out)"),
+    (r"connect ?timeout|connection to .* timed out|timed out while connecting", "could not connect in time"),
+    (r"name or service not known|nodename nor servname|failed to resolve|getaddrinfo|name resolution",
+     "host name not found"),
+    (r"network is unreachable|no route to host", "network unreachable"),
+    (r"certificate|\bssl\b|tls", "TLS handshake failed"),
+    (r"connection reset|connection aborted|remotedisconnected|broken pipe|incompleteread",
+     "connection dropped mid-answer"),
+    (r"timed out|timeout", "no answer in time"),
+))
+
+
+def network_cause(text: str, limit: int = 120) -> str:
+    """What an HTTP library's exception text says went wrong, in a few whole words.
+
+    requests and urllib3 nest the cause deep in a long repr (``HTTPConnectionPool(...): Max
+    retries exceeded ... NewConnectionError(... [Errno 111] Connection refused)``); a cut of
+    that text ends mid-word. A cause no pattern knows is shortened at a word boundary.
+    """
+    for pattern, why in _NETWORK_CAUSES:
+        if pattern.search(text):
+            return why
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+class Unreachable:
+    """Endpoints that failed every try of a call in this process, with why.
+
+    One command may make many calls to the same endpoint (``ls`` and ``down`` describe each
+    launch): once one call has spent its bounded retries on an endpoint that does not answer,
+    later calls to it fail at once, so the command ends in one call's time, not one per launch.
+    """
+
+    def __init__(self) -> None:
+        self._why: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def mark(self, endpoint: str, why: str) -> None:
+        with self._lock:
+            self._why[endpoint] = why
+
+    def why(self, endpoint: str) -> str | None:
+        with self._lock:
+            return self._why.get(endpoint)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._why.clear()
+
+
+UNREACHABLE = Unreachable()  # one per process, like the secrets below
 
 
 # --- secrets never leave -------------------------------------------------------------------------------

@@ -47,6 +47,16 @@ def unfreeze_gc() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def forget_unreachable() -> Iterator[None]:
+    # A CLI command remembers endpoints that did not answer for the rest of its process; a test is one command.
+    from providers.session import UNREACHABLE
+
+    UNREACHABLE.clear()
+    yield
+    UNREACHABLE.clear()
+
+
+@pytest.fixture(autouse=True)
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     real_connect = socket.socket.connect
 

@@ -34,7 +34,7 @@ from pricing.errors import (
     InputError,
     ProviderError,
 )
-from providers.session import SECRETS, ErrorCodes, Failure
+from providers.session import SECRETS, UNREACHABLE, ErrorCodes, Failure, network_cause
 
 # botocore's retries "max_attempts" counts retries after the first call (it sets total_max_attempts = N + 1).
 # Standard mode waits up to 20 s with jitter between tries: 5 retries ride out a burst of throttling
@@ -142,7 +142,32 @@ def make_client(service: str, *, region: str | None, profile: str | None = None,
     # before-parameter-build comes ahead of the request's validation and sending, so every failure of the call,
     # a refused parameter included, finds it noted.
     client.meta.events.register("before-parameter-build", note_call)
+    host = _host(client.meta.endpoint_url)
+
+    def refuse_unreachable(model: Any, **_: Any) -> None:
+        why = UNREACHABLE.why(host)
+        if why is not None:  # botocore's bounded retries already failed on this endpoint in this command
+            raise ProviderError(f"AWS {model.service_model.service_name} {model.name} not tried: an earlier call of "
+                                f"this command got {why}",
+                                "check the network, the region, and AWS_ENDPOINT_URL if it is set")
+
+    client.meta.events.register("before-call", refuse_unreachable)
     return client
+
+
+def _unreachable(exc: Exception) -> None:
+    """Remember the endpoint of a call that got no answer after botocore's bounded retries."""
+    host = _host(getattr(exc, "kwargs", {}).get("endpoint_url"))
+    if host:
+        UNREACHABLE.mark(host, f"no answer from {host} ({network_cause(str(exc))})")
+
+
+def _host(url: str | None) -> str:
+    """The host[:port] of an endpoint URL, without any user:password@ it carries."""
+    from urllib.parse import urlsplit
+
+    netloc = urlsplit(url or "").netloc
+    return netloc.rpartition("@")[2]
 
 
 def _remember_secrets(session: Any) -> None:
@@ -323,6 +348,7 @@ def _mapped(*, zone: str | None = None, instance_type: str | None = None, spot: 
         NoRegionError,
         PartialCredentialsError,
         ProfileNotFound,
+        ReadTimeoutError,
         SSOError,
         TokenRetrievalError,
         WaiterError,
@@ -348,9 +374,12 @@ def _mapped(*, zone: str | None = None, instance_type: str | None = None, spot: 
     except NoRegionError:
         raise InputError("no AWS region given", "pass --region (e.g. us-east-1) or set AWS_DEFAULT_REGION") from None
     except BotoConnectionError as exc:
+        _unreachable(exc)
         raise ProviderError(f"cannot reach the AWS {service} endpoint ({SECRETS.scrub(str(exc))})",
                             "check the network, the region, and AWS_ENDPOINT_URL if it is set") from None
     except (BotoCoreError, ResponseParserError, Boto3Error) as exc:
         if isinstance(exc, WaiterError) and not waiters:
             raise
+        if isinstance(exc, ReadTimeoutError):
+            _unreachable(exc)
         raise map_sdk_error(exc, service=service, region=region) from None

@@ -38,7 +38,9 @@ from providers.session import (
     RetriesExhausted,
     RetryPolicy,
     Sleep,
+    UNREACHABLE,
     Transient,
+    network_cause,
     with_retries,
 )
 from providers.tencent import ENDPOINT_ENV, INSTANCE_ROLE_ENV, SECRET_ID_ENV, SECRET_KEY_ENV
@@ -46,6 +48,11 @@ from providers.tencent import ENDPOINT_ENV, INSTANCE_ROLE_ENV, SECRET_ID_ENV, SE
 log = logging.getLogger("gpuplan.tencent")
 
 SDK_LOGGER = "tencentcloud_sdk_common"  # tencentcloud.common.abstract_client.LOGGER_NAME
+DEFAULT_HOST = "cvm.tencentcloudapi.com"  # the SDK's endpoint when none is set
+# The SDK's one reqTimeout (60 s) bounds the connect and every read alike; requests takes a pair. A CVM call
+# answers in about a second, so 20 s without a byte is a fault, and a retried RunInstances is safe (ClientToken).
+CONNECT_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 20.0
 
 SOLD_OUT_PREFIXES = ("ResourceInsufficient", "ResourcesSoldOut")
 CODES = ErrorCodes.of(
@@ -237,7 +244,7 @@ class CvmApi:
         *,
         credential: Any | None = None,
         endpoint: str | None = None,
-        timeout_s: float = 30.0,
+        timeout_s: float = READ_TIMEOUT_S,
         retry: RetryPolicy | None = None,
         sleep: Sleep = time.sleep,
         rng: Callable[[], float] = random.random,
@@ -254,6 +261,7 @@ class CvmApi:
         SECRETS.remember(*_secrets_of(self._cred))
         chosen = endpoint if endpoint is not None else os.environ.get(ENDPOINT_ENV, "").strip() or None
         self.endpoint = chosen
+        self.host = parse_endpoint(chosen)[1] if chosen else DEFAULT_HOST
         self._client = self._sdk_client(chosen, timeout_s, language)
 
     def __repr__(self) -> str:  # never the credential
@@ -264,11 +272,12 @@ class CvmApi:
         from tencentcloud.common.profile.http_profile import HttpProfile  # type: ignore[import-untyped]
         from tencentcloud.cvm.v20170312 import cvm_client  # type: ignore[import-untyped]
 
+        timeouts = (min(CONNECT_TIMEOUT_S, timeout_s), timeout_s)  # passed through to requests as (connect, read)
         if endpoint:
             protocol, host = parse_endpoint(endpoint)
-            http = HttpProfile(protocol=protocol, endpoint=host, reqMethod="POST", reqTimeout=timeout_s)
+            http = HttpProfile(protocol=protocol, endpoint=host, reqMethod="POST", reqTimeout=timeouts)
         else:
-            http = HttpProfile(reqMethod="POST", reqTimeout=timeout_s)
+            http = HttpProfile(reqMethod="POST", reqTimeout=timeouts)
         # English error messages: they end up in gpuplan's one-line errors.
         profile = ClientProfile(httpProfile=http, language=language)
         return cvm_client.CvmClient(self._cred, self.region, profile)
@@ -311,12 +320,12 @@ class CvmApi:
                     # API errors with 200, so it comes from a gateway: 5xx in practice). Its message is the
                     # raw HTTP body, an HTML page, which stays out of ours.
                     raise Transient("the endpoint answered with an HTTP error" if code == "ServerNetworkError"
-                                    else f"network error: {message[:200]}") from None
+                                    else f"network error reaching {self.host}: {network_cause(message)}") from None
                 if failure is Failure.THROTTLED:
                     raise Transient(f"rate limited ({code})") from None
                 raise self._mapped(action, body, code, message, str(exc.get_request_id() or "")) from None
             except requests.RequestException as exc:  # the body broke off while it was read
-                raise Transient(f"network error: {type(exc).__name__}") from None
+                raise Transient(f"network error reaching {self.host}: {network_cause(repr(exc))}") from None
             except (ValueError, KeyError, TypeError, AttributeError):
                 raise self._error(TencentApiError, f"Tencent CVM {action} answered with something that is not the "
                                   "API's JSON", "check GPUPLAN_TENCENT_ENDPOINT and any proxy between here and "
@@ -327,9 +336,17 @@ class CvmApi:
             log.debug("tencent %s attempt %d/%d failed (%s); retrying in %.2fs",
                       action, tried, self.retry.attempts, self.scrub(why), wait)
 
+        earlier = UNREACHABLE.why(self.host)
+        if earlier is not None:
+            raise self._error(TencentApiError, f"Tencent CVM {action} not tried: an earlier call of this command "
+                              f"got no answer ({earlier})",
+                              "check the network and GPUPLAN_TENCENT_ENDPOINT, then run the command again",
+                              action=action)
         try:
             return with_retries(attempt, self.retry, sleep=self._sleep, rng=self._rng, on_retry=on_retry)
         except RetriesExhausted as exc:
+            if exc.last.startswith("network error"):  # no answer at all (a 5xx page or throttling is an answer)
+                UNREACHABLE.mark(self.host, exc.last)
             raise self._error(TencentApiError, f"Tencent CVM {action} failed {exc.attempts} times: {exc.last}",
                               "Tencent Cloud is throttling or unreachable; wait a minute and try again",
                               action=action) from None

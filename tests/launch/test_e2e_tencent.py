@@ -114,6 +114,25 @@ def test_launch_ls_down_through_the_sdk(fake: FakeCvm, env: dict[str, str]) -> N
     assert live(fake) == []
 
 
+def test_an_endpoint_down_costs_ls_and_down_one_calls_retries_not_one_per_launch(fake: FakeCvm,
+                                                                                  env: dict[str, str]) -> None:
+    for _ in range(3):
+        assert cli(env, *LAUNCH).returncode == 0
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        env = {**env, "GPUPLAN_TENCENT_ENDPOINT": f"http://127.0.0.1:{s.getsockname()[1]}"}
+    for args in (("ls",), ("down", "--all", "--yes")):
+        r = cli(env, *args)
+        said = r.stdout + r.stderr
+        # one call spends its bounded retries; the other two launches are not asked again
+        assert said.count("failed 5 times") == 1 and said.count("not tried") == 2, said
+        assert said.count("connection refused") == 3
+    assert r.returncode != 0 and "3 of 3 launch(es) not seen to end" in r.stderr
+    assert len(live(fake)) == 3  # nothing was ended behind the user's back, and `ls` still lists them
+
+
 def test_dry_run_creates_nothing(fake: FakeCvm, env: dict[str, str]) -> None:
     r = cli(env, *LAUNCH, "--dry-run", "--json")
     assert r.returncode == 0, r.stderr

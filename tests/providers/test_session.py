@@ -14,6 +14,7 @@ from providers.session import (
     RetryPolicy,
     SecretScrubber,
     Transient,
+    network_cause,
     scrub,
     with_retries,
 )
@@ -98,3 +99,61 @@ def test_a_guarded_logger_never_emits_a_remembered_secret(caplog: pytest.LogCapt
     assert "s3cr3t-VALUE-123" not in caplog.text and f"Authorization: {REDACTED}" in caplog.text
     assert secrets.scrub("key s3cr3t-VALUE-123") == f"key {REDACTED}"
     logger.removeFilter(secrets)
+
+
+def test_the_deadline_ends_retries_of_slow_tries_before_the_attempt_bound() -> None:
+    # Each try waits out a 20 s read timeout: five of them would hold one call for 100 s and more.
+    now = [0.0]
+    calls: list[int] = []
+
+    def slow() -> str:
+        calls.append(1)
+        now[0] += 20.0
+        raise Transient("network error: no answer in time")
+
+    def sleep(s: float) -> None:
+        now[0] += s
+
+    with pytest.raises(RetriesExhausted):
+        with_retries(slow, RetryPolicy(deadline_s=60.0), sleep=sleep, rng=lambda: 1.0, clock=lambda: now[0])
+    assert len(calls) == 3 and now[0] <= 60.0 + 20.0  # no try starts after the deadline
+
+
+def _refused_text() -> str:
+    import socket
+
+    import requests
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    try:
+        requests.post(f"http://127.0.0.1:{port}/", timeout=2)
+    except requests.RequestException as exc:
+        return str(exc)
+    raise AssertionError("nothing should listen on that port")
+
+
+def test_a_refused_connection_is_named_in_whole_words() -> None:
+    text = _refused_text()
+    assert len(text) > 150  # requests' own text is a long nested repr, which a cut ended mid-word
+    assert network_cause(text) == "connection refused (nothing listens there)"
+
+
+@pytest.mark.parametrize(("text", "cause"), [
+    ("HTTPConnectionPool(host='h', port=1): Read timed out. (read timeout=20)", "no answer in time (read timed out)"),
+    ("HTTPSConnectionPool(host='h', port=443): Max retries exceeded (Caused by ConnectTimeoutError(...))",
+     "could not connect in time"),
+    ("Failed to resolve 'cvm.example.invalid' ([Errno -2] Name or service not known)", "host name not found"),
+    ("('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))",
+     "connection dropped mid-answer"),
+])
+def test_network_causes_in_plain_words(text: str, cause: str) -> None:
+    assert network_cause(text) == cause
+
+
+def test_an_unknown_cause_is_shortened_at_a_word_boundary() -> None:
+    text = "strange failure " + " ".join(f"word{i}" for i in range(60))
+    short = network_cause(text, limit=50)
+    assert short.endswith(" ...") and len(short) <= 54
+    assert all(w in text.split() for w in short.removesuffix(" ...").split())  # whole words only

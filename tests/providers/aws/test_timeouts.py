@@ -62,3 +62,21 @@ def test_the_default_bounds_end_a_silent_call_within_two_minutes() -> None:
     cfg = session.botocore_config()
     tries = 1 + session.DEFAULT_MAX_ATTEMPTS
     assert tries * (cfg.connect_timeout + cfg.read_timeout) <= 180  # botocore's own defaults allow 6 x 120 s
+
+
+def test_a_silent_endpoint_is_not_asked_again_in_the_same_command(silent_endpoint: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # `ls` and `down` describe each launch: each would wait out its own timeouts and retries.
+    from providers.aws import session
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", silent_endpoint)
+    monkeypatch.setattr(session, "READ_TIMEOUT_S", 0.3)
+    with pytest.raises(ProviderError), session.aws_errors():
+        session.make_client("ec2", region="us-east-1", max_attempts=0).describe_instances()
+    other = session.make_client("ec2", region="eu-west-1", max_attempts=0)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as caught, session.aws_errors():
+        other.describe_instances()
+    assert time.monotonic() - started < 0.3  # refused before it was sent
+    assert "not tried" in caught.value.message and "DescribeInstances" in caught.value.message
+    assert "127.0.0.1" in caught.value.message

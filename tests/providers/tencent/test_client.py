@@ -6,6 +6,7 @@ import logging
 import socket
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -171,6 +172,50 @@ def test_connection_refused_is_retried_then_a_provider_error(monkeypatch: pytest
         api(sleeps, endpoint=f"http://127.0.0.1:{port}", timeout_s=1).call("DescribeImages", {})
     assert len(sleeps) == 4
     assert "failed 5 times" in str(info.value)
+    # the cause in whole words, not requests' nested repr cut mid-word at 200 characters
+    assert f"network error reaching 127.0.0.1:{port}: connection refused" in info.value.message
+    assert "HTTPConnectionPool" not in info.value.message and "Errno" not in info.value.message
+
+
+def test_an_endpoint_that_did_not_answer_is_not_asked_again_in_the_same_command(
+        monkeypatch: pytest.MonkeyPatch, sleeps: list[float]) -> None:
+    # `ls` and `down` make one call per launch: each would spend its own retries on a dead endpoint.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("TENCENTCLOUD_SECRET_ID", TEST_SECRET_ID)
+    monkeypatch.setenv("TENCENTCLOUD_SECRET_KEY", TEST_SECRET_KEY)
+    with pytest.raises(ProviderError):
+        api(sleeps, endpoint=f"http://127.0.0.1:{port}", timeout_s=1).call("DescribeInstances", {})
+    tried = len(sleeps)
+    with pytest.raises(ProviderError) as info:  # a new client for another region, same endpoint
+        CvmApi("ap-shanghai", sleep=sleeps.append, endpoint=f"http://127.0.0.1:{port}").call("DescribeInstances", {})
+    assert len(sleeps) == tried  # no retry, no wait: failed at once
+    assert "not tried" in info.value.message and "connection refused" in info.value.message
+
+
+def test_a_5xx_page_is_an_answer_so_the_endpoint_is_asked_again(tencent_env: FakeCvm, sleeps: list[float]) -> None:
+    tencent_env.http_error(5, status=503)  # every try of one call
+    with pytest.raises(ProviderError, match="HTTP error"):
+        api(sleeps).call("DescribeImages", {})
+    assert api(sleeps).call("DescribeImages", {})["ImageSet"]  # the gateway recovered: no memo of it
+
+
+def test_a_silent_endpoint_ends_the_call_at_the_deadline(tencent_env: FakeCvm, sleeps: list[float]) -> None:
+    tencent_env.slow(5.0, 99)
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match="no answer in time"):
+        api(sleeps, timeout_s=0.2, retry=RetryPolicy(deadline_s=0.5)).call("DescribeImages", {})
+    assert time.monotonic() - started < 2.0
+    assert len(tencent_env.calls) < 5  # the deadline, not the attempt bound, ended it
+
+
+def test_the_default_bounds_end_a_silent_call_within_about_a_minute() -> None:
+    from providers.tencent import client
+
+    policy = RetryPolicy()
+    # the last try starts before the deadline and may wait its connect and read timeouts out
+    assert policy.deadline_s + client.CONNECT_TIMEOUT_S + client.READ_TIMEOUT_S <= 90  # the SDK's default: 5 x 60 s
 
 
 def test_a_cut_connection_is_retried(tencent_env: FakeCvm, sleeps: list[float]) -> None:
