@@ -129,6 +129,13 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
+def _is_write_fault(exc: sqlite3.OperationalError) -> bool:
+    """A fault of the disk or its permissions (the file itself may be fine), not of the SQL."""
+    text = str(exc).lower()
+    return any(w in text for w in ("disk is full", "readonly", "read-only", "disk i/o", "unable to open",
+                                   "locked"))
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 
@@ -144,8 +151,18 @@ def _dt(text: str | None) -> datetime | None:
 class Ledger:
     """One SQLite file; open it, use it, close it (a context manager)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only_ok: bool = False) -> None:
+        """Open (or create) the ledger at ``path``.
+
+        ``read_only_ok`` is for the commands that must work whatever the state of the disk (``ls``,
+        ``down``): a ledger that cannot be written (a read-only home, a full disk) is read as it is, and
+        what could not be recorded is kept in :attr:`unrecorded` for the command to say. Without it
+        (``launch``, which must record before it asks the cloud) the same faults are a StateError.
+        """
         self.path = path
+        self.read_only_ok = read_only_ok
+        self.read_only = ""  # why the ledger is open read-only, or "" when it is writable
+        self.unrecorded: list[str] = []  # the changes a read-only or full ledger could not take
         try:
             private_dir(self.path.parent)
             if not self.path.exists():
@@ -153,9 +170,12 @@ class Ledger:
                 os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
             os.chmod(self.path, 0o600)
         except OSError as exc:
-            raise StateError(f"cannot write the ledger {self.path}: {exc.strerror or exc}",
-                             f"make {self.path.parent} writable by you, or point GPUPLAN_HOME at a folder that is"
-                             ) from exc
+            why = f"cannot write the ledger {self.path}: {exc.strerror or exc}"
+            if not read_only_ok:
+                raise StateError(why, f"make {self.path.parent} writable by you, or point GPUPLAN_HOME at a folder "
+                                 "that is") from exc
+            self._open_read_only(why)
+            return
         self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         try:
             self.db.row_factory = sqlite3.Row
@@ -166,9 +186,12 @@ class Ledger:
             self._check_tables()
         except sqlite3.OperationalError as exc:  # locked, read-only, cannot create the WAL files: the file may be fine
             self.db.close()
-            raise StateError(f"cannot open the ledger {self.path}: {exc}",
-                             f"make {self.path.parent} and the files in it writable by you, or point GPUPLAN_HOME "
-                             "at a folder that is") from exc
+            why = f"cannot open the ledger {self.path}: {exc}"
+            if read_only_ok and _is_write_fault(exc):
+                self._open_read_only(why)
+                return
+            raise StateError(why, f"make {self.path.parent} and the files in it writable by you, or point "
+                             "GPUPLAN_HOME at a folder that is") from exc
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise self.damaged(str(exc)) from exc
@@ -179,6 +202,30 @@ class Ledger:
             side = self.path.with_name(self.path.name + suffix)
             if side.exists():
                 os.chmod(side, 0o600)
+
+    def _open_read_only(self, why: str) -> None:
+        """Read the ledger without writing a byte (no WAL files, no migration); an absent one reads as empty."""
+        self.read_only = why
+        if self.path.exists():
+            # immutable: SQLite would otherwise need to create the -shm file beside a WAL database to read it
+            uri = self.path.resolve().as_uri() + "?mode=ro&immutable=1"
+            self.db = sqlite3.connect(uri, uri=True, isolation_level=None)
+        else:
+            self.db = sqlite3.connect(":memory:", isolation_level=None)
+            self.db.executescript(";".join(MIGRATIONS))
+        self.db.row_factory = sqlite3.Row
+        try:
+            have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if {"launches", "instances", "events"} - have or self._version() < len(MIGRATIONS):
+                # an old schema is not migrated read-only: read it as empty rather than misread its columns
+                raise self.damaged(f"schema version {self._version()} cannot be read without upgrading it "
+                                   "(which needs it writable)")
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise self.damaged(str(exc)) from exc
+        except GpuplanError:
+            self.db.close()
+            raise
 
     def damaged(self, what: str) -> StateError:
         """The one way out of a ledger gpuplan cannot read: set it aside, then find machines by their cloud tags."""
@@ -218,14 +265,42 @@ class Ledger:
                 db.execute(f"PRAGMA user_version={i}")
 
     @contextmanager
+    def _write(self, what: str, *, required: bool = False) -> Iterator[sqlite3.Connection | None]:
+        """One committed write transaction, or None when the ledger cannot take it and the caller allows that.
+
+        A full disk or a read-only file must not stop ``down`` from ending machines: the change is
+        noted in :attr:`unrecorded` instead (the cloud's tags still find every machine). ``required``
+        writes (a launch's intent, made before the cloud is asked) raise a StateError instead.
+        """
+        if self.read_only:
+            if required or not self.read_only_ok:
+                raise StateError(self.read_only, "make it writable, or point GPUPLAN_HOME at a folder that is")
+            self.unrecorded.append(what)
+            yield None
+            return
+        try:
+            with self._tx() as db:
+                yield db
+        except sqlite3.OperationalError as exc:
+            if not _is_write_fault(exc):
+                raise
+            if required or not self.read_only_ok:
+                raise StateError(f"cannot write the ledger {self.path}: {exc}",
+                                 f"free space on the disk of {self.path.parent} or make it writable; a launch "
+                                 "already made carries the tag gpuplan:id and `gpuplan ls` finds it again") from exc
+            self.read_only = f"cannot write the ledger {self.path}: {exc}"  # no further write can succeed either
+            self.unrecorded.append(what)
+
+    @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
+            self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite has already rolled back after some faults (a full disk)
+                self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
 
     def _event(self, db: sqlite3.Connection, launch_id: str, what: str) -> None:
         db.execute("INSERT INTO events (launch_id, at, what) VALUES (?, ?, ?)", (launch_id, _ts(now()), what))
@@ -233,7 +308,8 @@ class Ledger:
     # -- writes: each one committed before it returns
 
     def record_intent(self, r: LaunchRecord) -> None:
-        with self._tx() as db:
+        with self._write(f"launch {r.id}", required=True) as db:
+            assert db is not None  # a required write raises rather than skip
             db.execute(
                 "INSERT INTO launches (id, provider, region, zone, instance_type, billing, months, count, image,"
                 " client_token, state, unit_price, currency, created_at, expires_at, max_cost, max_cost_currency,"
@@ -248,20 +324,26 @@ class Ledger:
 
     def set_state(self, launch_id: str, state: LaunchState, what: str = "", *, zone: str | None = None,
                   image: str | None = None) -> None:
-        with self._tx() as db:
+        with self._write(f"{launch_id} {state.value}") as db:
+            if db is None:
+                return
             db.execute("UPDATE launches SET state = ?, zone = COALESCE(?, zone), image = COALESCE(?, image)"
                        " WHERE id = ?", (state.value, zone, image, launch_id))
             self._event(db, launch_id, f"{state.value}" + (f": {what}" if what else ""))
 
     def set_note(self, launch_id: str, note: str) -> None:
         """What stays true of the launch and `ls` shows (e.g. the cloud's own termination timer)."""
-        with self._tx() as db:
+        with self._write(f"{launch_id} note") as db:
+            if db is None:
+                return
             db.execute("UPDATE launches SET note = ? WHERE id = ?", (note, launch_id))
             self._event(db, launch_id, f"note: {note}")
 
     def record_instances(self, launch_id: str, infos: list[InstanceInfo]) -> None:
         """Insert or update machines of a launch with what the provider says now."""
-        with self._tx() as db:
+        with self._write(f"{launch_id} machines " + ", ".join(f"{i.instance_id}={i.state}" for i in infos)) as db:
+            if db is None:
+                return
             for i in infos:
                 ended = _ts(now()) if i.state.is_final else None
                 db.execute(
@@ -280,9 +362,16 @@ class Ledger:
     # -- reads
 
     def launches(self, *, include_final: bool = True) -> list[LaunchRecord]:
+        """Every launch; without ``include_final`` those not ended, and ended ones with a machine last seen alive
+        (an answer that arrived after `down` closed the launch: that machine bills until something ends it)."""
         rows = self.db.execute("SELECT * FROM launches ORDER BY created_at, id").fetchall()
         out = [self._read(r) for r in rows]
-        return out if include_final else [r for r in out if not r.state.is_final]
+        if include_final:
+            return out
+        final = tuple(s.value for s in InstanceState if s.is_final)
+        alive = {r[0] for r in self.db.execute(
+            f"SELECT DISTINCT launch_id FROM instances WHERE state NOT IN ({', '.join('?' * len(final))})", final)}
+        return [r for r in out if not r.state.is_final or r.id in alive]
 
     def launch(self, key: str) -> LaunchRecord:
         """A launch by its id, a unique id prefix, or one of its instance ids (matched literally: no wildcards)."""

@@ -10,6 +10,7 @@ whose ledger file is gone.
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -144,7 +145,7 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
         notes.append(f"list price for {offer.region}; `gpuplan catalog refresh --provider {spec.provider} "
                      f"--region {region}` reads the zone's live price")
     return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=zone,
-                       zones=found.zones, unit_price=unit, rule=rule.source, projected=projected, estimate=estimate,
+                       zones=found.zones, unit_price=unit, rule=rule.story(offer.family), projected=projected, estimate=estimate,
                        notes=tuple(notes), instance_projected=instance_projected, extras=bill.items,
                        not_priced=bill.not_priced, extras_unit=unit_extras)
 
@@ -189,8 +190,20 @@ def check_budget(q: LaunchQuote, fx: Fx) -> None:
     if round_cents(projected.amount) > cap.amount:  # as shown, to the cent: a cap equal to the cost holds
         # half-even, as this message has always rounded
         shown, limit = (money_text(m.amount, m.currency, rounding=ROUND_HALF_EVEN) for m in (projected, cap))
+        if q.spec.billing is BillingMode.MONTHLY:  # prepaid: the TTL does not shorten what is owed
+            raise BudgetError(f"the launch would cost {shown} for its prepaid {q.spec.months} month(s), over "
+                              f"--max-cost {limit}", "lower --count or --months, or raise --max-cost")
         raise BudgetError(f"the launch would cost {shown} until its TTL, over --max-cost {limit}",
                           "shorten --ttl, lower --count or raise --max-cost")
+
+
+def ttl_before_the_run(ttl_hours: Decimal | None, run_hours: float | None) -> str | None:
+    """Why a TTL shorter than the planned run is worth a second look (the machine ends mid-job), or None."""
+    if ttl_hours is None or run_hours is None or float(ttl_hours) >= run_hours:
+        return None
+    return (f"the plan expects the job to run {run_hours:,.1f} h, but --ttl {ttl_hours:g} h ends the machine "
+            f"{run_hours - float(ttl_hours):,.1f} h before that; give --ttl {math.ceil(run_hours * 1.2)}h to leave "
+            "a 20% margin, or checkpoint and launch again")
 
 
 class LaunchOutcome(BaseModel):
@@ -298,6 +311,7 @@ class LaunchStatus(BaseModel):
     age_hours: Decimal
     notes: list[str] = []
     ended: bool = True  # for `down`: False when the launch was not seen to end (still ending, or a fault)
+    expired: bool = False  # past its TTL and not ended: it bills until `down` (or the cloud's timer) ends it
 
 
 def _hours(start: datetime, end: datetime) -> Decimal:
@@ -345,7 +359,8 @@ def status(ledger: Ledger, client_for: ClientFor, *, include_final: bool = False
     for r in ledger.launches(include_final=include_final):
         notes: list[str] = []
         recorded = ledger.instances(r.id)
-        if r.state.is_final:
+        # An ended launch with a machine last seen alive (an answer that came after `down` closed it) is asked again.
+        if r.state.is_final and all(i.state.is_final for i in recorded):
             infos = ledger_infos(ledger, r.id)
         else:
             try:
@@ -476,8 +491,12 @@ def _status_of(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo], at: d
     """A launch with its machines, what they cost so far (from the recorded start and end) and to the TTL."""
     starts = [(i.started_at or r.created_at, i.ended_at) for i in ledger.instances(r.id)]
     notes = [*([r.note] if r.note and not r.state.is_final else []), *(notes or [])]
+    late = r.expires_at is not None and r.expires_at <= at and not r.state.is_final
+    if late and ended:
+        notes.append(f"past its TTL ({r.expires_at:%Y-%m-%d %H:%M} UTC) and not ended: `gpuplan down --expired` "
+                     "ends it")
     return LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at), projected=projected_cost(r),
-                        age_hours=_hours(r.created_at, at), notes=notes, ended=ended)
+                        age_hours=_hours(r.created_at, at), notes=notes, ended=ended, expired=late)
 
 
 def expired(ledger: Ledger, at: datetime | None = None) -> list[LaunchRecord]:

@@ -108,7 +108,7 @@ def launch(
     from planner.units import parse_duration, parse_enum, parse_money
     from gpuplan.paths import ledger_file
     from launch.ledger import Ledger
-    from launch.service import LaunchSpec, check_budget, quote_launch, start
+    from launch.service import LaunchSpec, check_budget, quote_launch, start, ttl_before_the_run
 
     # Every flag is read here, before anything that can start a machine: a bad value must start nothing.
     provider, instance_type, region, zone, image, ttl, max_cost = (
@@ -118,6 +118,7 @@ def launch(
     poll = _poll_seconds()
     s = settings_from()
     nodes = 1 if count is None else count
+    run_hours: float | None = None  # how long the plan expects the job to run, when launching a plan
     if from_plan or plan_file is not None:
         if provider or instance_type:
             raise InputError("give either --from-plan or --provider/--instance-type, not both")
@@ -133,6 +134,7 @@ def launch(
             raise InputError(f"the plan's winner runs on {planned} node(s), --count says {count}",
                              "leave --count out to launch the plan as it is, or plan again with --nodes")
         nodes = planned
+        run_hours = w.get("wall_hours") if isinstance(w.get("wall_hours"), (int, float)) else None
         priced = w.get("priced_extras") or {}
         disk_gb = disk_gb if disk_gb is not None else priced.get("disk_gb")
         disk_type = disk_type if disk_type is not None else priced.get("disk_type")
@@ -156,6 +158,8 @@ def launch(
     q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)
     check_budget(q, s.fx_table())
     _show_quote(q)
+    if (short := ttl_before_the_run(spec.ttl_hours, run_hours)) is not None:
+        _say(f"warning: {short}")
     if not dry_run and not yes:
         if not sys.stdin.isatty():
             raise InputError("refusing to launch without a confirmation: there is no terminal to ask on",
@@ -174,6 +178,15 @@ def _say(text: str) -> None:
     from gpuplan.console import stderr
 
     stderr().print(text, highlight=False, markup=False)
+
+
+def _say_unrecorded(ledger: Any) -> None:
+    """After `ls` or `down` on a ledger that could not be written: what was not recorded, and why that is safe."""
+    if ledger.unrecorded:
+        _say(f"warning: {ledger.read_only}; {len(ledger.unrecorded)} change(s) not recorded (the machines' cloud "
+             "tags still find them: run `gpuplan ls` once the ledger can be written)")
+    elif ledger.read_only:
+        _say(f"warning: {ledger.read_only}; read as it is, nothing recorded")
 
 
 def _show_quote(q: Any) -> None:
@@ -326,8 +339,11 @@ def ls(
     from pricing.money import money_text
 
     client_for = _clients()
-    with Ledger(ledger_file()) as ledger:
+    with Ledger(ledger_file(), read_only_ok=True) as ledger:
         rows = status(ledger, client_for, include_final=show_all)
+        ended = 0 if show_all else len(ledger.launches()) - len(ledger.launches(include_final=False))
+        empty = f"nothing running; {ended} ended launch(es): `gpuplan ls --all` lists them" if ended else \
+            "nothing launched"
         untracked: list[Any] = []
         if reconcile:
             places = {(r.record.provider, r.record.region) for r in rows}
@@ -337,6 +353,7 @@ def ls(
                 raise InputError("--reconcile needs both --provider and --region to look somewhere new")
             for p, reg in sorted(places):
                 untracked += [(p, reg, i) for i in find_untracked(ledger, client_for(p, reg), p, reg)]
+        _say_unrecorded(ledger)
     if as_json:
         emit(dump_json({"launches": [status_payload(r) for r in rows],
                         "untracked": [{"provider": p, "region": reg, "instance_id": i.instance_id,
@@ -350,14 +367,15 @@ def ls(
               "cost": money_text(r.accrued.amount, r.accrued.currency, rounding=HALF_EVEN),
               "to_ttl": "-" if r.projected is None else money_text(r.projected.amount, r.projected.currency,
                                                                    rounding=HALF_EVEN),
-              "expires": "-" if r.record.expires_at is None else f"{r.record.expires_at:%m-%d %H:%M}"}
+              "expires": "-" if r.record.expires_at is None else
+                         f"{r.record.expires_at:%m-%d %H:%M}" + (" EXPIRED" if r.expired else "")}
              for r in rows]
     # On a narrow terminal the launch id, its machines, state and cost stay (they are what `down` needs).
     cols = [Column(key=k, header=h, priority=pr, droppable=pr != 1) for k, h, pr in (
             ("id", "launch", 0), ("provider", "provider", 5), ("what", "what", 2), ("where", "where", 3),
             ("billing", "billing", 4), ("state", "state", 0), ("machines", "machines", 1), ("age", "age", 4),
             ("cost", "cost so far", 0), ("to_ttl", "cost to TTL", 3), ("expires", "expires UTC", 2))]
-    emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption="" if table else "nothing launched"))
+    emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption="" if table else empty))
     for p, reg, i in untracked:
         _say(f"untracked: {p} {reg} {i.instance_id} ({i.state}), tag gpuplan:id={i.tags.get('gpuplan:id', '?')}: "
              f"not in this ledger; end it with `gpuplan down --untracked --provider {p} --region {reg}`")
@@ -398,7 +416,7 @@ def down(
     if untracked:
         _down_untracked(provider, region, yes, timeout, poll, as_json)
         return
-    with Ledger(ledger_file()) as ledger:
+    with Ledger(ledger_file(), read_only_ok=True) as ledger:
         if ids:
             records = [ledger.launch(i) for i in ids]
             for key, r in zip(ids, records, strict=True):
@@ -421,6 +439,7 @@ def down(
             if not typer.confirm(f"Terminate {names}?", default=False, err=True):
                 raise InputError("nothing ended")
         ended = take_down(ledger, _clients(), records, timeout=timeout, poll=poll)
+        _say_unrecorded(ledger)
     left = [e for e in ended if not e.ended]
     if as_json:
         emit(dump_json({"ended": [status_payload(e) for e in ended], "not_ended": [e.record.id for e in left]}))
@@ -446,7 +465,7 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
     from launch.service import end_untracked, reconcile
 
     client_for = _clients()
-    with Ledger(ledger_file()) as ledger:
+    with Ledger(ledger_file(), read_only_ok=True) as ledger:
         places = {(r.provider, r.region) for r in ledger.launches()}
         if provider and region:
             places.add((provider.strip().lower(), region))

@@ -67,7 +67,8 @@ def launch_payload(out: LaunchOutcome, dry_run: bool) -> dict[str, Any]:
 
 def status_payload(s: LaunchStatus) -> dict[str, Any]:
     return {**record_payload(s.record, s.instances), "accrued_cost": money(s.accrued),
-            "projected_cost": money(s.projected), "age_hours": f"{s.age_hours:.2f}", "notes": s.notes}
+            "projected_cost": money(s.projected), "age_hours": f"{s.age_hours:.2f}", "expired": s.expired,
+            "notes": s.notes}
 
 
 def connect_lines(out: LaunchOutcome, gpus_per_node: int | None) -> list[str]:

@@ -79,6 +79,23 @@ def test_refresh_fills_the_cache_and_plan_prefers_it(fake: FakeCvm, env: dict[st
                for e in plan["excluded"])
 
 
+def test_prices_read_from_a_test_endpoint_are_shown_as_such_and_cleared(fake: FakeCvm, env: dict[str, str]) -> None:
+    r = cli(env, "catalog", "refresh", "--provider", "tencent", "--region", "ap-guangzhou")
+    assert r.returncode == 0 and f"read through GPUPLAN_TENCENT_ENDPOINT={fake.endpoint}" in r.stderr, r.stderr
+    shown = json.loads(cli(env, "catalog", "show", "--json").stdout)
+    (cache,) = [layer for layer in shown["layers"] if layer["layer"] == "cache"]
+    assert cache["endpoint"] == f"GPUPLAN_TENCENT_ENDPOINT={fake.endpoint}" and "catalog clear" in cache["note"]
+    assert "not the cloud's API" in cli({**env, "COLUMNS": "400"}, "catalog", "show").stdout
+    r = cli(env, "catalog", "clear", "--provider", "aws")  # another cloud's: nothing of tencent's goes
+    assert r.returncode == 0 and "no refreshed prices for aws" in r.stderr
+    r = cli(env, "catalog", "clear", "--provider", "tencent", "--json")
+    assert r.returncode == 0 and any(p.endswith("tencent/ap-guangzhou.csv") for p in json.loads(r.stdout)["removed"])
+    shown = json.loads(cli(env, "catalog", "show", "--json").stdout)
+    assert [layer["layer"] for layer in shown["layers"]] == ["shipped"] and shown["live_providers"] == []
+    plan = json.loads(cli(env, "plan", "--gpu-hours", "200", "--provider", "tencent", "--json").stdout)
+    assert "live prices" not in plan["assumptions"]["prices"]
+
+
 def test_quote_is_the_providers_exact_price(fake: FakeCvm, env: dict[str, str]) -> None:
     r = cli(env, "quote", "--provider", "tencent", "--instance-type", "GN10Xp.20XLARGE320", "--zone",
             "ap-guangzhou-3", "--billing", "hourly", "--json")
@@ -112,6 +129,8 @@ def test_launch_ls_down_through_the_sdk(fake: FakeCvm, env: dict[str, str]) -> N
     r = cli(env, "down", got["id"], "--yes")
     assert r.returncode == 0, r.stderr
     assert live(fake) == []
+    r = cli(env, "ls")  # not "nothing launched": the ended launch is one flag away
+    assert "nothing running; 1 ended launch(es): `gpuplan ls --all`" in r.stdout
 
 
 def test_an_endpoint_down_costs_ls_and_down_one_calls_retries_not_one_per_launch(fake: FakeCvm,

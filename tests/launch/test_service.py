@@ -86,6 +86,16 @@ def test_a_launch_over_the_cap_is_refused_before_anything_is_created(ledger: Led
     assert ledger.launches() == []
 
 
+def test_a_monthly_launch_over_the_cap_names_its_prepaid_months_not_a_ttl() -> None:
+    q = quote_launch(spec(provider="tencent", instance_type="GN10Xp.2XLARGE40", region="ap-guangzhou",
+                          billing=BillingMode.MONTHLY, months=2, ttl_hours=Decimal(6),
+                          max_cost=Money(amount=Decimal(1), currency=Currency.CNY)), CAT, hours_per_month=HPM)
+    with pytest.raises(BudgetError) as err:
+        check_budget(q, Fx([]))
+    assert "prepaid 2 month(s)" in err.value.message and "TTL" not in err.value.message
+    assert "--ttl" not in (err.value.hint or "") and "--months" in (err.value.hint or "")
+
+
 def test_a_cap_without_ttl_on_hourly_is_refused() -> None:
     q = quote_launch(spec(max_cost=Money(amount=Decimal(30), currency=USD)), CAT, hours_per_month=HPM)
     with pytest.raises(InputError, match="--ttl"):
@@ -360,3 +370,38 @@ def test_a_tencent_subscription_launch_asks_for_the_bandwidth_it_priced(ledger: 
     assert cloud.requests[-1].bandwidth_mbps == 3
     launch(ledger, cloud, ttl_hours=Decimal(1))  # aws, hourly: no bandwidth to prepay
     assert cloud.requests[-1].bandwidth_mbps is None
+
+
+def test_an_ended_launch_whose_machine_is_later_seen_alive_is_listed_and_ended_again(ledger: Ledger) -> None:
+    from providers.capabilities import InstanceInfo
+
+    cloud = Cloud()
+    _, _, out = launch(ledger, cloud, ttl_hours=Decimal(6))
+    rid = out.record.id
+    down(ledger, lambda p, r: FakeCompute(cloud), [ledger.launch(rid)], timeout=5, poll=0, sleep=lambda _: None)
+    assert ledger.launch(rid).state is LaunchState.TERMINATED and rid not in {r.id for r in ledger.launches(
+        include_final=False)}
+    # a late answer: the slow call's machine is recorded alive after `down` closed the launch
+    late = FakeCompute(cloud).run(LaunchRequest(region="us-east-1", instance_type="p3.2xlarge", client_token="late",
+                                                tags={TAG_ID: rid, TAG_MANAGED: "true"}))
+    ledger.record_instances(rid, [InstanceInfo(instance_id=late.instance_ids[0], state=InstanceState.RUNNING)])
+    (row,) = status(ledger, lambda p, r: FakeCompute(cloud))  # `ls`, not `ls --all`
+    assert row.record.id == rid and row.record.state is not LaunchState.TERMINATED
+    (got,) = down(ledger, lambda p, r: FakeCompute(cloud), ledger.launches(include_final=False), timeout=5, poll=0,
+                  sleep=lambda _: None)
+    assert got.ended and cloud.live() == []
+
+
+def test_a_launch_past_its_ttl_is_marked_expired_with_the_way_to_end_it(ledger: Ledger) -> None:
+    cloud = Cloud()
+    _, _, out = launch(ledger, cloud, ttl_hours=Decimal(6))
+    (row,) = status(ledger, lambda p, r: FakeCompute(cloud))
+    assert not row.expired
+    past = (datetime.now(UTC) - timedelta(minutes=5)).isoformat(timespec="seconds")
+    ledger.db.execute("UPDATE launches SET expires_at = ? WHERE id = ?", (past, out.record.id))
+    (row,) = status(ledger, lambda p, r: FakeCompute(cloud))
+    assert row.expired and any("past its TTL" in n and "down --expired" in n for n in row.notes)
+    down(ledger, lambda p, r: FakeCompute(cloud), [ledger.launch(out.record.id)], timeout=5, poll=0,
+         sleep=lambda _: None)
+    (row,) = status(ledger, lambda p, r: FakeCompute(cloud), include_final=True)
+    assert not row.expired  # ended: nothing bills any more

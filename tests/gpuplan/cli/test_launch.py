@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Iterator
 
@@ -372,3 +373,16 @@ def test_from_plan_creates_the_disk_the_plan_priced(gpuplan: Run, cloud: Cloud) 
     code, _, err = gpuplan("launch", "--from-plan", "--ttl", "2h", "--disk-gb", "300", "--dry-run")
     assert code == 0, err
     assert cloud.requests[-1].disk_gb == 300  # a flag given wins over the plan
+
+
+def test_a_ttl_shorter_than_the_planned_run_is_warned_before_the_launch(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, err = gpuplan("plan", "--gpu-hours", "2000", "--provider", "aws", "--billing", "hourly", "--json")
+    assert code == 0, err
+    run = json.loads(out)["cheapest"]["wall_hours"]
+    assert run > 12
+    code, _, err = gpuplan("launch", "--from-plan", "--ttl", "12h", "--dry-run")
+    assert code == 0, err
+    assert f"expects the job to run {run:,.1f} h, but --ttl 12 h ends the machine" in err
+    assert f"--ttl {math.ceil(run * 1.2)}h" in err
+    code, _, err = gpuplan("launch", "--from-plan", "--ttl", f"{math.ceil(run) + 1}h", "--dry-run")
+    assert code == 0 and "expects the job to run" not in err
