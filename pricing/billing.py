@@ -69,6 +69,13 @@ class BillingRule(BaseModel):
         seconds = Decimal(math.ceil(hours * 3600 / self.granularity_seconds) * self.granularity_seconds)
         return max(seconds, Decimal(self.minimum_seconds))
 
+    def story(self, family: str = "") -> str:
+        """The rule as a user reads it for one instance family: its source, and its tiers only where they apply."""
+        if not self.tiers or family not in self.tiered_families:
+            return self.source
+        steps = ", ".join(f"from {t.from_hours} h {t.fraction * 100:.0f}%" for t in self.tiers[1:])
+        return f"{self.source}; {family} is tiered: {steps} of the list rate"
+
     def tiered_units(self, hours: Decimal, family: str) -> Decimal:
         """Hours weighted by the tier fractions: the multiple of the list rate charged."""
         if not self.tiers or family not in self.tiered_families:

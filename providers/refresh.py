@@ -7,7 +7,8 @@ The cache is one CSV per provider and region in the catalog's own shape
 
 from __future__ import annotations
 
-from datetime import date
+import json
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog, Stock, write_instances
 from pricing.errors import InputError, ProviderError
+from pricing.files import write_private
 from providers.registry import price_fetcher
 
 
@@ -29,6 +31,7 @@ class RefreshResult(BaseModel):
     zones: tuple[str, ...]
     sold_out: int
     as_of: date | None
+    endpoint: str | None = None  # the override the prices were read through (a fake, a proxy), None: the cloud's
 
 
 def cache_path(cache: Path, provider: str, region: str) -> Path:
@@ -38,18 +41,54 @@ def cache_path(cache: Path, provider: str, region: str) -> Path:
     return cache / provider / f"{region}.csv"
 
 
-def refresh(provider: str, region: str, catalog: Catalog, *, cache: Path, **options: Any) -> RefreshResult:
-    """Fetch ``provider``'s offers in ``region`` and store them under ``cache``; nothing is written on failure."""
+def refresh(provider: str, region: str, catalog: Catalog, *, cache: Path, endpoint: str | None = None,
+            **options: Any) -> RefreshResult:
+    """Fetch ``provider``'s offers in ``region`` and store them under ``cache``; nothing is written on failure.
+
+    ``endpoint`` names where the caller's environment sends the cloud's API (``VAR=url``; None: the cloud's own):
+    it is recorded beside the rows, so prices from a fake or a proxy are never taken for the cloud's.
+    """
     path = cache_path(cache, provider, region)
     rows = price_fetcher(provider, **options).fetch(region, catalog)
     if not rows:
         raise ProviderError(f"{provider} returned no GPU offers for {region}",
                             "check the region name; the cache was left as it was")
     write_instances(path, rows)
+    # Beside the rows, where they were read: prices from a test endpoint would otherwise feed every later plan unseen.
+    write_private(meta_path(path), json.dumps({"endpoint": endpoint,
+                                               "refreshed_at": datetime.now(UTC).isoformat(timespec="seconds")}))
     return RefreshResult(
-        provider=provider, region=region, path=path, rows=len(rows),
+        provider=provider, region=region, path=path, rows=len(rows), endpoint=endpoint,
         instance_types=len({r.instance_type for r in rows}),
         zones=tuple(sorted({r.zone for r in rows if r.zone})),
         sold_out=sum(r.stock is Stock.SOLD_OUT for r in rows),
         as_of=max((r.as_of for r in rows), default=None),
     )
+
+
+def meta_path(csv: Path) -> Path:
+    """The record of where a cache file's prices were read (``<region>.json`` beside ``<region>.csv``)."""
+    return csv.with_suffix(".json")
+
+
+def cache_origin(csv: Path) -> dict[str, Any]:
+    """What the refresh that wrote ``csv`` recorded: ``endpoint`` (None: the cloud's own API) and ``refreshed_at``;
+    empty for a file written before gpuplan kept the record, or one it cannot read."""
+    try:
+        meta = json.loads(meta_path(csv).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def clear(cache: Path, provider: str | None = None, regions: tuple[str, ...] = ()) -> list[Path]:
+    """Remove refreshed prices (every provider's, or one's; every region, or some): the shipped snapshot is left."""
+    removed = []
+    for csv in sorted(cache.glob("*/*.csv")) if cache.is_dir() else []:
+        if (provider and csv.parent.name != provider) or (regions and csv.stem not in regions):
+            continue
+        for f in (csv, meta_path(csv)):
+            if f.exists():
+                f.unlink()
+                removed.append(f)
+    return removed

@@ -46,17 +46,20 @@ class Cloud:
     compute_client: str | None = None  # a ComputeClient class (`launch`, `ls`, `down`)
     sdk_errors: str | None = None  # turns an SDK exception no adapter mapped into a gpuplan error, or None
     engines: frozenset[str] = frozenset()  # launch engines that run it from `plan --export` ("skypilot", "dstack")
+    endpoint_envs: tuple[str, ...] = ()  # variables that send its API calls elsewhere (a fake, a proxy), first wins
 
 
 CLOUDS: dict[str, Cloud] = {c.name: c for c in (
     Cloud("tencent", Currency.CNY, "gpuplan[tencent]", "tencentcloud.common",
           price_fetcher="providers.tencent.prices:TencentPriceFetcher",
           price_inquiry="providers.tencent.quote:inquire_price",
-          compute_client="providers.tencent.compute:TencentCompute"),
+          compute_client="providers.tencent.compute:TencentCompute", endpoint_envs=("GPUPLAN_TENCENT_ENDPOINT",)),
     # No price inquiry: AWS has no call that prices one configuration; its Price List is read by the fetcher.
     Cloud("aws", Currency.USD, "gpuplan[aws]", "botocore",
           price_fetcher="providers.aws.prices:AwsPriceFetcher",
-          compute_client="providers.aws.compute:AwsCompute", sdk_errors="providers.aws.session:sdk_error", engines=frozenset({"skypilot", "dstack"})),
+          compute_client="providers.aws.compute:AwsCompute", sdk_errors="providers.aws.session:sdk_error",
+          engines=frozenset({"skypilot", "dstack"}),
+          endpoint_envs=("AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL")),
 )}  # neither SkyPilot nor dstack knows Tencent Cloud
 
 

@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from pricing.errors import InputError
 from gpuplan.cli.app import command_app
 from gpuplan.cli.options import (
     CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, JsonOpt, MinVramOpt, OutputOpt, ProviderOpt,
@@ -114,20 +115,62 @@ def catalog_show(
     from gpuplan.render.table import dump_json
     from gpuplan.paths import catalog_cache_dir
 
+    from pathlib import Path
+
+    from providers.refresh import cache_origin
+
     cat = catalog_from(settings_from(discount=discount), catalog)
     layers = [layer.model_dump(mode="json") for layer in cat.layers]
+    for layer in layers:
+        if layer["layer"] == "cache":
+            meta = cache_origin(Path(layer["origin"]))
+            layer["endpoint"], layer["refreshed_at"] = meta.get("endpoint"), meta.get("refreshed_at")
+            # the provider is the cache file's folder: <cache>/<provider>/<region>.csv
+            layer["note"] = (f"read through {layer['endpoint']}, not the cloud's API: `gpuplan catalog clear "
+                             f"--provider {Path(layer['origin']).parent.name}` removes it" if layer["endpoint"] else
+                             "" if meta else "where it was read is not recorded (refreshed by an older gpuplan)")
     if as_json:
         emit(dump_json({"cache_dir": str(catalog_cache_dir()), "layers": layers,
                         "live_providers": sorted(cat.live_providers), "rows": len(cat.instances)}))
         return
     from gpuplan.render.table import Column, OutputFormat, render_rows
 
-    emit(render_rows(layers, [Column(key="layer", header="layer", priority=0),
-                              Column(key="origin", header="from", droppable=False),
-                              Column(key="rows", header="rows", justify="right", priority=0),
-                              Column(key="as_of", header="as of", priority=0)], OutputFormat.TABLE,
-                     title="Catalog layers (later ones override earlier ones)",
-                     caption=f"refreshed prices live under {catalog_cache_dir()}"))
+    cols = [Column(key="layer", header="layer", priority=0), Column(key="origin", header="from", droppable=False),
+            Column(key="rows", header="rows", justify="right", priority=0),
+            Column(key="as_of", header="as of", priority=0)]
+    if any(layer.get("note") for layer in layers):
+        cols.append(Column(key="note", header="note", droppable=False))
+    emit(render_rows(layers, cols, OutputFormat.TABLE, title="Catalog layers (later ones override earlier ones)",
+                     caption=f"refreshed prices live under {catalog_cache_dir()}; `gpuplan catalog clear` "
+                             "removes them"))
+
+
+@catalog_app.command("clear")
+def catalog_clear(
+    provider: Annotated[Optional[str], typer.Option("--provider", help="Only this cloud's refreshed prices.")] = None,
+    region: Annotated[Optional[list[str]], typer.Option("--region", help="Only these regions (repeatable).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove refreshed prices from the user cache; plans use the shipped snapshot (and your files) again."""
+    from gpuplan.console import stderr
+    from gpuplan.paths import catalog_cache_dir
+    from gpuplan.render.table import dump_json
+    from providers.refresh import clear
+
+    name = provider.strip().lower() if provider is not None else None
+    if name == "":
+        raise InputError("--provider is empty", "name a cloud, e.g. --provider tencent, or leave the flag out")
+    regions = tuple(dict.fromkeys(parse_multi(region, "--region") or ()))
+    removed = clear(catalog_cache_dir(), name, regions)
+    if as_json:
+        emit(dump_json({"removed": [str(p) for p in removed]}))
+        return
+    for p in removed:
+        stderr().print(f"removed {p}", highlight=False, markup=False)
+    if not removed:
+        what = " ".join(x for x in (name, ", ".join(regions)) if x) or "any provider"
+        stderr().print(f"no refreshed prices for {what} under {catalog_cache_dir()}", highlight=False,
+                       markup=False)
 
 
 @catalog_app.command("refresh")
@@ -150,13 +193,34 @@ def catalog_refresh(
     options = {"profile": profile} if profile else {}
     results = []
     for r in dict.fromkeys(parse_multi(region, "--region") or ()):
-        res = refresh(name, r, cat, cache=catalog_cache_dir(), **options)
+        res = refresh(name, r, cat, cache=catalog_cache_dir(), endpoint=_endpoint_override(name), **options)
         results.append(res)
         if not as_json:
             stderr().print(
                 f"{res.provider} {res.region}: {res.rows} offers of {res.instance_types} GPU instance types"
                 f" in {len(res.zones)} zone(s), {res.sold_out} sold out; as of {res.as_of}; saved to {res.path}",
                 highlight=False, markup=False)
+            if res.endpoint:
+                stderr().print(f"note: read through {res.endpoint}, not {res.provider}'s own API; plans use these "
+                               f"prices until `gpuplan catalog clear --provider {res.provider}`",
+                               highlight=False, markup=False)
     if as_json:
         emit(dump_json({"refreshed": [r.model_dump(mode="json") for r in results]}))
 
+
+def _endpoint_override(provider: str) -> str | None:
+    """``VAR=url`` when the environment sends ``provider``'s API calls elsewhere than the cloud (a fake, a proxy;
+    credentials in the URL left out), else None."""
+    import os
+    from urllib.parse import urlsplit
+
+    from providers.registry import CLOUDS
+
+    cloud = CLOUDS.get(provider)
+    for var in cloud.endpoint_envs if cloud else ():
+        url = os.environ.get(var, "").strip()
+        if url:
+            parts = urlsplit(url if "//" in url else f"//{url}")
+            scheme = f"{parts.scheme}://" if parts.scheme else ""
+            return f"{var}={scheme}{parts.netloc.rpartition('@')[2]}{parts.path.rstrip('/')}"
+    return None

@@ -71,7 +71,7 @@ def fit(
             "max_batch": e["max_batch_size"], "weights": _gb(m["weights"]), "grads": _gb(m["gradients"]),
             "optim": _gb(m["optimizer"]), "act": _gb(m.get("activations_per_sample") or m.get("kv_cache_per_sample")),
             "total": _gb(m["total"]),
-            "layout": " + ".join(v for v in (e.get("layout") or {}).values() if v not in ("none",)) or "-",
+            "layout": _layout_text(e.get("layout") or {}),
             "fewest": few.get("gpus"),
         })
     cols = [Column(key="gpu", header="GPU", priority=0), Column(key="vram", header="VRAM GB", justify="right", priority=2),
@@ -159,7 +159,7 @@ def estimate(
             {"what": "range", "value": rng.basis}]
     if est.flops is not None:
         rows.append({"what": "training FLOPs", "value": f"{est.flops:.3e}"})
-    rows += [{"what": k, "value": str(v)} for k, v in est.assumptions.items()]
+    rows += [{"what": k, "value": _value_text(v)} for k, v in est.assumptions.items()]
     rows += [{"what": "note", "value": n} for n in payload["notes"]]
     emit(render_rows(rows, [Column(key="what", header="what", priority=0), Column(key="value", header="value")], fmt,
                       title="Estimate"))
@@ -187,6 +187,24 @@ def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat:
     f = float(est.assumptions["interconnect_factor"]) / chosen.efficiency
     notes.append(chosen.describe())
     return est.model_copy(update={"wall_hours": est.wall_hours * f, "gpu_hours": est.gpu_hours * f}), chosen.as_json()
+
+
+def _value_text(v: Any) -> str:
+    """A whole number as people write it (7,000,000,000 params, not 7000000000.0); anything else as it is."""
+    if isinstance(v, float) and v.is_integer():
+        return f"{int(v):,}"
+    return str(v)
+
+
+def _layout_text(lay: dict[str, Any]) -> str:
+    """'ZeRO-3 + full recompute' from fit's layout; each part named, so 'full' never reads as full sharding."""
+    parts = []
+    sharding, recompute = lay.get("sharding") or "none", lay.get("recompute") or "none"
+    if sharding != "none":
+        parts.append(sharding.upper().replace("ZERO", "ZeRO-"))
+    if recompute != "none":
+        parts.append(f"{recompute} recompute")
+    return " + ".join(parts) or "-"
 
 
 def _gb(v: float | None) -> str | None:

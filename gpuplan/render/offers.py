@@ -6,7 +6,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from pricing.money import money_text
-from gpuplan.render.table import Column, OutputFormat, render_rows
+from gpuplan.render.table import Column, OutputFormat, keep_telling_apart, render_rows
 from planner.settings import Settings
 
 
@@ -39,4 +39,5 @@ def render_offers(items: list[dict[str, Any]], fmt: OutputFormat, s: Settings, *
         notes.insert(0, f"{len(items) - len(shown):,} more offer(s): --limit 0 shows all, -o csv or --json lists them.")
     if any(i["spot_estimated"] for i in shown):
         notes.append("Spot marked * is an estimated price.")
+    cols = keep_telling_apart(rows, cols, "region", ("provider", "offer"))
     return render_rows(rows, cols, fmt, title=f"Offers (prices in {s.currency})", caption=" ".join(notes))

@@ -7,7 +7,8 @@ from typing import Any
 
 from pricing.money import money_text
 from planner.plan import Plan
-from gpuplan.render.table import Column, OutputFormat, decimal_json, dump_json, money_json, render_rows
+from gpuplan.render.table import (Column, OutputFormat, decimal_json, dump_json, keep_telling_apart, money_json,
+                                  render_rows)
 
 
 def _fmt_hours(h: Decimal) -> str:
@@ -15,7 +16,9 @@ def _fmt_hours(h: Decimal) -> str:
 
 
 def where(region: str, zone: str | None) -> str:
-    """'ap-guangzhou (ap-guangzhou-3)' where the zone is known, else the region."""
+    """'ap-guangzhou (ap-guangzhou-3)' where the zone is known, else the region; '-' where the source names none."""
+    if region == "unknown":  # the catalog's word for a row whose source gives no region: not a place to ask for
+        return "-"
     return f"{region} ({zone})" if zone and zone != region else region
 
 
@@ -163,10 +166,12 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
     notes = [f"{more} more option(s): --limit 0 shows all."] if more else []
     if any(o.estimate for o in shown_options):
         notes.append(ESTIMATED)
-    render_rows(shown, cols, fmt, title=f"{title} (costs in {p.currency})", caption=" ".join(notes))
+    same = ("provider", "offer", "billing")
+    render_rows(shown, keep_telling_apart(shown, cols, "region", same), fmt, title=f"{title} (costs in {p.currency})",
+                caption=" ".join(notes))
     best_options = [(rank + 1, o) for rank, o in p.ranked_by_billing().values()]  # in rank order
     best = [row(i, o) for i, o in best_options]
-    render_rows(best, cols, fmt, title="Cheapest per billing mode",
+    render_rows(best, keep_telling_apart(best, cols, "region", same), fmt, title="Cheapest per billing mode",
                 caption=ESTIMATED if any(o.estimate for _, o in best_options) else "")
     out = stdout()
     out.print(f"[bold]Why:[/bold] {p.explanation}", highlight=False)

@@ -63,9 +63,9 @@ def _json_default(value: Any) -> Any:
 
 
 def _no_exponents(value: Any) -> Any:
-    """Whole floats of 1e16 and more (FLOPs) as integers: Python would write them as 8.4e+22."""
+    """Whole floats as integers: 8 GPUs are ``8``, not ``8.0``, and 8.4e22 FLOPs are written out, not ``8.4e+22``."""
     if isinstance(value, float):
-        return int(value) if math.isfinite(value) and abs(value) >= 1e16 and value.is_integer() else value
+        return int(value) if math.isfinite(value) and value.is_integer() else value
     if isinstance(value, dict):
         return {k: _no_exponents(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -166,3 +166,16 @@ def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], *, t
     # A table wider than the terminal (--wide, or essential columns alone too wide) is printed
     # whole, to wrap in the terminal, rather than cut by rich.
     (out if layout.total <= out.width else stdout_at(layout.total)).print(table)
+
+
+def keep_telling_apart(rows: list[dict[str, Any]], cols: list[Column], key: str,
+                       same: tuple[str, ...]) -> list[Column]:
+    """``cols`` with column ``key`` made undroppable when some rows agree on every ``same`` column.
+
+    At 80 columns the region goes first, and two p4d.24xlarge spot rows at different prices
+    then look like one offer listed twice: the region is what tells them apart.
+    """
+    seen = {tuple(r.get(k) for k in same) for r in rows}
+    if len(seen) == len(rows):
+        return cols
+    return [c.model_copy(update={"droppable": False}) if c.key == key else c for c in cols]

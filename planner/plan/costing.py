@@ -62,7 +62,7 @@ class Costing:
             notes.append(f"assumes {s.spot_overhead:.0%} extra run time to restart after interruptions")
         quote = provider.quote(offer, mode, billed_hours(self.extras, mode, wall), hours_per_month=s.hours_per_month)
         items = quote.line_items if n == 1 else tuple(
-            LineItem.priced(f"{n} nodes x {i.description}", i.quantity * n, i.unit, i.unit_price)
+            LineItem.priced(f"{n} nodes x {i.description}", i.quantity * n, _all_nodes(i.unit), i.unit_price)
             for i in quote.line_items)
         instance = quote.cost * n
         bill = None
@@ -111,3 +111,8 @@ class Costing:
             extras=bill.items if bill is not None else (), not_priced=bill.not_priced if bill is not None else (),
             instance_cost=fx.convert(instance, s.currency),
         )
+
+
+def _all_nodes(unit: str) -> str:
+    """The unit of a quantity summed over nodes: 1,120 hours of two machines are 1,120 node-hours, not hours."""
+    return f"node-{unit}" if unit in ("hours", "months") else f"{unit} (all nodes)"

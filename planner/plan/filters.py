@@ -48,7 +48,8 @@ def check_regions(regions: tuple[str, ...] | None, offered: Iterable[Place]) -> 
     if not cloud:
         raise InputError("--region filters cloud offers, and no cloud provider is selected",
                          "drop --region, or add a cloud with --provider")
-    regions_known = sorted({region for _, region, _ in cloud})
+    # "unknown" is the catalog's word for a row whose source names no region: never offered as a place to ask for
+    regions_known = sorted({region for _, region, _ in cloud} - {"unknown"})
     zones_known = sorted({z for _, _, zones in cloud for z in zones})
     for r in regions:
         if any(place_matches(region, zones, (r,)) for _, region, zones in cloud):

@@ -42,6 +42,7 @@ class NodeRuns:
         most = c.max_nodes if cloud else 1
         if c.max_gpus is not None:
             most = max(1, min(most, int(c.max_gpus // max(offer.gpu_count, 1))))
+        self.c_nodes = c.nodes if cloud else None  # pinned by the user (--nodes), not chosen for memory
         self.lo = self.hi = c.nodes if (c.nodes is not None and cloud) else 1
         if c.nodes is None:
             self.hi = most
@@ -81,7 +82,8 @@ class NodeRuns:
 
     def for_deadline(self, first: int, factor: Decimal) -> tuple[int, Run | str, str]:
         """(nodes, run, why that many) for one billing mode: the fewest that meet the deadline, else ``first``."""
-        why = f"memory needs {first} nodes" if first > 1 else ""
+        pinned = self.c_nodes is not None
+        why = ("" if first <= 1 else f"--nodes {first} asked for" if pinned else f"memory needs {first} nodes")
         if self.deadline is None:
             return first, self.run(first), why
         deadline = self.deadline

@@ -377,8 +377,8 @@ class AwsCompute(ComputeClient):
         snapshot_gb = next((int(m["Ebs"]["VolumeSize"]) for m in (image or {}).get("BlockDeviceMappings", [])
                             if m.get("DeviceName") == root and "VolumeSize" in (m.get("Ebs") or {})), 0)
         if disk_gb < snapshot_gb:
-            raise InputError(f"--disk {disk_gb} GB is smaller than the image's {snapshot_gb} GB root volume",
-                             f"pass --disk {snapshot_gb} or more")
+            raise InputError(f"--disk-gb {disk_gb} is smaller than the image's {snapshot_gb} GB root volume",
+                             f"pass --disk-gb {snapshot_gb} or more")
         return [{"DeviceName": root, "Ebs": {"VolumeSize": disk_gb, "VolumeType": "gp3",
                                              "DeleteOnTermination": True}}]
 

@@ -3,8 +3,8 @@
 GPU drivers: Tencent's purchase page offers "后台自动安装GPU驱动" (install the GPU driver in the
 background) for public Linux images, and its docs show no RunInstances field for it that
 gpuplan could verify; a public image itself carries no NVIDIA driver. So gpuplan does not
-install one: the launch notes say so and point at Tencent's driver guide, and users pass
-``user_data`` that installs it, or an image with the driver (``--image``).
+install one: the launch notes say so and point at Tencent's driver guide, and users install it
+themselves or launch an image with the driver (``--image``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ _PAGE = 100  # DescribeImages Limit maximum
 
 def driver_note(user_data: bool) -> str:
     """How the GPU driver gets onto a machine started from a plain public image."""
-    how = ("your user_data runs at first boot; gpuplan adds no driver install to it" if user_data else
-           "log in and install it, or relaunch with user_data that installs it or an image with the driver")
+    # There is no flag for a boot script of one's own yet: name only what the user can do today.
+    how = ("log in and install it (the boot script gpuplan sends installs none), or relaunch with --image naming an "
+           "image that has the driver" if user_data else
+           "log in and install it, or relaunch with --image naming an image that has the driver")
     return f"GPU driver: not in the public image and not installed by gpuplan; {how} (Tencent's guide: {DRIVER_GUIDE})"
 
 

@@ -59,6 +59,16 @@ def test_no_shipped_gpu_family_is_silently_tiered() -> None:
     assert rule.tiered_families == ()
 
 
+def test_a_rule_shows_tiers_only_for_a_family_billed_by_them() -> None:
+    # A GN10Xp launch quote printed "tiers 96-360 h 50%, >360 h 34%", which its bill never applies.
+    rule = rule_for("tencent", BillingMode.HOURLY)
+    assert rule is not None
+    assert "tier" not in rule.story("GN10Xp") and "%" not in rule.story("GN10Xp")
+    assert "billed per second" in rule.story("GN10Xp")
+    tiered = rule.model_copy(update={"tiered_families": ("S5",)})
+    assert "from 96 h 50%" in tiered.story("S5") and "from 360 h 34%" in tiered.story("S5")
+
+
 def test_every_rule_names_its_source() -> None:
     for rule in billing_rules().values():
         assert rule.source

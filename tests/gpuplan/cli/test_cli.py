@@ -76,6 +76,8 @@ def test_explain_lists_exclusions(gpuplan: Run) -> None:
     code, out, _ = gpuplan("plan", "--gpu-hours", "200", "--deadline", "2d", "--explain")
     assert code == 0
     assert "Excluded" in out and "deadline" in out
+    # rows whose source names no region (unpriced Tencent types) show none, not a region called "unknown"
+    assert "no public price in the catalog" in out and "unknown" not in out
 
 
 @pytest.mark.parametrize(("args", "needle"), [

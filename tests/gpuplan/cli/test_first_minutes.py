@@ -242,6 +242,7 @@ JSON_COMMANDS = [
     ["gpus"],
     ["config", "show"],
     ["catalog", "show"],
+    ["catalog", "clear"],
 ]
 EXPONENT = re.compile(r"-?\d+(\.\d+)?[eE][-+]?\d+")
 
@@ -269,6 +270,7 @@ def test_every_json_output_has_plain_numbers_and_the_version(gpuplan: Run, args:
             assert len(v.partition(".")[2]) <= 6, f"{path} = {v}: more than 6 places"
         elif isinstance(v, float):
             assert "e" not in json.dumps(v), f"{path} = {v}"
+            assert not v.is_integer(), f"{path} = {v}: a whole number is written as one (gpu_count 8, not 8.0)"
 
 
 def test_money_in_json_has_exactly_two_places(gpuplan: Run) -> None:

@@ -69,6 +69,16 @@ def test_table_and_markdown_outputs() -> None:
     assert r.exit_code == 0 and "GPU-hours" in r.stdout
 
 
+def test_tables_say_what_a_layout_is_and_write_whole_numbers_as_people_do() -> None:
+    # fit's layout column showed "full" (the recompute mode, read as full sharding); estimate showed 7000000000.0
+    r = runner.invoke(app, ["fit", "--model", "llama-2-7b", "--gpu", "v100", "-o", "csv"])
+    assert r.exit_code == 0 and ",full recompute," in r.stdout and ",full," not in r.stdout
+    r = runner.invoke(app, ["fit", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--gpus", "8", "-o", "csv"])
+    assert "ZeRO-" in r.stdout
+    r = runner.invoke(app, ["estimate", "--params", "7e9", "--tokens", "1e9", "--gpu", "a100-80gb", "-o", "csv"])
+    assert r.exit_code == 0 and '"7,000,000,000"' in r.stdout and "7000000000.0" not in r.stdout
+
+
 def test_plan_with_model_excludes_offers_that_do_not_fit() -> None:
     out = run_json("plan", "--model", "llama-2-7b", "--tokens", "2e10", "--provider", "tencent", "--provider", "aws")
     reasons = [e["reason"] for e in out["excluded"]]  # type: ignore[index]

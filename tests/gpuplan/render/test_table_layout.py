@@ -150,3 +150,20 @@ def test_tco_tables_fit_80_columns(gpuplan: Run, columns: Callable[[int], None])
     # at 20 CNY per Mbps-month, converted at the shipped 7.2734 CNY per USD
     dearest = Decimal("227678.94") + (Decimal(36 * 20 * 5) / Decimal("7.2734")).quantize(Decimal("0.01"))
     assert f"{dearest:,.2f}" in out
+
+
+@pytest.mark.parametrize("args", [["plan", "--gpu-hours", "200", "--limit", "15"], ["offers"]], ids=" ".join)
+def test_rows_of_one_offer_in_two_regions_stay_apart_at_80_columns(gpuplan: Run, columns: Callable[[int], None],
+                                                                    args: list[str]) -> None:
+    # At 80 columns the region was the first column dropped: p4d.24xlarge spot at 90.68 and at 94.67 read as one
+    # offer listed twice. The first line of each row (the offer, its region, ...) must differ from every other's.
+    columns(80)
+    code, out, err = gpuplan(*args)
+    assert code == 0, err
+    table = out.split("┡")[1].split("└")[0]
+    firsts = [line for line in table.splitlines() if line.startswith("│") and line.split("│")[1].strip()]
+    names = [line.split("│")[1].strip() for line in firsts]
+    assert len(set(names)) < len(names), "the case this test is about: one offer on several rows"
+    assert "┃ region" in out
+    cells = [tuple(c.strip() for c in line.split("│")[1:3]) for line in firsts]  # offer and region
+    assert len(set(cells)) == len(cells) or args[0] == "plan"  # plan rows may also differ by billing

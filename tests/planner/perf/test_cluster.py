@@ -123,9 +123,21 @@ def test_cost_is_nodes_times_node_cost() -> None:
     cat = toy_with_network(400)
     (o,) = plan(cat, nodes=3).options
     assert o.nodes == 3 and o.gpus_total == 24
+    assert "--nodes 3 asked for" in o.notes[0] and "memory" not in o.notes[0]  # it fits one node: pinned, not needed
     # each of the three nodes is billed its wall time, to the second
     exact = Decimal("1e-12")
     assert o.native_cost.amount.quantize(exact) == (Decimal("16.00") * billed_hours(o.wall_hours) * 3).quantize(exact)
+
+
+def test_a_clusters_bill_counts_node_hours_and_says_so() -> None:
+    from planner.plan.make import explain
+
+    p = plan(toy_with_network(400), nodes=3)
+    (item,) = p.options[0].line_items
+    assert item.unit == "node-hours" and item.description.startswith("3 nodes x")
+    assert "node-hours x 16.00" in explain(p.options)  # the Why line said "hours x" for three machines' hours
+    (single,) = plan(toy_with_network(400)).options[0].line_items
+    assert single.unit == "hours"
 
 
 def test_pinned_nodes_and_max_nodes_are_obeyed() -> None:

@@ -32,6 +32,14 @@ def test_a_region_no_offer_has_names_the_closest() -> None:
         plan(toy_catalog(), regions=("test-est-1",))
 
 
+def test_the_shipped_catalogs_rows_without_a_region_are_never_offered_as_one() -> None:
+    cat = Catalog.shipped()
+    assert any(o.region == "unknown" for o in cat.instances)  # rows whose source names no region (unpriced Tencent)
+    with pytest.raises(InputError) as caught:
+        plan(cat, regions=("nowhere",))
+    assert "unknown" not in caught.value.message and "unknown" not in (caught.value.hint or "")
+
+
 def test_buying_cards_never_makes_a_wrong_region_valid() -> None:
     # Cards to buy have no region and pass any region filter; they must not answer for a typo.
     with pytest.raises(InputError, match="matches no offer"):

@@ -234,7 +234,7 @@ def test_monthly_billing_is_not_an_ec2_thing(compute: AwsCompute) -> None:
 
 
 def test_a_disk_smaller_than_the_image_is_refused_before_launch(compute: AwsCompute, moto_ec2: Any) -> None:
-    with pytest.raises(InputError, match="--disk"):
+    with pytest.raises(InputError, match="--disk-gb 1 is smaller"):
         compute.run(_request(disk_gb=1))
     assert _all_instances(moto_ec2) == []
 

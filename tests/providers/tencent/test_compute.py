@@ -39,7 +39,8 @@ def test_run_until_running_then_terminate(compute: TencentCompute, tencent_env: 
     assert len(result.instance_ids) == 1 and result.zone == "ap-guangzhou-3" and not result.dry_run
     assert result.image == "img-ubu22new"
     assert any("image img-ubu22new" in n for n in result.notes)
-    assert any(n.startswith("GPU driver: not in the public image") for n in result.notes)
+    (driver,) = [n for n in result.notes if n.startswith("GPU driver: not in the public image")]
+    assert "--image" in driver and "user_data" not in driver  # it names a flag that exists, not one that does not
     (call,) = tencent_env.calls_of("RunInstances")
     p = call.params
     assert p["ClientToken"] == "tok-1-ap-guangzhou-3" and p["InstanceChargeType"] == "POSTPAID_BY_HOUR"
