@@ -51,11 +51,12 @@ class OfferFacts:
     rate_zones: dict[BillingMode, str]
     sold_out_zones: tuple[str, ...]
     as_of: date
+    estimated: frozenset[BillingMode]  # modes whose rate is gpuplan's estimate, not a price the source lists
 
     @classmethod
     def of(cls, o: Offer) -> OfferFacts:
         return cls(o.name, o.family, o.region, o.zones, o.gpu, o.gpu_count, o.interconnect, o.currency, o.rates,
-                   o.stock, o.rate_zones, o.sold_out_zones, o.as_of)
+                   o.stock, o.rate_zones, o.sold_out_zones, o.as_of, o.estimated)
 
 
 class OfferTable(LazySequence[Offer]):

@@ -222,9 +222,10 @@ class RowOffers(OfferTable):
         from the offer."""
         rates_of, link_of = self.provider._rates_of, self.provider._link_of
         for row in self.whole:
+            rates, estimated = rates_of(row)
             yield OfferFacts(row.instance_type, row.family, row.region, row.zones, row.gpu, row.gpu_count,
-                             link_of(row.gpu, row.gpu_count), row.currency, rates_of(row)[0], row.stock, _NO_ZONES,
-                             (), row.as_of)
+                             link_of(row.gpu, row.gpu_count), row.currency, rates, row.stock, _NO_ZONES,
+                             (), row.as_of, estimated)
         yield from map(OfferFacts.of, map(self.provider._from_zones, self.zoned))
 
 

@@ -44,6 +44,11 @@ SpotPriceOpt = Annotated[
     Optional[str],
     typer.Option("--spot-price", help="typical (median over zones) or cheapest (the cheapest zone now). [default: typical]"),
 ]
+SpotEstimatesOpt = Annotated[
+    bool,
+    typer.Option("--spot-estimates", help="Also rank spot prices gpuplan estimated where no source lists one "
+                                          "(marked *). [default: off]"),
+]
 ProviderOpt = Annotated[Optional[list[str]], typer.Option("--provider", help="tencent, aws or local (repeatable).")]
 GpuFilterOpt = Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; names are forgiving; a family such as v100 selects every variant).")]
 RegionOpt = Annotated[Optional[list[str]], typer.Option("--region", help="Region or zone prefix, e.g. us-east-1, ap-guangzhou (repeatable; one no offer has is an error).")]

@@ -15,7 +15,7 @@ from gpuplan.cli.extras_opts import (
 )
 from gpuplan.cli.options import (
     MODEL_AND_TRAINING, RUN, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, JsonOpt,
-    MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotPriceOpt, WideOpt, WorkloadFlags, build_constraints,
+    MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotEstimatesOpt, SpotPriceOpt, WideOpt, WorkloadFlags, build_constraints,
     catalog_from, emit, settings_from, takes_workload, use_wide,
 )
 
@@ -44,6 +44,7 @@ def plan(
     export: Annotated[Optional[tuple[str, Path]], typer.Option("--export", help="Write the winner for an engine: --export skypilot task.yaml, or dstack .dstack.yml.", metavar="ENGINE FILE")] = None,
     spot_overhead: Annotated[Optional[float], typer.Option("--spot-overhead", help="Extra run time on spot for restarts, e.g. 0.1 = 10%.")] = None,
     spot_price: SpotPriceOpt = None,
+    spot_estimates: SpotEstimatesOpt = False,
     catalog: CatalogOpt = None,
     discount: DiscountOpt = None,
     currency: CurrencyOpt = None,
@@ -86,7 +87,7 @@ def plan(
         engine = _engine(export)
         c = build_constraints(deadline=deadline, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                               region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
-        c = c.model_copy(update=_node_limits(nodes, max_nodes))
+        c = c.model_copy(update={**_node_limits(nodes, max_nodes), "spot_estimates": spot_estimates})
         p = make_plan(demand, c, s, catalog=cat, extras=extras)
         if engine is not None and export is not None:
             from gpuplan.console import stderr

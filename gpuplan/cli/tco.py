@@ -15,7 +15,7 @@ import typer
 from pricing.errors import InputError, first_error
 from gpuplan.cli.app import command_app
 from gpuplan.cli.options import (
-    CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, WideOpt, catalog_from, emit, not_empty,
+    CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, SpotEstimatesOpt, WideOpt, catalog_from, emit, not_empty,
     parse_multi, use_wide,
 )
 
@@ -104,6 +104,7 @@ def tco(
     resale: Annotated[Optional[str], _opt("--resale", "Resale value at the end of the life, fraction of the price. [default: 0.24]")] = None,
     maintenance: Annotated[Optional[str], _opt("--maintenance", "Maintenance per year, fraction of the price. [default: 0.20]")] = None,
     colo: Annotated[bool, typer.Option("--colo", help="Host in a colocation facility at the sourced $/kW/month.")] = False,
+    spot_estimates: SpotEstimatesOpt = False,
     colo_price: Annotated[Optional[str], _opt("--colo-price", "Colocation price per kW per month in the display currency (implies --colo).")] = None,
     spot_overhead: Annotated[Optional[str], _opt("--spot-overhead", "Extra run time on spot for restarts. [default: 0.10]")] = None,
     disk_gb: Annotated[Optional[str], _opt("--disk-gb", "Rentals: disk per instance in GB, billed while it runs. [default: 256]")] = None,
@@ -157,7 +158,8 @@ def tco(
     flags: dict[str, Any] = {k: None if v is None else to_decimal(v, "--" + k.replace("_", "-"))
                              for k, v in numbers.items()}
     flags.update(months=months, buy=buy, vs=vs, region=not_empty(region, "--region"), billing=billing,
-                 condition=not_empty(condition, "--condition"), colo=colo, currency=currency, fx=fx,
+                 condition=not_empty(condition, "--condition"), colo=colo, spot_estimates=spot_estimates,
+                 currency=currency, fx=fx,
                  ref_gpu=not_empty(ref_gpu, "--ref-gpu"), workload_class=not_empty(workload_class, "--class"),
                  precision=not_empty(precision, "--precision"))
     sc = make_scenario(flags, scenario)

@@ -135,7 +135,8 @@ def sections(r: TcoResult) -> list[Section]:
                    "later": shown(o.monthly_cost[1]) if len(o.monthly_cost) > 1 else "-",
                    "total": shown(o.total_cost), "per_gpu_h": _per_hour(o.cost_per_ref_gpu_hour)}
                   for o in sorted(r.options, key=lambda o: o.total_cost)],
-            caption=" ".join([("Buy: month 1 pays the hardware net of its resale value. Per ref GPU-h: per "
+            caption=" ".join([("Buy: month 1 pays the whole hardware; its resale value comes back in the last month "
+                               "(and at the end of each life). Per ref GPU-h: per "
                                f"{r.unit.ref_gpu} GPU-hour of work, each option's hours scaled by its speed and "
                                "scaling; the horizon's total over the work done."),
                               *([ESTIMATED] if estimated else [])]),
@@ -213,6 +214,7 @@ def assumption_lines(r: TcoResult) -> list[str]:
              f"FX: {'; '.join(a['fx']) or 'none'}.",
              f"Resale counted {a['resale_counted']}. Power: {a['power']}.",
              f"Work, not hours: {a['usage_counts_work']}."]
+    lines += [f"Not compared: {x}." for x in a.get("skipped", [])]
     for d in a["defaults"]:
         flag = " [ASSUMPTION]" if d["assumption"] else ""
         lines.append(f"{d['key']} = {d['value']} {d['unit']}{flag}: {d['source']} ({d['as_of']})")
@@ -230,6 +232,8 @@ def print_tables(r: TcoResult) -> None:
         render_rows(s.rows, s.cols(), OutputFormat.TABLE, title=s.title, caption=s.caption)
     out = stdout()
     out.print(f"[bold]Verdict:[/bold] {r.verdict}", highlight=False)
+    for x in r.assumptions.get("skipped", []):
+        out.print(f"Not compared: {x}.", highlight=False, markup=False)
     out.print("[dim]Estimate. " + " ".join(assumption_lines(r)[:4]) + " `--json` lists every default and its source.[/dim]",
               highlight=False)
 

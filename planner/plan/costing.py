@@ -13,7 +13,7 @@ from providers.base import Offer, Provider
 from planner.plan.demand import Demand, Run
 from planner.plan.extras import TERM_MODES, Extras, billed_hours, extras_bill
 from planner.plan.filters import host_note, past_deadline
-from planner.plan.model import Constraints, ExclusionRule, Option, OptionRange
+from planner.plan.model import ESTIMATED_SPOT, Constraints, ExclusionRule, Option, OptionRange
 from planner.plan.nodes import NodeRuns
 from planner.settings import Settings
 
@@ -91,6 +91,8 @@ class Costing:
             return late
         if self.budget is not None and cost.amount > self.budget and round_cents(cost.amount) > self.budget:
             return ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}"
+        if mode in offer.estimated and not c.spot_estimates:
+            return ExclusionRule.ESTIMATE, ESTIMATED_SPOT
         rng = None
         if run.spread is not None:
             # re-quote at each end: billing is not linear in hours (minimums, whole months)

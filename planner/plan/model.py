@@ -30,6 +30,9 @@ class Constraints(BaseModel):
     max_gpus: float | None = None  # across all nodes of an option
     nodes: int | None = None  # pin the node count; None searches 1 .. max_nodes
     max_nodes: int = DEFAULT_MAX_NODES
+    # Rank spot prices gpuplan estimated (a fraction of pay-as-you-go) where no source lists a spot price:
+    # off by default, as nothing says such a type is sold as spot at all (--spot-estimates).
+    spot_estimates: bool = False
 
 
 class OptionRange(BaseModel):
@@ -93,13 +96,19 @@ class ExclusionRule(StrEnum):
     DEADLINE = "deadline"
     BUDGET = "budget"
     SOLD_OUT = "sold_out"
+    ESTIMATE = "estimate"
 
 
 RULE_TEXT = {
     ExclusionRule.GPU: "not a selected GPU", ExclusionRule.MIN_VRAM: "below --min-vram", ExclusionRule.MAX_GPUS: "above --max-gpus",
     ExclusionRule.REGION: "outside --region", ExclusionRule.NO_PRICE: "without a public price", ExclusionRule.WORKLOAD: "where the workload does not fit",
     ExclusionRule.DEADLINE: "past the deadline", ExclusionRule.BUDGET: "over the budget", ExclusionRule.SOLD_OUT: "sold out in every zone",
+    ExclusionRule.ESTIMATE: "with an estimated spot price (--spot-estimates ranks them)",
 }
+
+
+ESTIMATED_SPOT = ("spot price is gpuplan's estimate (a fraction of pay-as-you-go), and no source lists one for this "
+                  "type or says it is sold as spot: --spot-estimates ranks it, labelled")
 
 
 class Exclusion(BaseModel):

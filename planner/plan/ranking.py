@@ -15,7 +15,7 @@ from providers.bulk import OfferTable
 from planner.plan.costing import Costing
 from planner.plan.extras import billed_hours, fixed_total, setup_cost
 from planner.plan.filters import offer_filter, past_deadline, zone_of
-from planner.plan.model import ExclusionRule
+from planner.plan.model import ESTIMATED_SPOT, ExclusionRule
 from planner.plan.nodes import NodeRuns
 from planner.plan.ranked import MODE_AT, Exclusions, OptionRecords
 from planner.plan.rates import quoted_cost, rate_coster
@@ -120,6 +120,7 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
         modes = shape.modes
         fx = costing.fx_rate(f.currency)
         rates, family = f.rates, f.family
+        guessed = f.estimated if not c.spot_estimates else ()
         for mode in rates:
             m = modes[mode] if mode in modes else shape.mode(mode, family, provider, costing)
             if not isinstance(m, _Mode):
@@ -146,6 +147,10 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
                 shown = Money(amount=amount, currency=s.currency)
                 excluded.put(name_of, f.name, f.region, zone_of(f.rate_zones, f.zones, mode), mode,
                              ExclusionRule.BUDGET, f"costs {shown}, over the budget {c.budget}")
+                continue
+            if mode in guessed:  # after every other rule, as the full costing says it (see Costing.option)
+                excluded.put(name_of, f.name, f.region, zone_of(f.rate_zones, f.zones, mode), mode,
+                             ExclusionRule.ESTIMATE, ESTIMATED_SPOT)
                 continue
             add_cost(float(amount))
             add_wall(m.hours_f)

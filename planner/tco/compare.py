@@ -23,11 +23,12 @@ Owned hardware, ``n`` cards, utilization ``u`` = W / (w x n x hours per month):
 - cost per GPU-hour  = (CAPEX/month + opex/month) / (n x u x hours per month)
 - cost per reference GPU-hour of work = cost per GPU-hour / w
 
-Cash view for the horizon: CAPEX_net is paid in month 1 (and again at the start of every
-new life when the horizon outlasts the depreciation years), opex every month. Counting
-the resale up front is the conventional break-even formula, CAPEX_net / (rent - opex);
-sold before the end of its life the hardware would fetch more, so buying is shown
-conservatively for horizons shorter than the life.
+Cash view for the horizon, month by month as money leaves and comes back: the whole CAPEX
+in month 1 (and again at the start of every new life when the horizon outlasts the
+depreciation years), opex every month, and the resale value back when the hardware is sold:
+at the end of its life, or in the horizon's last month. The resale fraction was measured on
+cards about 2 years old, so it is the value at either point. Break-even on cash is CAPEX /
+(rent - opex) months, before any resale; the horizon's totals are CAPEX_net per life begun.
 
 Renting: W becomes instance hours W / (w x GPUs per instance), and each month is quoted by the provider's billing rule (hourly and spot per second, spot
 with the restart overhead, monthly in whole subscriptions, reserved for every hour of
@@ -56,6 +57,7 @@ from planner.limits import check
 from planner.tco.lines import PER_HOUR_PLACES, ZERO, TcoLine, TcoOption, When, cumulative, line
 from planner.tco.owned import CONDITIONS, Owned, buy_option, card_price, make_owned, parse_buy
 from planner.plan.extras import Extras
+from planner.plan.model import ESTIMATED_SPOT
 from planner.tco.rent import monthly_vs_hourly_hours, pick_offer, rent_option
 from planner.tco.scenario import Scenario
 from planner.tco.work import WorkRate, WorkUnit, work_rate
@@ -79,7 +81,7 @@ class Breakeven(BaseModel):
     buy: str
     vs: str
     month: int | None
-    months_formula: Decimal | None  # CAPEX_net / (rent - opex), may lie past the horizon
+    months_formula: Decimal | None  # CAPEX / (rent - opex): cash, resale not yet back; may lie past the horizon
     utilization: Decimal | None     # u where owned cost per unit of work = the rental's at this usage
 
 
@@ -197,6 +199,9 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
                 if modes:
                     skipped.append(f"{offer.name} has no {mode} price")
                 continue
+            if mode in offer.estimated and not sc.spot_estimates:
+                skipped.append(f"{offer.name} {mode}: {ESTIMATED_SPOT}")
+                continue
             options.append(rent_option(offer, mode, usage, months, currency=currency, fx=fx,
                                        hours_per_month=hours_per_month, spot_overhead=spot_overhead, catalog=cat,
                                        notes=[*notes, rate.note(unit, usage)], work_per_hour=rate.per_machine_hour,
@@ -210,7 +215,7 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
             gap = steady - o.opex_per_month(u)
             breakevens.append(Breakeven(
                 buy=b.name, vs=r.name, month=breakeven_month(b.cumulative_cost, r.cumulative_cost),
-                months_formula=o.capex_net / gap if gap > 0 else None,
+                months_formula=o.capex / gap if gap > 0 else None,
                 utilization=o.breakeven_utilization(steady / usage, months),
             ))
     # Over the horizon, like the totals: at this usage's utilization the curve reads the option's cost per unit.
@@ -290,7 +295,8 @@ def assumptions(sc: Scenario, owned: list[Owned], usage_label: str, currency: Cu
         "usage_counts_work": (f"usage is {unit.label}; each option's hours are usage / (relative speed x "
                               "multi-GPU scaling efficiency), per GPU, and costs per unit are per reference "
                               "GPU-hour of work"),
-        "resale_counted": "up front, at the end-of-life value (conservative for horizons shorter than the life)",
+        "resale_counted": "as cash back when the hardware is sold: at the end of its life or in the horizon's "
+                          "last month, at the resale fraction",
         "power": "the box is on all month: GPUs at TDP while busy and at the idle fraction otherwise",
         "defaults": defaults,
     }

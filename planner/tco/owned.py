@@ -131,9 +131,17 @@ class Owned(BaseModel):
         return None if per_gpu_hour is None else per_gpu_hour / self.work_per_gpu_hour
 
     def monthly_costs(self, u: Decimal, months: int) -> list[Decimal]:
-        """Cash per month: CAPEX_net at the start of each life, opex every month."""
-        opex = self.opex_per_month(u)
-        return [opex + (self.capex_net if i % self.life_months == 0 else ZERO) for i in range(months)]
+        """Cash per month as it leaves and comes back: the whole CAPEX at the start of each life, opex every
+        month, and the resale value back in the month the hardware is sold, at the end of its life or of the
+        horizon, whichever comes first. Over the horizon this sums to CAPEX_net per life begun plus opex."""
+        opex, life = self.opex_per_month(u), self.life_months
+        out = []
+        for i in range(months):
+            cash = opex + (self.capex if i % life == 0 else ZERO)
+            if (i + 1) % life == 0 or i == months - 1:
+                cash -= self.resale_value
+            out.append(cash)
+        return out
 
     def breakeven_utilization(self, rate_per_work_hour: Decimal, months: int | None = None) -> Decimal | None:
         """The u at which the owned cost per reference GPU-hour of work (over ``months``, see
@@ -157,8 +165,9 @@ class Owned(BaseModel):
         c = self.currency
         out = [line(f"{self.gpu} card", self.n, "cards", self.card_price, When.ONCE)]
         out += self._host_lines()
-        out.append(line(f"resale at the end of {self.depreciation_years:g} years ({self.resale_fraction:.0%})",
-                        Decimal(-1), "credit", Money(amount=self.resale_value, currency=c), When.PER_LIFE))
+        out.append(line(f"resale when sold, at the end of the {self.depreciation_years:g}-year life or of the horizon "
+                        f"({self.resale_fraction:.0%})", Decimal(-1), "credit",
+                        Money(amount=self.resale_value, currency=c), When.PER_LIFE))
         out.append(line(f"energy ({self.average_watts(u):.0f} W average x PUE {self.pue:g}, {self.kwh_label})",
                         self.energy_kwh_per_month(u), "kWh", self.kwh_price, When.PER_MONTH))
         if self.maintenance_fraction:

@@ -36,6 +36,7 @@ class Scenario(BaseModel):
     resale: Decimal | None = None
     maintenance: Decimal | None = None
     colo: bool = False
+    spot_estimates: bool = False  # compare spot prices gpuplan estimated where no source lists one
     colo_price: Decimal | None = None
     currency: str | None = None
     fx: list[str] | None = None

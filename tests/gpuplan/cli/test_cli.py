@@ -23,7 +23,7 @@ def test_readme_command_prints_the_ranked_table(gpuplan: Run) -> None:
 
 
 def test_plan_json_contract(gpuplan: Run) -> None:
-    code, out, _ = gpuplan("plan", "--gpu-hours", "200", "--json")
+    code, out, _ = gpuplan("plan", "--gpu-hours", "200", "--json", "--spot-estimates")
     assert code == 0
     data = json.loads(out)
     assert data["currency"] == "USD"

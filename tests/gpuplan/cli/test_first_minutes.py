@@ -411,7 +411,8 @@ def test_budget_forms_that_read(gpuplan: Run, budget: str) -> None:
 def test_estimated_price_note_only_when_a_row_is_estimated(gpuplan: Run) -> None:
     code, out, _ = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws")
     assert code == 0 and "*" not in out and "estimated" not in out
-    code, out, _ = gpuplan("plan", "--gpu-hours", "200", "--provider", "tencent", "--billing", "spot")
+    code, out, _ = gpuplan("plan", "--gpu-hours", "200", "--provider", "tencent", "--billing", "spot",
+                           "--spot-estimates")
     assert "spot*" in out and "Billing marked * is an estimated price." in out
 
 

@@ -62,6 +62,16 @@ def test_json_contract(tmp_path: Path) -> None:
     assert any(d["assumption"] for d in data["assumptions"]["defaults"])
 
 
+def test_an_estimated_spot_price_is_compared_only_when_asked_for() -> None:
+    names = [o["name"] for o in json.loads(invoke(*EXAMPLE, "--json"))["options"]]
+    assert "GN10Xp.20XLARGE320 spot" not in names and "p3.16xlarge spot" in names  # AWS spot is a listed price
+    out = invoke(*EXAMPLE)
+    assert "Not compared: GN10Xp.20XLARGE320 spot" in out and "--spot-estimates" in out
+    data = json.loads(invoke(*EXAMPLE, "--spot-estimates", "--json"))
+    (guess,) = [o for o in data["options"] if o["name"] == "GN10Xp.20XLARGE320 spot"]
+    assert guess["estimate"] is True
+
+
 class _Refs(HTMLParser):
     def __init__(self) -> None:
         super().__init__()

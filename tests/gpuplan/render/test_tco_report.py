@@ -178,7 +178,7 @@ def test_line_labels_never_overlap(wanted: list[float]) -> None:
 
 
 def test_lines_that_coincide_alternate_their_colours() -> None:
-    m = chart_model(result())
+    m = chart_model(result(EXAMPLE.model_copy(update={"spot_estimates": True})))
     spots = [s for s in m.series if s.name.endswith("spot")]
     assert len(spots) == 2 and spots[0].dash == spots[1].dash and spots[0].dash_offset != spots[1].dash_offset
     labels = dict(zip((s.name for s in m.series), m.label_at, strict=True))
@@ -200,6 +200,6 @@ def test_the_printed_page_opens_with_the_answer_and_keeps_gpu_names_whole() -> N
 def test_estimated_note_only_when_an_option_is_estimated() -> None:
     aws_only = markdown(result(Scenario(usage=Decimal(300), months=12, vs=["p3.16xlarge"])))
     assert "estimated" not in aws_only.lower() and "*" not in aws_only.replace("**", "")
-    with_tencent_spot = markdown(result())
+    with_tencent_spot = markdown(result(EXAMPLE.model_copy(update={"spot_estimates": True})))
     assert "Options marked * have an estimated price." in with_tencent_spot
     assert not [line for line in with_tencent_spot.splitlines() if line.startswith("* ")]

@@ -109,3 +109,18 @@ def test_rows_of_a_family_in_a_toy_catalog_are_all_selected() -> None:
     gpus = frozenset(g.key for g in cat.gpu_family("v100"))
     p = plan(cat, providers=frozenset({"acme"}), gpus=gpus, billing=frozenset({BillingMode.HOURLY}))
     assert {o.offer for o in p.options} == {"a.16", "a.32"}
+
+
+def test_an_estimated_spot_price_is_not_ranked_unless_asked_for() -> None:
+    # Tencent spot is estimated at a fraction of pay-as-you-go for types no source says are sold as spot;
+    # such guesses won plans (GT4 spot* second overall) and the TCO verdict.
+    cat = Catalog.shipped()
+    p = plan(cat)
+    assert not any(o.estimate for o in p.options)
+    held = [e for e in p.excluded if e.rule == "estimate"]
+    assert held and all(e.billing == BillingMode.SPOT and "--spot-estimates" in e.reason for e in held)
+    with_guesses = plan(cat, spot_estimates=True)
+    guessed = [o for o in with_guesses.options if o.estimate]
+    assert guessed and all(o.billing == BillingMode.SPOT for o in guessed)
+    assert {(e.offer, e.region) for e in held} == {(o.offer, o.region) for o in guessed}
+    assert not [e for e in with_guesses.excluded if e.rule == "estimate"]

@@ -67,6 +67,6 @@ def test_a_user_price_for_a_mode_the_provider_does_not_bill_is_excluded_not_fata
     cat = Catalog.shipped().with_instances(parse_instances(rows, origin="mine", layer=Layer.USER))
     demand = RefGpuHours(gpu_hours=Decimal(10), ref_gpu=REF, catalog=cat)
     p = make_plan(demand, Constraints(providers=frozenset({"tencent"})), Settings(), catalog=cat)
-    assert {o.billing for o in p.options} == {BillingMode.HOURLY, BillingMode.SPOT}  # spot: Tencent's estimate
+    assert {o.billing for o in p.options} == {BillingMode.HOURLY}  # Tencent's estimated spot waits for the flag
     (why,) = [e for e in p.excluded if e.billing == BillingMode.RESERVED_1Y]
     assert why.rule == "no_price" and "billing rule" in why.reason

@@ -105,7 +105,7 @@ def test_the_no_option_summary_counts_each_constraint() -> None:
     text = str(err.value)
     assert "over the budget" in text and "without a public price" in text
     n_over = int(text.split(" over the budget")[0].split("(")[-1])
-    p = make_plan(demand())
+    p = make_plan(demand(), Constraints(spot_estimates=True))  # the budget rule comes before the estimate rule
     assert n_over == len(p.options)  # every costed option is over a 10 CNY budget
 
 

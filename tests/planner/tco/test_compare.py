@@ -100,11 +100,13 @@ def test_the_hand_worked_example() -> None:
     # The rented instance is one reference GPU: one reference GPU-hour of work an hour.
     hourly = rent(offer(), usage, 36, work_per_hour=Decimal(1))
     assert q2(hourly.monthly_cost[0]) == "1,664.40" and "**1,664.40**" in doc
-    assert [q2(c) for c in buy.cumulative_cost[:2]] == ["2,369.17", "2,488.34"]
+    # cash month by month: the whole CAPEX in month 1, the resale back in the last month
+    assert [q2(c) for c in buy.cumulative_cost[:2]] == ["3,119.17", "3,238.34"]
+    assert q2(buy.monthly_cost[-1]) == q2(o.opex_per_month(u) - o.resale_value) == "-630.83"
     assert [q2(c) for c in hourly.cumulative_cost[:2]] == ["1,664.40", "3,328.80"]
     assert breakeven_month(buy.cumulative_cost, hourly.cumulative_cost) == 2 and "**month 2**" in doc
-    formula = o.capex_net / (hourly.monthly_cost[0] - o.opex_per_month(u))
-    assert f"{formula:.2f}" == "1.46" and "**1.46**" in doc
+    formula = o.capex / (hourly.monthly_cost[0] - o.opex_per_month(u))
+    assert f"{formula:.2f}" == "1.94" and "**1.94**" in doc
     bu = o.breakeven_utilization(Decimal("1.50"))
     assert bu is not None and f"{bu:.2%}" == "3.82%" and "**3.82 %**" in doc
     mvh = monthly_vs_hourly_hours(offer())
@@ -238,13 +240,14 @@ def test_breakeven_month_is_where_the_cumulative_curves_cross(o: Owned, u: Decim
     else:
         assert all(b > c for b, c in pairs[: m - 1])
         assert pairs[m - 1][0] <= pairs[m - 1][1]
-    # Within one life the curves are straight lines: the crossing is the formula's ceiling.
+    # Within one life the curves are straight lines until the last month, when the resale comes back:
+    # the crossing is CAPEX / gap's ceiling before then, else the last month if CAPEX_net / gap is within it.
     gap = r.monthly_cost[0] - o.opex_per_month(o.utilization(usage))
     if months <= o.life_months and gap > 0:
-        exact = o.capex_net / gap
-        assume(abs(exact - exact.to_integral_value()) > Decimal("1e-12"))
-        want = max(1, math.ceil(exact))
-        assert m == (want if want <= months else None)
+        cash, net = o.capex / gap, o.capex_net / gap
+        assume(all(abs(x - x.to_integral_value()) > Decimal("1e-12") for x in (cash, net)))
+        want = max(1, math.ceil(cash))
+        assert m == (want if want < months else months if net <= months else None)
 
 
 @given(owned_hw(), FRACTION, st.integers(1, 60))
@@ -312,13 +315,14 @@ def test_the_issue_example() -> None:
     be = {b.vs: b.month for b in r.breakeven}
     p3 = next(b for b in r.breakeven if b.vs == "p3.16xlarge hourly")
     assert p3.months_formula is not None
-    # The curves cross in the month CAPEX_net / (rent - opex) lands in, in the second year.
+    # The curves cross in the month CAPEX / (rent - opex) lands in (cash: no resale back yet), in the second year.
     assert p3.month == math.ceil(p3.months_formula) and 12 < p3.month <= 36
-    assert be["GN10Xp.20XLARGE320 monthly"] == 2
+    assert be["GN10Xp.20XLARGE320 monthly"] == 3
     assert be["p3.16xlarge spot"] is None
     assert r.monthly_vs_hourly_hours["p3.16xlarge"] is None
     assert f"{r.monthly_vs_hourly_hours['GN10Xp.20XLARGE320']:.2f}" == "479.97"  # 46000 / 95.84
-    spot = next(o for o in r.options if o.name == "GN10Xp.20XLARGE320 spot")
+    assert "GN10Xp.20XLARGE320 spot" not in names  # an estimated spot price is compared only when asked for
+    spot = next(o for o in example(spot_estimates=True).options if o.name == "GN10Xp.20XLARGE320 spot")
     assert spot.estimate and spot.native_currency is Currency.CNY
     assert "cheapest option" in r.verdict
     assert all(len(o.monthly_cost) == 36 for o in r.options)
