@@ -103,7 +103,8 @@ def tco(
     depreciation_years: Annotated[Optional[str], _opt("--depreciation-years", "Life of the hardware in years. [default: 5, server life in Amazon's FY2024 10-K]")] = None,
     resale: Annotated[Optional[str], _opt("--resale", "Resale value at the end of the life, fraction of the price. [default: 0.24]")] = None,
     maintenance: Annotated[Optional[str], _opt("--maintenance", "Maintenance per year, fraction of the price. [default: 0.20]")] = None,
-    colo: Annotated[bool, typer.Option("--colo", help="Host in a colocation facility at the sourced $/kW/month.")] = False,
+    profile: Annotated[Optional[str], typer.Option("--profile", help="Where the bought hardware lives: workstation (under a desk: PUE 1.0, cards under warranty) or colocated (a server in a colocation facility). [default: workstation up to 4 cards, else colocated]")] = None,
+    colo: Annotated[bool, typer.Option("--colo", help="Host in a colocation facility at the sourced $/kW/month (the colocated profile).")] = False,
     spot_estimates: SpotEstimatesOpt = False,
     colo_price: Annotated[Optional[str], _opt("--colo-price", "Colocation price per kW per month in the display currency (implies --colo).")] = None,
     spot_overhead: Annotated[Optional[str], _opt("--spot-overhead", "Extra run time on spot for restarts. [default: 0.10]")] = None,
@@ -159,6 +160,7 @@ def tco(
                              for k, v in numbers.items()}
     flags.update(months=months, buy=buy, vs=vs, region=not_empty(region, "--region"), billing=billing,
                  condition=not_empty(condition, "--condition"), colo=colo, spot_estimates=spot_estimates,
+                 profile=not_empty(profile, "--profile"),
                  currency=currency, fx=fx,
                  ref_gpu=not_empty(ref_gpu, "--ref-gpu"), workload_class=not_empty(workload_class, "--class"),
                  precision=not_empty(precision, "--precision"))

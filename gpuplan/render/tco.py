@@ -149,7 +149,7 @@ def sections(r: TcoResult) -> list[Section]:
         out.append(Section(
             title="Break-even: when buying overtakes each rental",
             columns=[("buy", "buy", False), ("vs", "vs", False), ("month", "break-even month", True),
-                     ("formula", "CAPEX_net / (rent - opex)", True), ("util", "break-even utilization", True)],
+                     ("formula", "CAPEX / (rent - opex)", True), ("util", "break-even utilization", True)],
             rows=[{"buy": b.buy, "vs": b.vs, "month": str(b.month) if b.month else f"never in {r.months}",
                    "formula": shown(b.months_formula, 1) or "never",
                    "util": f"{b.utilization:.1%}" if b.utilization is not None else "above 100%"}

@@ -52,7 +52,7 @@ from pricing.catalog import Catalog
 from pricing.errors import InputError
 from pricing.money import Currency, Fx, money_text
 from providers.listprice import RENT_MODES
-from planner.tco.host import tco_defaults
+from planner.tco.host import figure, tco_defaults, tco_profiles
 from planner.limits import check
 from planner.tco.lines import PER_HOUR_PLACES, ZERO, TcoLine, TcoOption, When, cumulative, line
 from planner.tco.owned import CONDITIONS, Owned, buy_option, card_price, make_owned, parse_buy
@@ -275,10 +275,16 @@ def assumptions(sc: Scenario, owned: list[Owned], usage_label: str, currency: Cu
              "depreciation_years": sc.depreciation_years, "gpu_idle_fraction": sc.idle_fraction,
              "colocation_usd_per_kw_month": sc.colo_price, "cpu_cores_per_gpu": sc.cores_per_gpu,
              "dataset_gb": sc.dataset_gb}
+    # One profile's figures stand in for the defaults they name; with builds of several profiles, the first's
+    # (each build's own values are under "buy <name>").
+    prof = tco_profiles().get(owned[0].profile or "") if owned else None
     defaults = []
-    for key, d in tco_defaults().items():
+    for key in tco_defaults():
+        d = figure(key, prof)
         entry: dict[str, Any] = {"key": key, "value": str(d.value), "unit": d.unit, "source": d.source,
                                  "as_of": d.as_of.isoformat(), "assumption": d.assumption}
+        if prof is not None and key in prof.figures:
+            entry["profile"] = prof.name
         if given.get(key) is not None:
             entry.update(value=str(given[key]), source="given by the user", assumption=False)
         defaults.append(entry)
@@ -297,8 +303,10 @@ def assumptions(sc: Scenario, owned: list[Owned], usage_label: str, currency: Cu
                               "GPU-hour of work"),
         "resale_counted": "as cash back when the hardware is sold: at the end of its life or in the horizon's "
                           "last month, at the resale fraction",
-        "power": "the box is on all month: GPUs at TDP while busy and at the idle fraction otherwise",
+        "power": "the box is on all month: GPUs and the host CPU at TDP while busy and at their idle fractions "
+                 "otherwise",
         "defaults": defaults,
+        "profiles": {o.name: o.profile for o in owned},
     }
     for o in owned:
         # Decimals, not text: the JSON writer puts them at the contract's precision (a price
@@ -309,7 +317,8 @@ def assumptions(sc: Scenario, owned: list[Owned], usage_label: str, currency: Cu
             "host_nvme_tb": o.host.nvme_tb, "host_watts": o.host.watts, "host_price": o.host_price.amount,
             "tdp_w": o.tdp_w, "pue": o.pue, "kwh_price": o.kwh_price.amount, "kwh_source": o.kwh_label,
             "depreciation_years": o.depreciation_years, "resale_fraction": o.resale_fraction,
-            "maintenance_fraction": o.maintenance_fraction,
+            "maintenance_fraction": o.maintenance_fraction, "profile": o.profile,
+            "cpu_idle_fraction": o.cpu_idle_fraction,
             "colo_per_kw_month": None if o.colo_per_kw_month is None else o.colo_per_kw_month.amount,
             "capex": o.capex, "capex_net": o.capex_net,
             "work_per_gpu_hour": o.work_per_gpu_hour,

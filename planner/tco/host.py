@@ -45,8 +45,54 @@ def tco_defaults() -> dict[str, Default]:
     return {key: Default(key=key, **body) for key, body in tomllib.loads(text).items()}
 
 
-def default(key: str) -> Decimal:
-    return tco_defaults()[key].value
+class Profile(BaseModel):
+    """Where owned hardware lives (``data/tco_profiles.toml``): the defaults it replaces, and colocation or not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    colo: bool
+    figures: dict[str, Default]
+
+
+@lru_cache(maxsize=1)
+def tco_profiles() -> dict[str, Profile]:
+    """Every profile in ``planner/data/tco_profiles.toml``, by name."""
+    text = resources.files("planner.data").joinpath("tco_profiles.toml").read_text(encoding="utf-8")
+    out = {}
+    for name, body in tomllib.loads(text).items():
+        figures = {k: Default(key=k, **v) for k, v in body.items() if isinstance(v, dict)}
+        out[name] = Profile(name=name, description=body["description"], colo=body["colo"], figures=figures)
+    return out
+
+
+def profile(name: str) -> Profile:
+    found = tco_profiles().get(name.strip().lower())
+    if found is None:
+        raise InputError(f"unknown TCO profile {name!r}", f"use one of: {', '.join(tco_profiles())}")
+    return found
+
+
+# A workstation chassis holds 4 dual-slot cards (host_base_usd's source): a build of more is a server.
+WORKSTATION_CARDS = 4
+
+
+def default_profile(cards: int, colo: bool) -> Profile:
+    """The profile a build gets when none is named: a workstation of up to 4 cards, else (or with --colo) a server
+    in a colocation facility."""
+    return profile("colocated" if colo or cards > WORKSTATION_CARDS else "workstation")
+
+
+def figure(key: str, prof: Profile | None = None) -> Default:
+    """A model figure with its source: the profile's where it names one, else the default."""
+    if prof is not None and key in prof.figures:
+        return prof.figures[key]
+    return tco_defaults()[key]
+
+
+def default(key: str, prof: Profile | None = None) -> Decimal:
+    return figure(key, prof).value
 
 
 def usd(key: str) -> Money:
@@ -62,9 +108,10 @@ class Host(BaseModel):
     ram_gb: int | None = None
     cpu_cores: int | None = None
     nvme_tb: int | None = None
-    watts: Decimal
+    watts: Decimal  # at full load
     parts: tuple[LineItem, ...]
     sized: bool
+    cpu_watts: Decimal = Decimal(0)  # the CPU's share of ``watts`` (its TDP): it idles with the GPUs
 
 
 
@@ -86,15 +133,18 @@ def size_host(
     ram_gb = max(32, 32 * math.ceil(vram_total / 32))
     cores = math.ceil(per_gpu * gpu_count)
     nvme_tb = max(1, math.ceil(dataset * default("nvme_per_dataset") / 1000))
+    bases = math.ceil(gpu_count / WORKSTATION_CARDS)
     parts = (
-        LineItem.priced("board, chassis, PSU, cooling", Decimal(1), "host", usd("host_base_usd")),
+        LineItem.priced(f"board, chassis, PSU, cooling (one per {WORKSTATION_CARDS} cards)", Decimal(bases), "hosts",
+                        usd("host_base_usd")),
         LineItem.priced(f"CPU ({per_gpu:g} cores per GPU)", Decimal(cores), "cores", usd("cpu_usd_per_core")),
         LineItem.priced("RAM (>= total VRAM)", Decimal(ram_gb), "GB", usd("ram_usd_per_gb")),
         LineItem.priced(f"NVMe ({default('nvme_per_dataset'):g} x {dataset:g} GB dataset)", Decimal(nvme_tb), "TB",
                         usd("nvme_usd_per_tb")),
     )
-    watts = default("host_base_watts") + cores * default("cpu_watts_per_core")
-    return Host(ram_gb=ram_gb, cpu_cores=cores, nvme_tb=nvme_tb, watts=watts, parts=parts, sized=True)
+    cpu = cores * default("cpu_watts_per_core")
+    return Host(ram_gb=ram_gb, cpu_cores=cores, nvme_tb=nvme_tb, watts=default("host_base_watts") * bases + cpu,
+                parts=parts, sized=True, cpu_watts=cpu)
 
 
 def given_host(price: Money, watts: Decimal) -> Host:

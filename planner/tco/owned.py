@@ -14,7 +14,7 @@ from pricing.catalog import Catalog, GpuSpec
 from pricing.errors import InputError, PriceMissingError
 from pricing.money import Currency, Fx, Money
 from providers.local import newest_prices
-from planner.tco.host import Host, default, given_host, size_host
+from planner.tco.host import Host, Profile, default, default_profile, given_host, profile, size_host
 from planner.tco.lines import ZERO, TcoLine, TcoOption, When, _option, line
 from planner.tco.scenario import Scenario
 
@@ -49,6 +49,8 @@ class Owned(BaseModel):
     maintenance_fraction: Decimal
     colo_per_kw_month: Money | None = None
     hours_per_month: Decimal
+    cpu_idle_fraction: Decimal = Decimal(1)  # of the host CPU's TDP while the GPUs idle (1: at TDP all month)
+    profile: str | None = None  # where the hardware lives (planner/data/tco_profiles.toml), None: the plain defaults
     # Reference GPU-hours of work one GPU-hour of these cards does (speed x scaling, see
     # planner.tco.work); 1 when the cards are the reference GPU and scale perfectly.
     work_per_gpu_hour: Decimal = Decimal(1)
@@ -82,8 +84,10 @@ class Owned(BaseModel):
         return usage / (self.work_per_gpu_hour * self.n * self.hours_per_month)
 
     def average_watts(self, u: Decimal) -> Decimal:
+        """GPUs and the host's CPU at TDP while busy, at their idle fractions otherwise; the rest of the host flat."""
         per_gpu = self.tdp_w * u + self.tdp_w * self.idle_fraction * (1 - u)
-        return per_gpu * self.n + self.host.watts
+        resting = self.host.cpu_watts * (1 - self.cpu_idle_fraction) * (1 - u)
+        return per_gpu * self.n + self.host.watts - resting
 
     @property
     def peak_kw(self) -> Decimal:
@@ -240,8 +244,8 @@ def _check_fraction(value: Decimal, flag: str, *, upper: Decimal | None = Decima
     return value
 
 
-def _pick(given: Decimal | None, key: str) -> Decimal:
-    return default(key) if given is None else given
+def _pick(given: Decimal | None, key: str, prof: Profile | None = None) -> Decimal:
+    return default(key, prof) if given is None else given
 
 
 def make_owned(
@@ -276,14 +280,15 @@ def make_owned(
             raise PriceMissingError("no default electricity price in the catalog", "give one with --kwh-price")
         kwh = fx.convert(Money(amount=power.price_per_kwh, currency=power.currency), currency)
         kwh_label = f"{power.region} {power.customer_class} {power.price_per_kwh} {power.currency}/kWh, {power.as_of}"
-    years = _pick(sc.depreciation_years, "depreciation_years")
+    prof = profile(sc.profile) if sc.profile else default_profile(count, sc.colo or sc.colo_price is not None)
+    years = _pick(sc.depreciation_years, "depreciation_years", prof)
     if years <= 0:
         raise InputError(f"--depreciation-years must be positive, got {years}")
-    pue = _pick(sc.pue, "pue")
+    pue = _pick(sc.pue, "pue", prof)
     if pue < 1:
         raise InputError(f"--pue must be at least 1 (facility power includes the IT load), got {pue}")
     colo = None
-    if sc.colo or sc.colo_price is not None:
+    if sc.colo or sc.colo_price is not None or prof.colo:
         rate = sc.colo_price if sc.colo_price is not None else None
         colo = (Money(amount=_check_fraction(rate, "--colo-price", upper=None), currency=currency) if rate is not None
                 else fx.convert(Money(amount=default("colocation_usd_per_kw_month"), currency=Currency.USD), currency))
@@ -291,11 +296,12 @@ def make_owned(
         name=f"{count}x {spec.key}", gpu=spec.key, gpu_count=count, vram_gb=spec.vram_gb,
         card_price=fx.convert(native, currency), card_native=native, card_source=source, card_as_of=as_of,
         host=host, host_price=Money(amount=host_total, currency=currency), tdp_w=Decimal(repr(spec.tdp_w)),
-        idle_fraction=_check_fraction(_pick(sc.idle_fraction, "gpu_idle_fraction"), "--idle-fraction"),
+        idle_fraction=_check_fraction(_pick(sc.idle_fraction, "gpu_idle_fraction", prof), "--idle-fraction"),
         pue=pue, kwh_price=kwh, kwh_label=kwh_label, depreciation_years=years,
-        resale_fraction=_check_fraction(_pick(sc.resale, "resale_fraction"), "--resale"),
-        maintenance_fraction=_check_fraction(_pick(sc.maintenance, "maintenance_fraction"), "--maintenance"),
+        resale_fraction=_check_fraction(_pick(sc.resale, "resale_fraction", prof), "--resale"),
+        maintenance_fraction=_check_fraction(_pick(sc.maintenance, "maintenance_fraction", prof), "--maintenance"),
         colo_per_kw_month=colo, hours_per_month=hours_per_month, work_per_gpu_hour=work_per_gpu_hour,
+        cpu_idle_fraction=default("cpu_idle_fraction", prof), profile=prof.name,
     )
 
 
@@ -304,6 +310,10 @@ def buy_option(owned: Owned, usage: Decimal, months: int, notes: list[str] | Non
     u = owned.utilization(usage)
     notes = [*(notes or []), f"utilization {u:.1%} of {owned.gpu_count} GPUs x {owned.hours_per_month:g} h",
              f"card price {owned.card_native} ({owned.card_source}, {owned.card_as_of})"]
+    if owned.profile is not None:
+        from planner.tco.host import profile
+
+        notes.append(f"profile {owned.profile}: {profile(owned.profile).description} (--profile names another)")
     if months > owned.life_months:
         notes.append(f"the horizon outlasts the {owned.depreciation_years:g}-year life: the hardware is bought "
                      f"again every {owned.life_months} months")

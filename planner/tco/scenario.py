@@ -35,6 +35,7 @@ class Scenario(BaseModel):
     depreciation_years: Decimal | None = None
     resale: Decimal | None = None
     maintenance: Decimal | None = None
+    profile: str | None = None  # workstation or colocated (planner/data/tco_profiles.toml); None: by card count
     colo: bool = False
     spot_estimates: bool = False  # compare spot prices gpuplan estimated where no source lists one
     colo_price: Decimal | None = None
