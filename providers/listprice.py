@@ -85,7 +85,10 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
     def _rates_of(self, row: InstanceType) -> tuple[dict[BillingMode, Decimal], frozenset[BillingMode]]:
         """A row's rates, with the estimated spot rate where the rules give one, and which are estimates."""
         rates = row.rates()
-        extra = self._estimates(rates.get(BillingMode.HOURLY), BillingMode.SPOT in rates)
+        listed = BillingMode.SPOT in rates
+        if listed and not _discounted(row):
+            del rates[BillingMode.SPOT]
+        extra = self._estimates(rates.get(BillingMode.HOURLY), listed)
         return ({**extra, **rates}, _SPOT_ONLY) if extra else (rates, _NONE)
 
     def _link_of(self, gpu: str, count: float) -> Interconnect:
@@ -112,7 +115,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
         highs: dict[BillingMode, Decimal] = {}
         zones: dict[BillingMode, str] = {}
         for mode in RENT_MODES:
-            priced = [r for r in pool if r.rate(mode) is not None]
+            priced = [r for r in pool if r.rate(mode) is not None and (mode is not BillingMode.SPOT or _discounted(r))]
             if not priced:
                 continue
             if mode is BillingMode.SPOT and self.spot_pricing == SpotPricing.TYPICAL:
@@ -123,8 +126,8 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
             top = max(r.rate(mode) for r in priced)  # type: ignore[type-var]
             if top != rates[mode]:
                 highs[mode] = top  # type: ignore[assignment]
-        extra = self._estimates(rates.get(BillingMode.HOURLY), BillingMode.SPOT in rates)
-        spot_zones = tuple(sorted(((r.zone, r.spot) for r in pool if r.spot is not None),
+        extra = self._estimates(rates.get(BillingMode.HOURLY), any(r.spot is not None for r in pool))
+        spot_zones = tuple(sorted(((r.zone, r.spot) for r in pool if r.spot is not None and _discounted(r)),
                                   key=lambda zp: (zp[1], zp[0])))
         return Offer(
             provider=first.provider, name=first.instance_type, family=first.family, region=first.region,
@@ -227,6 +230,13 @@ class RowOffers(OfferTable):
                              link_of(row.gpu, row.gpu_count), row.currency, rates, row.stock, _NO_ZONES,
                              (), row.as_of, estimated)
         yield from map(OfferFacts.of, map(self.provider._from_zones, self.zoned))
+
+
+def _discounted(row: InstanceType) -> bool:
+    """A spot price below on-demand. AWS caps spot at the on-demand price, and a zone's spot at that cap
+    (p5.48xlarge in use1-az1 at 55.04, p3.16xlarge in euw2 at 28.712) is no offer: the same price,
+    interruptible. It is left out, as a zone without spot is."""
+    return row.spot is not None and (row.hourly is None or row.spot < row.hourly)
 
 
 _SPOT_ONLY = frozenset({BillingMode.SPOT})

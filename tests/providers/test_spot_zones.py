@@ -35,7 +35,8 @@ def _aws_rows() -> list[dict[str, str]]:
 def _zone_prices() -> dict[tuple[str, str], list[tuple[Decimal, str]]]:
     out: dict[tuple[str, str], list[tuple[Decimal, str]]] = defaultdict(list)
     for r in _aws_rows():
-        if r["zone"] and r["spot"]:
+        # a spot price at the on-demand cap is no spot offer (see the test below)
+        if r["zone"] and r["spot"] and Decimal(r["spot"]) < Decimal(r["hourly"]):
             out[(r["instance_type"], r["region"])].append((Decimal(r["spot"]), r["zone"]))
     return {k: sorted(v) for k, v in out.items()}
 
@@ -66,6 +67,22 @@ def test_the_headline_spot_price_is_the_median_zone_and_cheapest_is_asked_for(na
     assert cheapest.rate_zones[BillingMode.SPOT] == prices[0][1]
 
 
+def test_a_spot_price_at_the_on_demand_cap_is_not_offered_as_spot() -> None:
+    # The source lists p5.48xlarge spot at 55.040000 in use1-az1 and use1-az4, its on-demand price: AWS caps spot
+    # there, so it is the same price, interruptible. p3.16xlarge in eu-west-2 is capped in both of its zones.
+    p5 = _offer(ListPriceProvider("aws", SHIPPED), "p5.48xlarge", "us-east-1")
+    assert {"use1-az1", "use1-az4"}.isdisjoint(z for z, _ in p5.spot_zones) and len(p5.spot_zones) == 4
+    assert p5.rates[BillingMode.SPOT] < p5.rates[BillingMode.HOURLY]
+    p3 = _offer(ListPriceProvider("aws", SHIPPED), "p3.16xlarge", "eu-west-2")
+    assert BillingMode.SPOT not in p3.rates and BillingMode.SPOT not in p3.estimated
+    capped = [r for r in _aws_rows() if r["spot"] and Decimal(r["spot"]) >= Decimal(r["hourly"])]
+    assert len(capped) >= 5, "the source's capped rows this test is about"
+    for plan_offer in make_plan(RefGpuHours(gpu_hours=Decimal(200), ref_gpu="V100-SXM2-32GB", catalog=SHIPPED),
+                                Constraints(providers=frozenset({"aws"})), Settings(), catalog=SHIPPED).options:
+        if plan_offer.billing is BillingMode.SPOT:
+            assert plan_offer.zone not in {r["zone"] for r in capped if r["instance_type"] == plan_offer.offer}
+
+
 def test_p4d_no_longer_heads_the_plan_on_one_zones_price() -> None:
     """The issue's case: p4d.24xlarge us-east-1 spot ranges 2.4655 (use1-az1) to 8.1915 USD over four zones."""
     p4d = _offer(ListPriceProvider("aws", SHIPPED), "p4d.24xlarge", "us-east-1")
@@ -81,7 +98,8 @@ def _zone_row(zone: str, spot: Decimal) -> InstanceType:
                         layer=Layer.SHIPPED, source="test", as_of=date(2026, 1, 1))
 
 
-prices = st.lists(st.decimals(min_value=Decimal("0.01"), max_value=Decimal("1"), places=4), min_size=1, max_size=9)
+# below the on-demand 1: a spot price at the cap is no spot offer (test above)
+prices = st.lists(st.decimals(min_value=Decimal("0.01"), max_value=Decimal("0.9999"), places=4), min_size=1, max_size=9)
 
 
 @given(prices)
