@@ -92,7 +92,18 @@ class LaunchQuote(BaseModel):
     extras_unit: Decimal | None = None  # disk, address, bandwidth per machine per unit of unit_price (the ledger's)
 
 
-def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal) -> LaunchQuote:
+class LivePrice(BaseModel):
+    """The provider's own quote for the exact configuration (Tencent's InquiryPriceRunInstances), which the
+    launch is priced at instead of the catalog's list price: per hour, or per month for monthly."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rate: Decimal
+    source: str
+
+
+def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal,
+                 live: LivePrice | None = None) -> LaunchQuote:
     if spec.billing not in LAUNCH_MODES:
         raise InputError(f"cannot launch with billing {spec.billing}", "use hourly, monthly or spot")
     if spec.count < 1 or spec.months < 1:
@@ -112,6 +123,9 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
     if spec.billing is BillingMode.SPOT and spec.zone and offer.spot_zones:
         # spot is priced per zone: the zone asked for is the zone quoted
         rate = dict(offer.spot_zones).get(spec.zone, rate)
+    if live is not None:
+        notes.append(f"priced at the provider's live quote ({live.source}), not the catalog's {rate}")
+        rate = live.rate
     unit = Money(amount=rate, currency=offer.currency)
     if spec.billing is BillingMode.MONTHLY:
         projected: Money | None = unit * (spec.months * spec.count)
@@ -138,10 +152,10 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
                                           "setup_minutes": Decimal(0)})
     per = hours_per_month if spec.billing is BillingMode.MONTHLY else Decimal(1)
     unit_extras = extras_bill(kept, spec.provider, spec.billing, per, 1, hours_per_month=hours_per_month).total
-    estimate = spec.billing in offer.estimated
+    estimate = spec.billing in offer.estimated and live is None
     if estimate:
         notes.append(f"{spec.billing} price is an estimate; the provider's market price applies")
-    if offer.region in PSEUDO_REGIONS:
+    if offer.region in PSEUDO_REGIONS and live is None:
         notes.append(f"list price for {offer.region}; `gpuplan catalog refresh --provider {spec.provider} "
                      f"--region {region}` reads the zone's live price")
     return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=zone,

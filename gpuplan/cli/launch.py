@@ -156,6 +156,8 @@ def launch(
         raise InputError("--count and --months must be 1 or more")
     cat = load_catalog(s)
     q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)
+    if (live := _live_price(spec, q.region, q.zone)) is not None:
+        q = quote_launch(spec, cat, hours_per_month=s.hours_per_month, live=live)
     check_budget(q, s.fx_table())
     _show_quote(q)
     if (short := ttl_before_the_run(spec.ttl_hours, run_hours)) is not None:
@@ -172,6 +174,26 @@ def launch(
         if not dry_run:
             out = _wait(out, ledger, client, wait_hours, poll)
     _report_launch(out, dry_run, as_json, cat)
+
+
+def _live_price(spec: Any, region: str, zone: str | None) -> Any:
+    """The provider's own price for this exact launch where it has a price inquiry and the zone is known (Tencent),
+    so the confirmation shows what `gpuplan quote` shows; None elsewhere, or when the inquiry fails (said)."""
+    from pricing.billing import BillingMode
+    from pricing.errors import GpuplanError
+    from providers.registry import CLOUDS, price_inquiry
+    from launch.service import LivePrice
+
+    cloud = CLOUDS.get(spec.provider)
+    if cloud is None or cloud.price_inquiry is None or not zone:
+        return None
+    try:
+        q = price_inquiry(spec.provider)(None, region, zone, spec.instance_type, spec.billing, spec.months, spec.image)
+    except GpuplanError as exc:
+        _say(f"note: no live quote ({exc.message}); the launch is priced at the catalog's list price")
+        return None
+    per = Decimal(spec.months) if spec.billing is BillingMode.MONTHLY else Decimal(1)
+    return LivePrice(rate=q.payable / per, source=q.source)
 
 
 def _say(text: str) -> None:

@@ -152,6 +152,21 @@ def test_an_endpoint_down_costs_ls_and_down_one_calls_retries_not_one_per_launch
     assert len(live(fake)) == 3  # nothing was ended behind the user's back, and `ls` still lists them
 
 
+def test_launch_is_priced_at_the_same_live_quote_as_quote(fake: FakeCvm, env: dict[str, str]) -> None:
+    # launch used to confirm at the catalog's list price while `quote` showed the provider's own
+    q = cli(env, "quote", "--provider", "tencent", "--instance-type", "GN10Xp.2XLARGE40", "--zone", "ap-guangzhou-3",
+            "--json")
+    assert q.returncode == 0, q.stderr
+    live = Decimal(json.loads(q.stdout)["unit_price_discount"] or json.loads(q.stdout)["unit_price"])
+    r = cli(env, *LAUNCH, "--dry-run", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "priced at the provider's live quote" in r.stderr and "InquiryPriceRunInstances, ap-guangzhou-3" in r.stderr
+    assert Decimal(json.loads(r.stdout)["unit_price"]["amount"]) == live
+    fake.fail_next("InternalError", n=99, action="InquiryPriceRunInstances")
+    r = cli(env, *LAUNCH, "--dry-run")
+    assert r.returncode == 0 and "no live quote" in r.stderr and "catalog's list price" in r.stderr
+
+
 def test_dry_run_creates_nothing(fake: FakeCvm, env: dict[str, str]) -> None:
     r = cli(env, *LAUNCH, "--dry-run", "--json")
     assert r.returncode == 0, r.stderr
