@@ -260,6 +260,10 @@ class Ledger:
                              "upgrade gpuplan; the file was left untouched")
         for i, script in enumerate(MIGRATIONS[version:], start=version + 1):
             with self._tx() as db:
+                # Read again under the write lock: another gpuplan opening the same new ledger may have applied
+                # this step since (six launches at once on a fresh home: "table launches already exists").
+                if self._version() >= i:
+                    continue
                 for statement in (s for s in script.split(";") if s.strip()):
                     db.execute(statement)
                 db.execute(f"PRAGMA user_version={i}")

@@ -161,3 +161,32 @@ def test_a_home_that_refuses_every_write_still_lists_and_ends(fake: FakeCvm, gpu
     code, out, err = gpuplan("down", "--all", "--yes")
     assert code == 0 and "ended gp-" in out and "not recorded" in err
     assert all(i.state != "RUNNING" for i in fake.instances.values())
+
+
+def _open_and_record(path: str, n: int, start: float) -> str:
+    import time as _time
+
+    from tests.launch.test_ledger import record
+
+    while _time.time() < start:  # all processes open the new ledger at the same moment
+        pass
+    try:
+        with Ledger(Path(path)) as ledger:
+            ledger.record_intent(record(f"gp-race{n:04d}", f"t{n}"))
+        return "ok"
+    except Exception as exc:  # noqa: BLE001 - the failure is the result
+        return f"{type(exc).__name__}: {exc}"
+
+
+def test_many_processes_creating_one_new_ledger_at_once_all_succeed(tmp_path: Path) -> None:
+    # Six `launch` at once on a fresh GPUPLAN_HOME: four died with "table launches already exists".
+    import time as _time
+    from concurrent.futures import ProcessPoolExecutor
+
+    path = str(tmp_path / "ledger.sqlite3")
+    start = _time.time() + 1.5
+    with ProcessPoolExecutor(8) as pool:
+        results = list(pool.map(_open_and_record, [path] * 8, range(8), [start] * 8))
+    assert results == ["ok"] * 8
+    with Ledger(Path(path)) as ledger:
+        assert len(ledger.launches()) == 8
