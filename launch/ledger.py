@@ -179,10 +179,11 @@ class Ledger:
         self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         try:
             self.db.row_factory = sqlite3.Row
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            with self._setup_lock():
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=FULL")
+                self.db.execute("PRAGMA foreign_keys=ON")
+                self._migrate()
             self._check_tables()
         except sqlite3.OperationalError as exc:  # locked, read-only, cannot create the WAL files: the file may be fine
             self.db.close()
@@ -202,6 +203,27 @@ class Ledger:
             side = self.path.with_name(self.path.name + suffix)
             if side.exists():
                 os.chmod(side, 0o600)
+
+    @contextmanager
+    def _setup_lock(self) -> Iterator[None]:
+        """One process at a time sets the journal mode and migrates: SQLite can answer "database is locked" at once,
+        without waiting, to a second process switching a brand-new file to WAL (8 launches at once on a new home)."""
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: SQLite's own locking and the re-read in _migrate are what is left
+            yield
+            return
+        lock = self.path.with_name(self.path.name + ".lock")
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
+        except OSError:  # a folder that takes no new file: SQLite's answer decides, as without fcntl
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
 
     def _open_read_only(self, why: str) -> None:
         """Read the ledger without writing a byte (no WAL files, no migration); an absent one reads as empty."""

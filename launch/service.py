@@ -35,6 +35,7 @@ from providers.capabilities import (
     LaunchRequest,
 )
 from providers.lookup import find_offer
+from providers.ssh_keys import SshKey
 from planner.plan.extras import ExtraItem, Extras, extras_bill
 from launch.ledger import LaunchRecord, LaunchState, Ledger, now
 
@@ -69,6 +70,7 @@ class LaunchSpec(BaseModel):
     max_cost: Money | None = None
     dry_run: bool = False
     extras: Extras = Extras()  # the disk it creates and the rest of the bill it is quoted with
+    ssh_key: SshKey | None = None  # the public key to log in with (imported once as a key pair, then reused)
 
 
 class LaunchQuote(BaseModel):
@@ -252,6 +254,8 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         # The client says whether a machine can end itself at its TTL; elsewhere `down --expired` is the backstop.
         user_data=client.ttl_user_data(spec.ttl_hours) if spec.ttl_hours is not None else None, cluster=spec.count > 1, dry_run=spec.dry_run,
         expires_at=expires,
+        ssh_public_key=spec.ssh_key.public_key if spec.ssh_key else None,
+        ssh_key_name=spec.ssh_key.name if spec.ssh_key else None,
     )
     record = LaunchRecord(
         id=launch_id, provider=spec.provider, region=q.region, zone=request.zone, instance_type=q.offer,

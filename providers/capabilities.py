@@ -76,6 +76,9 @@ class LaunchRequest(BaseModel):
     bandwidth_mbps: int | None = None
     cluster: bool = False  # several nodes: one placement group / HPC cluster, EFA/RDMA where the type has it
     dry_run: bool = False
+    # An SSH public key to log in with: imported once as the key pair ``ssh_key_name`` and reused (see ssh_keys)
+    ssh_public_key: str | None = None
+    ssh_key_name: str | None = None
 
 
 class InstanceInfo(BaseModel):

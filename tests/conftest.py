@@ -34,6 +34,8 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[P
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "gpuplan-home"))
+    # the user's own ~/.ssh (a default --ssh-key), ~/.aws and ~/.tencentcloud must not reach a test
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     monkeypatch.delenv("COLUMNS", raising=False)
     yield tmp_path
 

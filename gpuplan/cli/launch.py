@@ -91,6 +91,8 @@ def launch(
     from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (or --plan-file).")] = False,
     plan_file: Annotated[Optional[Path], typer.Option("--plan-file", help="A `gpuplan plan --json` file for --from-plan.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
+    ssh_key: Annotated[Optional[Path], typer.Option("--ssh-key", help="OpenSSH public key to log in with, imported once per region as a key pair and reused. [default: ~/.ssh/id_ed25519.pub or id_rsa.pub if present]", metavar="PATH")] = None,
+    no_ssh_key: Annotated[bool, typer.Option("--no-ssh-key", help="Launch with no key pair (Tencent mails a password; AWS: EC2 Instance Connect).")] = False,
     disk_gb: DiskGbOpt = None,
     disk_type: DiskTypeOpt = None,
     egress_gb: EgressGbOpt = None,
@@ -116,6 +118,7 @@ def launch(
                                   (zone, "--zone"), (image, "--image"), (ttl, "--ttl"), (max_cost, "--max-cost")))
     wait_hours = parse_duration(wait_timeout, "--wait-timeout")
     poll = _poll_seconds()
+    key = _ssh_key(ssh_key, no_ssh_key)
     s = settings_from()
     nodes = 1 if count is None else count
     run_hours: float | None = None  # how long the plan expects the job to run, when launching a plan
@@ -150,7 +153,7 @@ def launch(
         billing=parse_enum(BillingMode, billing, "--billing"), months=months, count=nodes, image=image,
         ttl_hours=parse_duration(ttl, "--ttl") if ttl is not None else None,
         max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost is not None else None, dry_run=dry_run,
-        extras=extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps),
+        extras=extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps), ssh_key=key,
     )
     if nodes < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")
@@ -174,6 +177,23 @@ def launch(
         if not dry_run:
             out = _wait(out, ledger, client, wait_hours, poll)
     _report_launch(out, dry_run, as_json, cat)
+
+
+def _ssh_key(path: Path | None, none: bool) -> Any:
+    """The public key to log in with: --ssh-key, else the user's usual one (said), else none."""
+    from providers.ssh_keys import default_key_path, read_public_key
+
+    if none:
+        if path is not None:
+            raise InputError("give --ssh-key or --no-ssh-key, not both")
+        return None
+    chosen = path if path is not None else default_key_path(Path.home())
+    if chosen is None:
+        return None
+    key = read_public_key(chosen)
+    _say(f"login key: {chosen} ({key.fingerprint}), key pair {key.name}" +
+         ("" if path is not None else " (the default; --ssh-key picks another, --no-ssh-key none)"))
+    return key
 
 
 def _live_price(spec: Any, region: str, zone: str | None) -> Any:

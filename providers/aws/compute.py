@@ -210,7 +210,34 @@ class AwsCompute(ComputeClient):
             devices = self._block_devices(described, request.disk_gb) if request.disk_gb else None
             cluster = request.cluster and request.count > 1
             group = self._placement_group(request, notes) if cluster else None
+            request = self._key_pair(request, notes)
             return self._launch(request, image, info, zones, pinned, offered, devices, cluster, group, spot, notes)
+
+    def _key_pair(self, request: LaunchRequest, notes: list[str]) -> LaunchRequest:
+        """Make sure the request's SSH key pair exists in this region: found by name, else imported. A dry run only
+        says it would be, and validates the launch without it (EC2 would refuse a key pair it does not hold)."""
+        from botocore.exceptions import ClientError
+
+        if request.ssh_public_key is None or request.ssh_key_name is None:
+            notes.append("login: no SSH key given (--ssh-key): the Deep Learning AMI takes only key logins, so use "
+                         "EC2 Instance Connect or relaunch with --ssh-key")
+            return request.model_copy(update={"ssh_key_name": None})
+        try:
+            self.ec2.describe_key_pairs(KeyNames=[request.ssh_key_name])
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "InvalidKeyPair.NotFound":
+                raise
+        else:
+            notes.append(f"key pair {request.ssh_key_name} already in {self.region}: reused")
+            return request
+        if request.dry_run:
+            notes.append(f"would import the SSH key as key pair {request.ssh_key_name} in {self.region}")
+            return request.model_copy(update={"ssh_key_name": None})
+        self.ec2.import_key_pair(KeyName=request.ssh_key_name, PublicKeyMaterial=request.ssh_public_key.encode(),
+                                 TagSpecifications=[{"ResourceType": "key-pair",
+                                                     "Tags": [{"Key": TAG_MANAGED, "Value": "true"}]}])
+        notes.append(f"imported the SSH key as key pair {request.ssh_key_name} in {self.region}")
+        return request
 
     def _launch(self, request: LaunchRequest, image: ImageChoice, info: TypeInfo | None, zones: list[str],
                 pinned: bool, offered: tuple[str, ...], devices: list[dict[str, Any]] | None, cluster: bool,
@@ -283,6 +310,8 @@ class AwsCompute(ComputeClient):
                 "SpotInstanceType": "one-time", "InstanceInterruptionBehavior": "terminate"}}
         if devices:
             params["BlockDeviceMappings"] = devices
+        if request.ssh_key_name is not None:
+            params["KeyName"] = request.ssh_key_name
         return params
 
     def _existing(self, token: str) -> list[InstanceInfo]:

@@ -171,7 +171,8 @@ class TencentCompute(ComputeClient):
             notes.append(choice.note)
         notes.append(driver_note(bool(request.user_data)))
         notes += self._cluster_notes(request)
-        notes += self._access_notes()
+        key_ids = (*self.key_ids, *self._key_pair(request, notes))
+        notes += self._access_notes(key_ids)
         pinned = request.zone is not None
         zones = [request.zone] if request.zone else list(request.zones) or self._selling_zones(request, charge)
         if not zones:
@@ -180,7 +181,7 @@ class TencentCompute(ComputeClient):
         ends_at = self._timer_at(request.expires_at, notes)
         tried: list[str] = []
         for zone in zones:
-            params = self._run_params(request, charge, zone, image, ends_at)
+            params = self._run_params(request, charge, zone, image, ends_at, key_ids)
             try:
                 response = self.api.call("RunInstances", params)
             except DryRunPassed:
@@ -240,15 +241,37 @@ class TencentCompute(ComputeClient):
                      "(they talk over the VPC network)")]
         return []
 
-    def _access_notes(self) -> list[str]:
+    def _key_pair(self, request: LaunchRequest, notes: list[str]) -> tuple[str, ...]:
+        """The id of the request's SSH key pair in this region: found by its name, else imported (a dry run only
+        says it would be)."""
+        if request.ssh_public_key is None or request.ssh_key_name is None:
+            return ()
+        found = self.api.call("DescribeKeyPairs", {"Filters": [{"Name": "key-name",
+                                                                 "Values": [request.ssh_key_name]}]})
+        for pair in found.get("KeySet") or []:
+            if isinstance(pair, dict) and pair.get("KeyName") == request.ssh_key_name and pair.get("KeyId"):
+                notes.append(f"key pair {request.ssh_key_name} ({pair['KeyId']}) already in {self.region}: reused")
+                return (str(pair["KeyId"]),)
+        if request.dry_run:
+            notes.append(f"would import the SSH key as key pair {request.ssh_key_name} in {self.region}")
+            return ()
+        made = self.api.call("ImportKeyPair", {"KeyName": request.ssh_key_name, "ProjectId": 0,
+                                               "PublicKey": request.ssh_public_key})
+        key_id = made.get("KeyId")
+        if not isinstance(key_id, str) or not key_id:
+            raise ProviderError(f"Tencent CVM ImportKeyPair answered without a KeyId (RequestId {made.get('RequestId')})")
+        notes.append(f"imported the SSH key as key pair {request.ssh_key_name} ({key_id}) in {self.region}")
+        return (key_id,)
+
+    def _access_notes(self, key_ids: tuple[str, ...] = ()) -> list[str]:
         notes = []
         if self.public_bandwidth_mbps > 0:
             notes.append(f"public IP on traffic-billed bandwidth up to {self.public_bandwidth_mbps} Mbps "
                          "(traffic is billed per GB, not in the quote)")
         else:
             notes.append("no public IP: reach the machines from the same VPC")
-        if not self.key_ids:
-            notes.append("login: no SSH key given, Tencent sets a random password and sends it to the "
+        if not key_ids:
+            notes.append("login: no SSH key given (--ssh-key), Tencent sets a random password and sends it to the "
                          "account's message center")
         return notes
 
@@ -267,7 +290,7 @@ class TencentCompute(ComputeClient):
         return expires_at.replace(microsecond=0) + (timedelta(seconds=1) if expires_at.microsecond else timedelta())
 
     def _run_params(self, request: LaunchRequest, charge: str, zone: str, image: str,
-                    ends_at: datetime | None = None) -> dict[str, Any]:
+                    ends_at: datetime | None = None, key_ids: tuple[str, ...] = ()) -> dict[str, Any]:
         tags = {**request.tags, TAG_MANAGED: "true", TAG_TOKEN: request.client_token}
         params: dict[str, Any] = {
             "InstanceChargeType": charge,
@@ -298,8 +321,8 @@ class TencentCompute(ComputeClient):
             mode = "BANDWIDTH_PREPAID" if charge == PREPAID else "TRAFFIC_POSTPAID_BY_HOUR"
             params["InternetAccessible"] = {"InternetChargeType": mode, "InternetMaxBandwidthOut": mbps,
                                             "PublicIpAssigned": True}
-        if self.key_ids:
-            params["LoginSettings"] = {"KeyIds": list(self.key_ids)}
+        if key_ids:
+            params["LoginSettings"] = {"KeyIds": list(key_ids)}
         if is_hcc(request.instance_type):
             params["HpcClusterId"] = self.hpc_cluster_id
         if ends_at is not None:

@@ -138,6 +138,7 @@ class FakeInstance:
     cpu: int = 0
     memory: int = 0
     gpu_count: float = 0
+    key_ids: tuple[str, ...] = ()
 
 
 @dataclass
@@ -220,6 +221,7 @@ class FakeCvm:
         self.calls: list[FakeCall] = []
         self.instances: dict[str, FakeInstance] = {}
         self.tokens: dict[str, list[str]] = {}
+        self.key_pairs: dict[str, dict[str, str]] = {}  # KeyId -> {"KeyName", "PublicKey", "Region"}
         self._faults: list[_Fault] = []
         self._launch_failures = 0
         self._counter = 0
@@ -538,6 +540,10 @@ class FakeCvm:
                 raise ApiError("InvalidParameterValue.InvalidUserDataFormat", "UserData is over 16 KB.")
             user_data = raw.decode("utf-8", "replace")
         action_time = self._action_time(params.get("ActionTimer"))
+        key_ids = tuple((params.get("LoginSettings") or {}).get("KeyIds") or ())
+        for key_id in key_ids:
+            if key_id not in self.key_pairs or self.key_pairs[key_id]["Region"] != region:
+                raise ApiError("InvalidKeyPairId.NotFound", f"The key pair {key_id} does not exist in {region}.")
         specs = params.get("TagSpecification") or []
         tags: dict[str, str] = {}
         for spec in specs:
@@ -572,7 +578,7 @@ class FakeCvm:
                 hpc_cluster_id=params.get("HpcClusterId"), action_time=action_time, private_ip=f"10.0.0.{self._counter % 250 + 2}",
                 public_ip=(f"203.0.113.{self._counter % 250 + 2}"
                            if (params.get("InternetAccessible") or {}).get("PublicIpAssigned") else None),
-                cpu=offer.cpu, memory=offer.memory, gpu_count=offer.gpu_count,
+                cpu=offer.cpu, memory=offer.memory, gpu_count=offer.gpu_count, key_ids=key_ids,
             )
             ids.append(iid)
         if token is not None:
@@ -670,7 +676,7 @@ class FakeCvm:
             "VirtualPrivateCloud": {"VpcId": "vpc-fake0001", "SubnetId": "subnet-fake0001", "AsVpcGateway": False},
             "ImageId": i.image_id, "RenewFlag": "NOTIFY_AND_MANUAL_RENEW" if i.charge_type == PREPAID else None,
             "CreatedTime": i.created, "ExpiredTime": None, "OsName": "Ubuntu Server 22.04 LTS 64bit",
-            "SecurityGroupIds": ["sg-fake0001"], "LoginSettings": {"KeyIds": None}, "InstanceState": i.state,
+            "SecurityGroupIds": ["sg-fake0001"], "LoginSettings": {"KeyIds": list(i.key_ids) or None}, "InstanceState": i.state,
             "Tags": [{"Key": k, "Value": v} for k, v in i.tags.items()],
             "StopChargingMode": "NOT_APPLICABLE", "Uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, i.instance_id)),
             "LatestOperation": "RunInstances", "LatestOperationState": "SUCCESS" if running else "OPERATING",
@@ -696,6 +702,27 @@ class FakeCvm:
             inst = self.instances[iid]
             inst.state, inst.seen = "TERMINATING", 0
         return {}
+
+    def _do_DescribeKeyPairs(self, region: str, params: dict[str, Any]) -> dict[str, Any]:
+        names = self._filters(params, {"key-name", "key-id", "project-id"}).get("key-name")
+        found = [{"KeyId": k, "KeyName": v["KeyName"], "PublicKey": v["PublicKey"], "ProjectId": 0}
+                 for k, v in self.key_pairs.items() if v["Region"] == region and (names is None or v["KeyName"] in names)]
+        return {"TotalCount": len(found), "KeySet": found}
+
+    def _do_ImportKeyPair(self, region: str, params: dict[str, Any]) -> dict[str, Any]:
+        import re as _re
+
+        name, public = params.get("KeyName"), params.get("PublicKey")
+        # The CVM API's rule for key names: letters, digits and underscores, at most 25 characters.
+        if not isinstance(name, str) or not _re.fullmatch(r"[A-Za-z0-9_]{1,25}", name):
+            raise ApiError("InvalidKeyPairName", "KeyName: letters, digits and underscores, 1-25 characters.")
+        if not isinstance(public, str) or not public.startswith(("ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")):
+            raise ApiError("InvalidPublicKey.Malformed", "PublicKey is not an OpenSSH public key.")
+        if any(v["KeyName"] == name and v["Region"] == region for v in self.key_pairs.values()):
+            raise ApiError("InvalidKeyPairNameDuplicate", f"The key pair name {name} already exists.")
+        key_id = f"skey-{len(self.key_pairs) + 1:08x}"
+        self.key_pairs[key_id] = {"KeyName": name, "PublicKey": public, "Region": region}
+        return {"KeyId": key_id}
 
     def _do_DescribeImages(self, region: str, params: dict[str, Any]) -> dict[str, Any]:
         if params.get("ImageIds") and params.get("Filters"):

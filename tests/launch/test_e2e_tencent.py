@@ -167,6 +167,28 @@ def test_launch_is_priced_at_the_same_live_quote_as_quote(fake: FakeCvm, env: di
     assert r.returncode == 0 and "no live quote" in r.stderr and "catalog's list price" in r.stderr
 
 
+def test_the_users_ssh_key_is_imported_once_and_every_launch_logs_in_with_it(fake: FakeCvm, env: dict[str, str]) -> None:
+    from tests.providers.test_ssh_keys import ed25519_line
+
+    ssh = Path(env["HOME"]) / ".ssh"
+    ssh.mkdir(parents=True)
+    (ssh / "id_ed25519.pub").write_text(ed25519_line())
+    for _ in range(2):  # the default key, found in ~/.ssh and said
+        r = cli(env, *LAUNCH)
+        assert r.returncode == 0 and f"login key: {ssh / 'id_ed25519.pub'}" in r.stderr, r.stderr
+    assert len(fake.calls_of("ImportKeyPair")) == 1 and "already in ap-guangzhou: reused" in r.stdout + r.stderr
+    (key_id,) = fake.key_pairs
+    runs = fake.calls_of("RunInstances")
+    assert len(runs) == 2 and all(c.params["LoginSettings"] == {"KeyIds": [key_id]} for c in runs)
+    assert fake.key_pairs[key_id]["PublicKey"] == ed25519_line().split(" me@")[0]  # no comment, no private part
+    r = cli(env, *LAUNCH, "--no-ssh-key")
+    assert r.returncode == 0 and "no SSH key given" in r.stdout + r.stderr
+    assert "LoginSettings" not in fake.calls_of("RunInstances")[-1].params
+    (ssh / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n")
+    r = cli(env, *LAUNCH, "--ssh-key", str(ssh / "id_ed25519"))  # a private key is refused before any call
+    assert r.returncode == 2 and "is a private key" in r.stderr and len(fake.calls_of("RunInstances")) == 3
+
+
 def test_dry_run_creates_nothing(fake: FakeCvm, env: dict[str, str]) -> None:
     r = cli(env, *LAUNCH, "--dry-run", "--json")
     assert r.returncode == 0, r.stderr

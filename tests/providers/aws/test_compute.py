@@ -380,3 +380,22 @@ def test_the_ttl_boot_script_shuts_down_at_expiry_which_terminates() -> None:
     script = AwsCompute("us-east-1").ttl_user_data(Decimal("1.5"))
     assert script is not None and script.startswith("#!/bin/bash\n") and "shutdown -h +90\n" in script
     assert AwsCompute("us-east-1").ttl_user_data(Decimal("0.001")) == script.replace("+90", "+1")
+
+
+def test_the_ssh_key_is_imported_once_and_named_in_run_instances(compute: AwsCompute, moto_ec2: Any) -> None:
+    from tests.providers.test_ssh_keys import ed25519_line
+
+    public = ed25519_line().rsplit(" ", 1)[0]
+    keyed = {"ssh_public_key": public, "ssh_key_name": "gpuplan_0123456789abcdef"}
+    dry = compute.run(_request(dry_run=True, **keyed))  # validates without the key, imports nothing
+    assert any("would import the SSH key" in n for n in dry.notes)
+    assert moto_ec2.describe_key_pairs()["KeyPairs"] == []
+    first = compute.run(_request(**keyed))
+    second = compute.run(_request(client_token="gp-0002", **keyed))
+    assert any("imported the SSH key" in n for n in first.notes) and any("reused" in n for n in second.notes)
+    (pair,) = moto_ec2.describe_key_pairs()["KeyPairs"]
+    assert pair["KeyName"] == "gpuplan_0123456789abcdef"
+    for result in (first, second):
+        assert _raw(moto_ec2, result.instance_ids[0])["KeyName"] == "gpuplan_0123456789abcdef"
+    bare = compute.run(_request(client_token="gp-0003"))
+    assert "KeyName" not in _raw(moto_ec2, bare.instance_ids[0]) and any("no SSH key" in n for n in bare.notes)

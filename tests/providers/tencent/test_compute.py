@@ -208,6 +208,7 @@ def test_list_by_tag_filters_and_pages(compute: TencentCompute, tencent_env: Fak
 
 
 def test_spot_and_monthly_parameters(tencent_env: FakeCvm, sleeps: list[float]) -> None:
+    tencent_env.key_pairs["skey-123"] = {"KeyName": "mine", "PublicKey": "ssh-ed25519 AAAA", "Region": GZ}
     capped = TencentCompute(GZ, sleep=sleeps.append, spot_max_price=Decimal("2.5"), key_ids=["skey-123"])
     capped.run(request(zone="ap-guangzhou-3", billing=BillingMode.SPOT))
     TencentCompute(GZ, sleep=sleeps.append, public_bandwidth_mbps=0).run(

@@ -1,0 +1,76 @@
+"""An SSH public key to log in to launched machines, read and named the same way for every cloud.
+
+The key pair is imported once per cloud account and region under a name made from the key's
+fingerprint (``gpuplan_`` + 16 hex digits of its SHA-256: Tencent takes names of at most 25
+letters, digits and underscores), so a later launch finds it by name and reuses it. Only a
+public key is ever read: a private key given by mistake is refused, never sent anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from pricing.errors import InputError
+
+# OpenSSH public key types a cloud's ImportKeyPair takes (Tencent and EC2 both take these three families).
+KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521")
+MAX_KEY_BYTES = 16 * 1024  # an 8192-bit RSA public key is about 1.4 KB
+
+
+class SshKey(BaseModel):
+    """A public key as a launch sends it: the OpenSSH line, its fingerprint, the key pair name and where it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    public_key: str  # "ssh-ed25519 AAAA..." (type and key; the comment dropped: it may name a user or host)
+    fingerprint: str  # "SHA256:..." as ssh-keygen -l prints it
+    name: str
+    path: str
+
+
+def read_public_key(path: Path) -> SshKey:
+    """The public key in ``path``, checked; InputError saying what is wrong otherwise."""
+    try:
+        raw = path.read_bytes()[: MAX_KEY_BYTES + 1]
+    except FileNotFoundError:
+        raise InputError(f"--ssh-key {path}: no such file", "give an OpenSSH public key, e.g. ~/.ssh/id_ed25519.pub"
+                         " (ssh-keygen -t ed25519 makes one)") from None
+    except OSError as exc:
+        raise InputError(f"--ssh-key {path}: cannot read it ({exc.strerror or exc})") from None
+    text = raw.decode("utf-8", errors="replace")
+    if "PRIVATE KEY" in text:
+        raise InputError(f"--ssh-key {path} is a private key: it never leaves this machine",
+                         f"give the public half, {path}.pub")
+    if len(raw) > MAX_KEY_BYTES:
+        raise InputError(f"--ssh-key {path} is not an SSH public key (over {MAX_KEY_BYTES} bytes)")
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+    parts = lines[0].split() if len(lines) == 1 else []
+    if len(parts) < 2 or parts[0] not in KEY_TYPES:
+        raise InputError(f"--ssh-key {path} is not one OpenSSH public key line",
+                         f"expected '<type> <base64> [comment]' with type one of {', '.join(KEY_TYPES)}")
+    kind, body = parts[0], parts[1]
+    try:
+        blob = base64.b64decode(body, validate=True)
+    except (binascii.Error, ValueError):
+        raise InputError(f"--ssh-key {path}: the key is not base64") from None
+    # the blob starts with the key type as a length-prefixed string: a key of one type pasted under another is wrong
+    if blob[4:4 + len(kind)] != kind.encode():
+        raise InputError(f"--ssh-key {path}: the key does not match its type {kind}")
+    digest = hashlib.sha256(blob).digest()
+    fingerprint = "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
+    return SshKey(public_key=f"{kind} {body}", fingerprint=fingerprint, name="gpuplan_" + digest.hex()[:16],
+                  path=str(path))
+
+
+def default_key_path(home: Path) -> Path | None:
+    """The user's usual public key, as ssh-keygen names it: ed25519 first, then RSA; None without either."""
+    for name in ("id_ed25519.pub", "id_rsa.pub"):
+        candidate = home / ".ssh" / name
+        if candidate.is_file():
+            return candidate
+    return None
