@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
+from typing import NoReturn
 
 from pydantic import BaseModel, ConfigDict
 
@@ -193,12 +194,8 @@ class Ledger:
                 return
             raise StateError(why, f"make {self.path.parent} and the files in it writable by you, or point "
                              "GPUPLAN_HOME at a folder that is") from exc
-        except sqlite3.DatabaseError as exc:
-            self.db.close()
-            raise self.damaged(str(exc)) from exc
-        except GpuplanError:
-            self.db.close()
-            raise
+        except (sqlite3.DatabaseError, GpuplanError) as exc:
+            self._close_and_raise(exc)
         for suffix in ("-wal", "-shm"):
             side = self.path.with_name(self.path.name + suffix)
             if side.exists():
@@ -235,19 +232,23 @@ class Ledger:
         else:
             self.db = sqlite3.connect(":memory:", isolation_level=None)
             self.db.executescript(";".join(MIGRATIONS))
+            self.db.execute(f"PRAGMA user_version={len(MIGRATIONS)}")
         self.db.row_factory = sqlite3.Row
         try:
-            have = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if {"launches", "instances", "events"} - have or self._version() < len(MIGRATIONS):
-                # an old schema is not migrated read-only: read it as empty rather than misread its columns
+            if self._version() < len(MIGRATIONS):
+                # an old schema is not migrated read-only: refused rather than its columns misread
                 raise self.damaged(f"schema version {self._version()} cannot be read without upgrading it "
                                    "(which needs it writable)")
-        except sqlite3.DatabaseError as exc:
-            self.db.close()
-            raise self.damaged(str(exc)) from exc
-        except GpuplanError:
-            self.db.close()
-            raise
+            self._check_tables()
+        except (sqlite3.DatabaseError, GpuplanError) as exc:
+            self._close_and_raise(exc)
+
+    def _close_and_raise(self, exc: Exception) -> NoReturn:
+        """Close the connection and raise: a GpuplanError as it is, any other SQLite fault as damage."""
+        self.db.close()
+        if isinstance(exc, GpuplanError):
+            raise exc
+        raise self.damaged(str(exc)) from exc
 
     def damaged(self, what: str) -> StateError:
         """The one way out of a ledger gpuplan cannot read: set it aside, then find machines by their cloud tags."""

@@ -190,3 +190,15 @@ def test_many_processes_creating_one_new_ledger_at_once_all_succeed(tmp_path: Pa
     assert results == ["ok"] * 8
     with Ledger(Path(path)) as ledger:
         assert len(ledger.launches()) == 8
+
+
+def test_a_read_only_home_with_no_ledger_yet_reads_as_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "data" / "ledger.sqlite3"
+
+    def refuse(*_: object, **__: object) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr("launch.ledger.private_dir", refuse)
+    with Ledger(path, read_only_ok=True) as ledger:
+        assert ledger.launches() == [] and "Read-only file system" in ledger.read_only
+    assert not path.exists()
