@@ -50,7 +50,7 @@ def plan(
     currency: CurrencyOpt = None,
     fx: FxOpt = None,
     hours_per_month: HoursPerMonthOpt = None,
-    limit: Annotated[int, typer.Option("--limit", help="Rows in the table; 0 shows all.")] = 25,
+    limit: Annotated[Optional[int], typer.Option("--limit", help="Options to show; 0 shows all. [default: 25 in the table, all in --json, csv and markdown]")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Also list excluded options and why.")] = False,
     disk_gb: DiskGbOpt = None,
     disk_type: DiskTypeOpt = None,
@@ -71,7 +71,8 @@ def plan(
 
     fmt = pick_format(output, as_json)
     use_wide(wide)
-    bounded(limit, "limit")
+    if limit is not None:
+        bounded(limit, "limit")
     extras = extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps)
     s = settings_from(
         currency, fx, hours_per_month, discount,

@@ -48,8 +48,8 @@ def _extras_cell(o: Any) -> str:
     return f"{share:.0%}" + ("+" if o.not_priced else "")
 
 
-def plan_payload(p: Plan) -> dict[str, Any]:
-    """The stable JSON contract of ``gpuplan plan``."""
+def plan_payload(p: Plan, limit: int = 0) -> dict[str, Any]:
+    """The stable JSON contract of ``gpuplan plan``: every option, or the first ``limit`` (0: all)."""
 
     def opt(o: Any) -> dict[str, Any]:
         return {
@@ -101,7 +101,8 @@ def plan_payload(p: Plan) -> dict[str, Any]:
     return {
         "currency": p.currency,
         "assumptions": p.assumptions,
-        "options": [opt(o) for o in p.options],
+        "options": [opt(o) for o in (p.options if limit <= 0 else p.options[:limit])],
+        "options_total": len(p.options),
         "cheapest": opt(p.cheapest),
         "cheapest_by_billing": {str(m): opt(o) for m, o in p.cheapest_by_billing().items()},
         "explanation": p.explanation,
@@ -127,12 +128,19 @@ PLAN_COLUMNS = [
 ESTIMATED = "Billing marked * is an estimated price."
 
 
-def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: str) -> str | None:
-    """The plan as text in ``fmt``; a rich table prints itself and returns None."""
+TABLE_ROWS = 25  # the table's rows when --limit is not given; JSON, CSV and Markdown then list every option
+
+
+def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool, title: str) -> str | None:
+    """The plan as text in ``fmt``; a rich table prints itself and returns None.
+
+    ``limit`` None: the table shows TABLE_ROWS rows and the other formats every option; a number (0: all) is
+    honoured by every format, so a script asking for the top 25 does not pay for 45,000.
+    """
     from gpuplan.console import stdout
 
     if fmt is OutputFormat.JSON:
-        return dump_json(plan_payload(p))
+        return dump_json(plan_payload(p, limit or 0))
     cols = [Column(key=k, header=h, justify=j, priority=pr) for k, h, j, pr in PLAN_COLUMNS]
 
     def row(i: int, o: Any) -> dict[str, Any]:
@@ -153,13 +161,15 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int, explain: bool, title: st
         }
 
     if fmt is not OutputFormat.TABLE:
-        rows = [row(i, o) for i, o in enumerate(p.options, 1)]
+        listed = p.options if not limit else p.options[:limit]
+        rows = [row(i, o) for i, o in enumerate(listed, 1)]
         cols.append(Column(key="notes", header="notes"))
         text = render_rows(rows, cols, fmt, title=title)
         if fmt is OutputFormat.MARKDOWN and any(o.estimate for o in p.options):
             text = (text or "") + "\n" + ESTIMATED + "\n"
         return text
     # The table shows --limit rows: formatting the rest (tens of thousands at scale) is wasted.
+    limit = TABLE_ROWS if limit is None else limit
     shown_options = p.options if limit <= 0 else p.options[:limit]
     shown = [row(i, o) for i, o in enumerate(shown_options, 1)]
     more = len(p.options) - len(shown)

@@ -215,3 +215,14 @@ def test_a_budget_equal_to_the_shown_cost_is_within_budget(gpuplan: Run) -> None
 def test_a_currency_pair_given_twice_is_refused_not_silently_the_first(gpuplan: Run, rates: tuple[str, str]) -> None:
     code, _, err = gpuplan("plan", "--gpu-hours", "200", "--fx", rates[0], "--fx", rates[1])
     assert code == 2 and "CNY/USD" in err and "more than once" in err, err
+
+
+def test_an_explicit_limit_is_honoured_by_json_and_csv_and_all_is_the_default(gpuplan: Run) -> None:
+    everything = json.loads(gpuplan("plan", "--gpu-hours", "200", "--json")[1])
+    assert len(everything["options"]) == everything["options_total"] > 25  # the table's default does not cut JSON
+    top = json.loads(gpuplan("plan", "--gpu-hours", "200", "--json", "--limit", "5")[1])
+    assert top["options"] == everything["options"][:5] and top["options_total"] == everything["options_total"]
+    assert top["cheapest"] == everything["cheapest"]
+    csv_rows = gpuplan("plan", "--gpu-hours", "200", "-o", "csv", "--limit", "3")[1].strip().splitlines()
+    assert len(csv_rows) == 1 + 3
+    assert len(gpuplan("plan", "--gpu-hours", "200", "-o", "csv")[1].strip().splitlines()) > 25
