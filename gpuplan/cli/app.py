@@ -24,6 +24,7 @@ COMMANDS = {
     "quote": "gpuplan.cli.launch",
     "ls": "gpuplan.cli.launch",
     "down": "gpuplan.cli.launch",
+    "ssh": "gpuplan.cli.launch",
     "catalog": "gpuplan.cli.catalog",
     "config": "gpuplan.cli.config",
 }

@@ -498,6 +498,51 @@ def down(
                            "they may still bill: check `gpuplan ls` and run the same `gpuplan down` again")
 
 
+@app.command()
+def ssh(
+    launch_id: Annotated[str, typer.Argument(help="Launch id (or one of its instance ids), as `gpuplan ls` shows.")],
+    node: Annotated[int, typer.Argument(help="Which machine of a --count launch, from 0.")] = 0,
+    identity: Annotated[Optional[Path], typer.Option("--identity", "-i", help="Private key to log in with (ssh -i).", metavar="PATH")] = None,
+    print_only: Annotated[bool, typer.Option("--print", help="Print the ssh command instead of running it.")] = False,
+) -> None:
+    """Log in to a launched machine over SSH (or print the command)."""
+    import shlex
+
+    from gpuplan.paths import ledger_file
+    from gpuplan.render.launch import LOGIN_USER
+    from launch.ledger import Ledger
+
+    if node < 0:
+        raise InputError(f"node {node} does not exist: nodes count from 0")
+    with Ledger(ledger_file(), read_only_ok=True) as ledger:
+        record = ledger.launch(launch_id)
+        machines = ledger.instances(record.id)
+    if record.state.is_final:
+        raise InputError(f"launch {record.id} has ended ({record.state.value})", "`gpuplan ls` lists the running ones")
+    if not machines:
+        raise InputError(f"launch {record.id} has no machine recorded yet", "`gpuplan ls` asks the cloud for it")
+    if launch_id in {m.instance_id for m in machines}:  # an instance id names its own machine
+        node = [m.instance_id for m in machines].index(launch_id)
+    if node >= len(machines):
+        raise InputError(f"launch {record.id} has {len(machines)} machine(s): nodes 0 to {len(machines) - 1}")
+    m = machines[node]
+    address = m.public_ip or m.private_ip
+    if address is None:
+        raise InputError(f"{m.instance_id} has no address recorded yet", "`gpuplan ls` reads it once the cloud "
+                         "assigns one")
+    if m.state.is_final:
+        raise InputError(f"{m.instance_id} has ended ({m.state.value})")
+    command = ["ssh", *(["-i", str(identity)] if identity is not None else []), f"{LOGIN_USER}@{address}"]
+    if print_only:
+        print(shlex.join(command))
+        return
+    try:
+        os.execvp(command[0], command)  # the session takes over this process: gpuplan has nothing left to do
+    except OSError as exc:
+        raise InputError(f"cannot run ssh: {exc.strerror or exc}",
+                         f"install an OpenSSH client, or run: {shlex.join(command)}") from None
+
+
 def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout: float, poll: float,
                     as_json: bool) -> None:
     """End machines tagged by gpuplan that no ledger launch knows, where the ledger has launched and where asked."""

@@ -71,12 +71,16 @@ def status_payload(s: LaunchStatus) -> dict[str, Any]:
             "notes": s.notes}
 
 
+# Both clouds' default images (Tencent's public Ubuntu, AWS's Deep Learning AMI on Ubuntu) log in as ubuntu.
+LOGIN_USER = "ubuntu"
+
+
 def connect_lines(out: LaunchOutcome, gpus_per_node: int | None) -> list[str]:
     """How to reach the machines, and for several nodes the torchrun rendezvous line per node."""
     lines = []
     for i in out.instances:
         where = i.public_ip or i.private_ip
-        lines.append(f"{i.instance_id}: ssh ubuntu@{where}" if where else f"{i.instance_id}: no address yet "
+        lines.append(f"{i.instance_id}: ssh {LOGIN_USER}@{where}" if where else f"{i.instance_id}: no address yet "
                      "(`gpuplan ls` shows it once the provider assigns one)")
     if len(out.instances) > 1:
         master = out.instances[0].private_ip or out.instances[0].public_ip or "<node-0 address>"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import math
 import sys
 from collections.abc import Callable, Iterator
@@ -386,3 +387,21 @@ def test_a_ttl_shorter_than_the_planned_run_is_warned_before_the_launch(gpuplan:
     assert f"--ttl {math.ceil(run * 1.2)}h" in err
     code, _, err = gpuplan("launch", "--from-plan", "--ttl", f"{math.ceil(run) + 1}h", "--dry-run")
     assert code == 0 and "expects the job to run" not in err
+
+
+def test_ssh_logs_in_to_a_launched_machine_or_prints_how(gpuplan: Run, cloud: Cloud,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = gpuplan(*AWS, "--count", "2", "--ttl", "1h", "--yes", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    code, out, _ = gpuplan("ssh", got["id"], "1", "--print", "-i", "/home/me/.ssh/work key")
+    assert code == 0 and out.strip() == "ssh -i '/home/me/.ssh/work key' ubuntu@203.0.113.7"  # quoted for a shell
+    ran: list[list[str]] = []
+    monkeypatch.setattr(os, "execvp", lambda file, args: ran.append(list(args)))
+    assert gpuplan("ssh", got["instance_ids"][0])[0] == 0  # an instance id names its machine
+    assert ran == [["ssh", "ubuntu@203.0.113.7"]]
+    code, _, err = gpuplan("ssh", got["id"], "2")
+    assert code == 2 and "nodes 0 to 1" in err
+    assert gpuplan("down", got["id"], "--yes")[0] == 0
+    code, _, err = gpuplan("ssh", got["id"], "--print")
+    assert code == 2 and "has ended" in err
