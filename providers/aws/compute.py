@@ -123,6 +123,9 @@ def _error_code(exc: Exception) -> str:
 _ZONE_ID = re.compile(r"[a-z]{2,5}\d-az\d+")  # AWS zone IDs: use1-az1, apne1-az4, usw2-az2
 
 
+SSH_GROUP = "gpuplan-ssh"  # one per VPC, shared by every gpuplan launch there
+
+
 class AwsCompute(ComputeClient):
     """EC2 lifecycle for gpuplan in one region.
 
@@ -145,6 +148,7 @@ class AwsCompute(ComputeClient):
         self._profile = profile
         self._session = session
         self._ec2 = ec2_client
+        self._ssh_group_id: str | None = None  # set by each run: the group its RunInstances names
         self._ssm = ssm_client
         self._max_attempts = max_attempts
         self.waiter_delay = waiter_delay
@@ -211,7 +215,40 @@ class AwsCompute(ComputeClient):
             cluster = request.cluster and request.count > 1
             group = self._placement_group(request, notes) if cluster else None
             request = self._key_pair(request, notes)
+            self._ssh_group_id = self._ssh_group(request, notes)
             return self._launch(request, image, info, zones, pinned, offered, devices, cluster, group, spot, notes)
+
+    def _ssh_group(self, request: LaunchRequest, notes: list[str]) -> str | None:
+        """The security group gpuplan keeps in the default VPC: SSH in from anywhere (key logins only) and every
+        port between its own machines (a cluster's rendezvous and NCCL). Found by name, else created; a dry run only
+        says it would be. The VPC's default group admits nothing from outside, so without it SSH cannot reach in."""
+        vpcs = self.ec2.describe_vpcs(Filters=[{"Name": "isDefault", "Values": ["true"]}]).get("Vpcs", [])
+        if not vpcs:
+            notes.append(f"no default VPC in {self.region}: the machines get the subnet's default security group "
+                         "(open SSH there yourself)")
+            return None
+        vpc = vpcs[0]["VpcId"]
+        found = self.ec2.describe_security_groups(Filters=[{"Name": "vpc-id", "Values": [vpc]},
+                                                           {"Name": "group-name", "Values": [SSH_GROUP]}])
+        for g in found.get("SecurityGroups", []):
+            notes.append(f"security group {SSH_GROUP} ({g['GroupId']}): SSH in, all ports between its machines")
+            return str(g["GroupId"])
+        if request.dry_run:
+            notes.append(f"would create security group {SSH_GROUP} in {vpc}: SSH (22) in from anywhere, all ports "
+                         "between its machines")
+            return None
+        made = self.ec2.create_security_group(
+            GroupName=SSH_GROUP, VpcId=vpc, Description="gpuplan: SSH in, all traffic between its machines",
+            TagSpecifications=[{"ResourceType": "security-group", "Tags": [{"Key": TAG_MANAGED, "Value": "true"}]}])
+        group_id = str(made["GroupId"])
+        self.ec2.authorize_security_group_ingress(GroupId=group_id, IpPermissions=[
+            {"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22, "IpRanges": [{"CidrIp": "0.0.0.0/0"}],
+             "Ipv6Ranges": [{"CidrIpv6": "::/0"}]},
+            {"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": group_id}]},
+        ])
+        notes.append(f"created security group {SSH_GROUP} ({group_id}) in {vpc}: SSH (22) in from anywhere, key "
+                     "logins only; all ports between its machines")
+        return group_id
 
     def _key_pair(self, request: LaunchRequest, notes: list[str]) -> LaunchRequest:
         """Make sure the request's SSH key pair exists in this region: found by name, else imported. A dry run only
@@ -250,7 +287,9 @@ class AwsCompute(ComputeClient):
             if cluster:
                 interfaces = self._efa_interfaces(info, zone, notes)
                 if interfaces:
-                    params["NetworkInterfaces"] = interfaces
+                    # EC2 takes security groups on the interfaces or on the instance, never both
+                    extra = params.pop("SecurityGroupIds", [])
+                    params["NetworkInterfaces"] = [{**i, "Groups": [*i["Groups"], *extra]} for i in interfaces]
             try:
                 response = self.ec2.run_instances(**params)
             except ClientError as exc:
@@ -312,6 +351,8 @@ class AwsCompute(ComputeClient):
             params["BlockDeviceMappings"] = devices
         if request.ssh_key_name is not None:
             params["KeyName"] = request.ssh_key_name
+        if self._ssh_group_id is not None:
+            params["SecurityGroupIds"] = [self._ssh_group_id]  # moved into the interfaces when EFA takes them
         return params
 
     def _existing(self, token: str) -> list[InstanceInfo]:

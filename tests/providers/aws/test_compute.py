@@ -399,3 +399,24 @@ def test_the_ssh_key_is_imported_once_and_named_in_run_instances(compute: AwsCom
         assert _raw(moto_ec2, result.instance_ids[0])["KeyName"] == "gpuplan_0123456789abcdef"
     bare = compute.run(_request(client_token="gp-0003"))
     assert "KeyName" not in _raw(moto_ec2, bare.instance_ids[0]) and any("no SSH key" in n for n in bare.notes)
+
+
+def test_machines_get_a_group_that_lets_ssh_in_and_the_nodes_talk(compute: AwsCompute, moto_ec2: Any) -> None:
+    # The default VPC's default group admits nothing from outside: without this group no ssh line would work.
+    dry = compute.run(_request(dry_run=True))
+    assert any("would create security group gpuplan-ssh" in n for n in dry.notes)
+    assert not moto_ec2.describe_security_groups(Filters=[{"Name": "group-name", "Values": ["gpuplan-ssh"]}])[
+        "SecurityGroups"]
+    first = compute.run(_request())
+    second = compute.run(_request(client_token="gp-0002"))
+    (group,) = moto_ec2.describe_security_groups(Filters=[{"Name": "group-name", "Values": ["gpuplan-ssh"]}])[
+        "SecurityGroups"]
+    rules = group["IpPermissions"]
+    ssh = [r for r in rules if r.get("FromPort") == 22]
+    assert ssh and ssh[0]["IpProtocol"] == "tcp" and ssh[0]["ToPort"] == 22
+    assert all(r.get("FromPort") == 22 or r.get("UserIdGroupPairs") for r in rules)  # nothing else from outside
+    assert any(p["GroupId"] == group["GroupId"] for r in rules for p in r.get("UserIdGroupPairs", []))
+    for result in (first, second):
+        groups = [g["GroupId"] for g in _raw(moto_ec2, result.instance_ids[0])["SecurityGroups"]]
+        assert group["GroupId"] in groups
+    assert any("created security group" in n for n in first.notes) and any("gpuplan-ssh (" in n for n in second.notes)
