@@ -210,5 +210,8 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool, ti
                          Column(key="billing", header="billing", priority=0),
                          Column(key="reason", header="excluded because", droppable=False)], fmt, title="Excluded")
     elif p.excluded:
-        out.print(f"[dim]{len(p.excluded)} option(s) excluded: --explain lists them with reasons.[/dim]", highlight=False)
+        guessed = sum(1 for e in p.excluded if e.rule == "estimate")
+        why = f" ({guessed} for an estimated spot price: --spot-estimates ranks them)" if guessed else ""
+        out.print(f"[dim]{len(p.excluded)} option(s) excluded{why}: --explain lists them with reasons.[/dim]",
+                  highlight=False)
     return None

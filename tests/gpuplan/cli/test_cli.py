@@ -226,3 +226,11 @@ def test_an_explicit_limit_is_honoured_by_json_and_csv_and_all_is_the_default(gp
     csv_rows = gpuplan("plan", "--gpu-hours", "200", "-o", "csv", "--limit", "3")[1].strip().splitlines()
     assert len(csv_rows) == 1 + 3
     assert len(gpuplan("plan", "--gpu-hours", "200", "-o", "csv")[1].strip().splitlines()) > 25
+
+
+def test_the_plan_says_how_many_estimated_spot_prices_it_left_out(gpuplan: Run) -> None:
+    code, out, _ = gpuplan("plan", "--gpu-hours", "200")
+    held = sum(1 for e in json.loads(gpuplan("plan", "--gpu-hours", "200", "--json")[1])["excluded"]
+               if e["rule"] == "estimate")
+    assert code == 0 and held > 0
+    assert f"({held} for an estimated spot price: --spot-estimates ranks them)" in " ".join(out.split())
