@@ -48,7 +48,7 @@ from providers.tencent import ENDPOINT_ENV, INSTANCE_ROLE_ENV, SECRET_ID_ENV, SE
 log = logging.getLogger("gpuplan.tencent")
 
 SDK_LOGGER = "tencentcloud_sdk_common"  # tencentcloud.common.abstract_client.LOGGER_NAME
-DEFAULT_HOST = "cvm.tencentcloudapi.com"  # the SDK's endpoint when none is set
+SERVICES = ("cvm", "vpc")  # the APIs gpuplan calls: instances, and the security group launches join
 # The SDK's one reqTimeout (60 s) bounds the connect and every read alike; requests takes a pair. A CVM call
 # answers in about a second, so 20 s without a byte is a fault, and a retried RunInstances is safe (ClientToken).
 CONNECT_TIMEOUT_S = 5.0
@@ -250,9 +250,14 @@ class CvmApi:
         rng: Callable[[], float] = random.random,
         instance_role: bool | None = None,
         language: str = "en-US",
+        service: str = "cvm",
     ) -> None:
         if not region or not region.strip():
             raise InputError("a Tencent Cloud region is needed, e.g. ap-guangzhou")
+        if service not in SERVICES:
+            raise InputError(f"gpuplan speaks no Tencent Cloud service {service!r}", f"one of {', '.join(SERVICES)}")
+        self.service = service
+        self.label = f"Tencent {service.upper()}"
         self.region = region.strip()
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
@@ -261,7 +266,7 @@ class CvmApi:
         SECRETS.remember(*_secrets_of(self._cred))
         chosen = endpoint if endpoint is not None else os.environ.get(ENDPOINT_ENV, "").strip() or None
         self.endpoint = chosen
-        self.host = parse_endpoint(chosen)[1] if chosen else DEFAULT_HOST
+        self.host = parse_endpoint(chosen)[1] if chosen else f"{service}.tencentcloudapi.com"
         self._client = self._sdk_client(chosen, timeout_s, language)
 
     def __repr__(self) -> str:  # never the credential
@@ -280,7 +285,9 @@ class CvmApi:
             http = HttpProfile(reqMethod="POST", reqTimeout=timeouts)
         # English error messages: they end up in gpuplan's one-line errors.
         profile = ClientProfile(httpProfile=http, language=language)
-        return cvm_client.CvmClient(self._cred, self.region, profile)
+        if self.service == "cvm":
+            return cvm_client.CvmClient(self._cred, self.region, profile)
+        return _vpc_client_class()(self._cred, self.region, profile)
 
     # -- helpers for callers --
 
@@ -327,7 +334,7 @@ class CvmApi:
             except requests.RequestException as exc:  # the body broke off while it was read
                 raise Transient(f"network error reaching {self.host}: {network_cause(repr(exc))}") from None
             except (ValueError, KeyError, TypeError, AttributeError):
-                raise self._error(TencentApiError, f"Tencent CVM {action} answered with something that is not the "
+                raise self._error(TencentApiError, f"{self.label} {action} answered with something that is not the "
                                   "API's JSON", "check GPUPLAN_TENCENT_ENDPOINT and any proxy between here and "
                                   "Tencent Cloud", action=action) from None
             return self._unwrap(action, body, raw)
@@ -338,7 +345,7 @@ class CvmApi:
 
         earlier = UNREACHABLE.why(self.host)
         if earlier is not None:
-            raise self._error(TencentApiError, f"Tencent CVM {action} not tried: an earlier call of this command "
+            raise self._error(TencentApiError, f"{self.label} {action} not tried: an earlier call of this command "
                               f"got no answer ({earlier})",
                               "check the network and GPUPLAN_TENCENT_ENDPOINT, then run the command again",
                               action=action)
@@ -347,14 +354,14 @@ class CvmApi:
         except RetriesExhausted as exc:
             if exc.last.startswith("network error"):  # no answer at all (a 5xx page or throttling is an answer)
                 UNREACHABLE.mark(self.host, exc.last)
-            raise self._error(TencentApiError, f"Tencent CVM {action} failed {exc.attempts} times: {exc.last}",
+            raise self._error(TencentApiError, f"{self.label} {action} failed {exc.attempts} times: {exc.last}",
                               "Tencent Cloud is throttling or unreachable; wait a minute and try again",
                               action=action) from None
 
     def _unwrap(self, action: str, params: Mapping[str, Any], raw: Any) -> dict[str, Any]:
         response = raw.get("Response") if isinstance(raw, dict) else None
         if not isinstance(response, dict):
-            raise self._error(TencentApiError, f"Tencent CVM {action} answered without a Response object",
+            raise self._error(TencentApiError, f"{self.label} {action} answered without a Response object",
                               "check GPUPLAN_TENCENT_ENDPOINT", action=action)
         error = response.get("Error")
         request_id = response.get("RequestId")
@@ -363,7 +370,7 @@ class CvmApi:
             raise self._mapped(action, params, str(error.get("Code") or ""), str(error.get("Message") or ""),
                                str(request_id or ""))
         if not isinstance(request_id, str) or not request_id:
-            raise self._error(TencentApiError, f"Tencent CVM {action} answered without a RequestId (a cut-off "
+            raise self._error(TencentApiError, f"{self.label} {action} answered without a RequestId (a cut-off "
                               "or foreign answer)", "try again; check GPUPLAN_TENCENT_ENDPOINT", action=action)
         return response
 
@@ -399,11 +406,24 @@ class CvmApi:
             return self._error(TencentApiError, f"the Tencent Cloud account balance is too low for {action} "
                                f"({code}, {where})", "top up the account", **common)
         if failure is Failure.INPUT:
-            return self._error(TencentInputError, f"Tencent CVM {action} refused the request: {message} "
+            return self._error(TencentInputError, f"{self.label} {action} refused the request: {message} "
                                f"({code}, {where})", **common)
         # Throttling or a network fault reported in an answer's body (not retried there) lands here too.
-        return self._error(TencentApiError, f"Tencent CVM {action} failed: {code or 'no code'}: {message} ({where})",
+        return self._error(TencentApiError, f"{self.label} {action} failed: {code or 'no code'}: {message} ({where})",
                            **common)
+
+def _vpc_client_class() -> Any:
+    """A client of the VPC API (security groups) built on the common SDK alone: calls go through call_json, so
+    gpuplan needs no VPC models package, only the API's name, version and endpoint."""
+    from tencentcloud.common.abstract_client import AbstractClient  # type: ignore[import-untyped]
+
+    class VpcClient(AbstractClient):  # type: ignore[misc]
+        _apiVersion = "2017-03-12"
+        _endpoint = "vpc.tencentcloudapi.com"
+        _service = "vpc"
+
+    return VpcClient
+
 
 ApiFactory = Callable[[str], CvmApi]
 

@@ -105,6 +105,7 @@ def _tags(value: Any) -> dict[str, str]:
 
 # RunInstances.ActionTimer.ActionTime must be at least 5 minutes after the call (CVM API, SDK models.ActionTimer)
 ACTION_TIMER_LEAD = timedelta(minutes=6)
+SSH_GROUP = "gpuplan-ssh"  # one per region, shared by every gpuplan launch there
 
 
 class TencentCompute(ComputeClient):
@@ -143,6 +144,19 @@ class TencentCompute(ComputeClient):
         self.key_ids = tuple(key_ids)
         self.public_bandwidth_mbps = public_bandwidth_mbps
         self.default_os = default_os
+        self._vpc: CvmApi | None = None
+
+    @property
+    def vpc(self) -> CvmApi:
+        """The VPC API of the region (security groups), with the CVM client's endpoint and sleep."""
+        if self._vpc is None:
+            kw: dict[str, Any] = {"service": "vpc"}
+            if self._client is not None and self._client.endpoint:
+                kw["endpoint"] = self._client.endpoint
+            if self._sleep is not None:
+                kw["sleep"] = self._sleep
+            self._vpc = CvmApi(self.region, **kw)
+        return self._vpc
 
     @property
     def api(self) -> CvmApi:
@@ -173,6 +187,7 @@ class TencentCompute(ComputeClient):
         notes += self._cluster_notes(request)
         key_ids = (*self.key_ids, *self._key_pair(request, notes))
         notes += self._access_notes(key_ids)
+        group = self._ssh_group(request, notes)
         pinned = request.zone is not None
         zones = [request.zone] if request.zone else list(request.zones) or self._selling_zones(request, charge)
         if not zones:
@@ -182,6 +197,8 @@ class TencentCompute(ComputeClient):
         tried: list[str] = []
         for zone in zones:
             params = self._run_params(request, charge, zone, image, ends_at, key_ids)
+            if group is not None:
+                params["SecurityGroupIds"] = [group]
             try:
                 response = self.api.call("RunInstances", params)
             except DryRunPassed:
@@ -240,6 +257,43 @@ class TencentCompute(ComputeClient):
             return [(f"{request.instance_type} is not an HCC type: the nodes are not on one RDMA fabric "
                      "(they talk over the VPC network)")]
         return []
+
+    def _ssh_group(self, request: LaunchRequest, notes: list[str]) -> str | None:
+        """The security group gpuplan keeps in the region: SSH (22) in from anywhere (key logins only) and every port
+        between its own machines. Found by name, else created (a dry run only says it would be). A VPC API fault
+        (a key without VPC permissions) is said and the launch goes on with the default group."""
+        try:
+            found = self.vpc.call("DescribeSecurityGroups", {"Filters": [{"Name": "security-group-name",
+                                                                          "Values": [SSH_GROUP]}]})
+            for g in found.get("SecurityGroupSet") or []:
+                if isinstance(g, dict) and g.get("SecurityGroupName") == SSH_GROUP and g.get("SecurityGroupId"):
+                    notes.append(f"security group {SSH_GROUP} ({g['SecurityGroupId']}): SSH in, all ports between "
+                                 "its machines")
+                    return str(g["SecurityGroupId"])
+            if request.dry_run:
+                notes.append(f"would create security group {SSH_GROUP}: SSH (22) in from anywhere, all ports between "
+                             "its machines")
+                return None
+            made = self.vpc.call("CreateSecurityGroup", {
+                "GroupName": SSH_GROUP, "GroupDescription": "gpuplan: SSH in, all traffic between its machines"})
+            group = str((made.get("SecurityGroup") or {}).get("SecurityGroupId") or "")
+            if not group:
+                raise ProviderError(f"Tencent VPC CreateSecurityGroup answered without a SecurityGroupId "
+                                    f"(RequestId {made.get('RequestId')})")
+            self.vpc.call("CreateSecurityGroupPolicies", {"SecurityGroupId": group, "SecurityGroupPolicySet": {
+                "Ingress": [
+                    {"Protocol": "TCP", "Port": "22", "CidrBlock": "0.0.0.0/0", "Action": "ACCEPT",
+                     "PolicyDescription": "ssh, key logins only"},
+                    {"Protocol": "ALL", "Port": "ALL", "SecurityGroupId": group, "Action": "ACCEPT",
+                     "PolicyDescription": "all traffic between gpuplan machines"},
+                ]}})
+        except GpuplanError as exc:
+            notes.append(f"security group not set up ({exc.message}): the VPC's default group applies, which may "
+                         "not let SSH in")
+            return None
+        notes.append(f"created security group {SSH_GROUP} ({group}): SSH (22) in from anywhere, key logins only; "
+                     "all ports between its machines")
+        return group
 
     def _key_pair(self, request: LaunchRequest, notes: list[str]) -> tuple[str, ...]:
         """The id of the request's SSH key pair in this region: found by its name, else imported (a dry run only

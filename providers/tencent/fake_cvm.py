@@ -139,6 +139,7 @@ class FakeInstance:
     memory: int = 0
     gpu_count: float = 0
     key_ids: tuple[str, ...] = ()
+    security_groups: tuple[str, ...] = ("sg-fake0001",)  # the VPC's default group when none is named
 
 
 @dataclass
@@ -222,6 +223,8 @@ class FakeCvm:
         self.instances: dict[str, FakeInstance] = {}
         self.tokens: dict[str, list[str]] = {}
         self.key_pairs: dict[str, dict[str, str]] = {}  # KeyId -> {"KeyName", "PublicKey", "Region"}
+        # the VPC API's security groups (GPUPLAN_TENCENT_ENDPOINT sends every service here): id -> group
+        self.security_groups: dict[str, dict[str, Any]] = {}
         self._faults: list[_Fault] = []
         self._launch_failures = 0
         self._counter = 0
@@ -377,7 +380,7 @@ class FakeCvm:
         want = expected_signature(secret_key, method=method, path=path, query=query, headers=headers, signed=signed,
                                   body=body, timestamp=timestamp, service=match["service"])
         date_ok = match["date"] == datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d")
-        if not (date_ok and match["service"] == "cvm" and hmac.compare_digest(want, match["sig"])):
+        if not (date_ok and match["service"] in ("cvm", "vpc") and hmac.compare_digest(want, match["sig"])):
             raise ApiError("AuthFailure.SignatureFailure", "The provided credentials could not be validated. "
                            "Please check your signature is correct.")
 
@@ -540,6 +543,10 @@ class FakeCvm:
                 raise ApiError("InvalidParameterValue.InvalidUserDataFormat", "UserData is over 16 KB.")
             user_data = raw.decode("utf-8", "replace")
         action_time = self._action_time(params.get("ActionTimer"))
+        groups = tuple(params.get("SecurityGroupIds") or ())
+        for group in groups:
+            if group not in self.security_groups or self.security_groups[group]["Region"] != region:
+                raise ApiError("InvalidSecurityGroupId.NotFound", f"The security group {group} does not exist.")
         key_ids = tuple((params.get("LoginSettings") or {}).get("KeyIds") or ())
         for key_id in key_ids:
             if key_id not in self.key_pairs or self.key_pairs[key_id]["Region"] != region:
@@ -579,6 +586,7 @@ class FakeCvm:
                 public_ip=(f"203.0.113.{self._counter % 250 + 2}"
                            if (params.get("InternetAccessible") or {}).get("PublicIpAssigned") else None),
                 cpu=offer.cpu, memory=offer.memory, gpu_count=offer.gpu_count, key_ids=key_ids,
+                security_groups=groups or ("sg-fake0001",),
             )
             ids.append(iid)
         if token is not None:
@@ -676,7 +684,7 @@ class FakeCvm:
             "VirtualPrivateCloud": {"VpcId": "vpc-fake0001", "SubnetId": "subnet-fake0001", "AsVpcGateway": False},
             "ImageId": i.image_id, "RenewFlag": "NOTIFY_AND_MANUAL_RENEW" if i.charge_type == PREPAID else None,
             "CreatedTime": i.created, "ExpiredTime": None, "OsName": "Ubuntu Server 22.04 LTS 64bit",
-            "SecurityGroupIds": ["sg-fake0001"], "LoginSettings": {"KeyIds": list(i.key_ids) or None}, "InstanceState": i.state,
+            "SecurityGroupIds": list(i.security_groups), "LoginSettings": {"KeyIds": list(i.key_ids) or None}, "InstanceState": i.state,
             "Tags": [{"Key": k, "Value": v} for k, v in i.tags.items()],
             "StopChargingMode": "NOT_APPLICABLE", "Uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, i.instance_id)),
             "LatestOperation": "RunInstances", "LatestOperationState": "SUCCESS" if running else "OPERATING",
@@ -723,6 +731,35 @@ class FakeCvm:
         key_id = f"skey-{len(self.key_pairs) + 1:08x}"
         self.key_pairs[key_id] = {"KeyName": name, "PublicKey": public, "Region": region}
         return {"KeyId": key_id}
+
+    # -- the VPC API's security groups --
+
+    def _do_DescribeSecurityGroups(self, region: str, params: dict[str, Any]) -> dict[str, Any]:
+        names = self._filters(params, {"security-group-name", "security-group-id", "project-id"}).get(
+            "security-group-name")
+        found = [{"SecurityGroupId": k, "SecurityGroupName": g["GroupName"], "SecurityGroupDesc": g["Description"]}
+                 for k, g in self.security_groups.items() if g["Region"] == region and (names is None or
+                                                                                        g["GroupName"] in names)]
+        return {"TotalCount": len(found), "SecurityGroupSet": found}
+
+    def _do_CreateSecurityGroup(self, region: str, params: dict[str, Any]) -> dict[str, Any]:
+        name, desc = params.get("GroupName"), params.get("GroupDescription")
+        if not isinstance(name, str) or not name or not isinstance(desc, str) or not desc:
+            raise ApiError("MissingParameter", "GroupName and GroupDescription are required.")
+        group = f"sg-{len(self.security_groups) + 2:08x}"
+        self.security_groups[group] = {"GroupName": name, "Description": desc, "Region": region, "Ingress": []}
+        return {"SecurityGroup": {"SecurityGroupId": group, "SecurityGroupName": name, "SecurityGroupDesc": desc}}
+
+    def _do_CreateSecurityGroupPolicies(self, region: str, params: dict[str, Any]) -> dict[str, Any]:
+        group = params.get("SecurityGroupId")
+        if group not in self.security_groups:
+            raise ApiError("ResourceNotFound", f"The security group {group} does not exist.")
+        policies = (params.get("SecurityGroupPolicySet") or {}).get("Ingress") or []
+        for p in policies:
+            if p.get("Action") not in ("ACCEPT", "DROP") or not (p.get("CidrBlock") or p.get("SecurityGroupId")):
+                raise ApiError("InvalidParameterValue", "A policy needs an Action and a source.")
+        self.security_groups[group]["Ingress"].extend(policies)
+        return {}
 
     def _do_DescribeImages(self, region: str, params: dict[str, Any]) -> dict[str, Any]:
         if params.get("ImageIds") and params.get("Filters"):

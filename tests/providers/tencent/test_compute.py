@@ -344,3 +344,29 @@ def test_a_subscription_prepays_the_bandwidth_it_was_priced_with(tencent_env: Fa
                                              "PublicIpAssigned": True}
     # no bandwidth asked for: the client's default, traffic-billed
     assert hourly["InternetAccessible"]["InternetChargeType"] == "TRAFFIC_POSTPAID_BY_HOUR"
+
+
+def test_machines_join_a_group_that_lets_ssh_in_and_the_nodes_talk(compute: TencentCompute,
+                                                                    tencent_env: FakeCvm) -> None:
+    # Through the real SDK: the VPC API is signed for service "vpc" and sent to the same endpoint.
+    dry = compute.run(request(zone="ap-guangzhou-3", dry_run=True))
+    assert any("would create security group gpuplan-ssh" in n for n in dry.notes) and not tencent_env.security_groups
+    first = compute.run(request(zone="ap-guangzhou-3"))
+    compute.run(request(zone="ap-guangzhou-3", client_token="tok-2"))
+    assert len(tencent_env.calls_of("CreateSecurityGroup")) == 1
+    ((group, made),) = tencent_env.security_groups.items()
+    assert made["GroupName"] == "gpuplan-ssh"
+    ssh, between = made["Ingress"]
+    assert (ssh["Protocol"], ssh["Port"], ssh["CidrBlock"], ssh["Action"]) == ("TCP", "22", "0.0.0.0/0", "ACCEPT")
+    assert (between["SecurityGroupId"], between["Protocol"]) == (group, "ALL") and "CidrBlock" not in between
+    runs = [c.params for c in tencent_env.calls_of("RunInstances") if not c.params.get("DryRun")]
+    assert [r["SecurityGroupIds"] for r in runs] == [[group], [group]]
+    assert any(f"created security group gpuplan-ssh ({group})" in n for n in first.notes)
+
+
+def test_a_vpc_fault_is_said_and_the_launch_goes_on_with_the_default_group(compute: TencentCompute,
+                                                                          tencent_env: FakeCvm) -> None:
+    tencent_env.fail_next("UnauthorizedOperation", n=9, action="DescribeSecurityGroups")
+    result = compute.run(request(zone="ap-guangzhou-3"))
+    assert result.instance_ids and any(n.startswith("security group not set up") for n in result.notes)
+    assert "SecurityGroupIds" not in tencent_env.calls_of("RunInstances")[-1].params
