@@ -509,7 +509,7 @@ def _status_of(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo], at: d
     """A launch with its machines, what they cost so far (from the recorded start and end) and to the TTL."""
     starts = [(i.started_at or r.created_at, i.ended_at) for i in ledger.instances(r.id)]
     notes = [*([r.note] if r.note and not r.state.is_final else []), *(notes or [])]
-    late = r.expires_at is not None and r.expires_at <= at and not r.state.is_final
+    late = past_ttl(r, at) and not r.state.is_final
     if late and ended:
         notes.append(f"past its TTL ({r.expires_at:%Y-%m-%d %H:%M} UTC) and not ended: `gpuplan down --expired` "
                      "ends it")
@@ -517,9 +517,13 @@ def _status_of(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo], at: d
                         age_hours=_hours(r.created_at, at), notes=notes, ended=ended, expired=late)
 
 
+def past_ttl(r: LaunchRecord, at: datetime) -> bool:
+    return r.expires_at is not None and r.expires_at <= at
+
+
 def expired(ledger: Ledger, at: datetime | None = None) -> list[LaunchRecord]:
     at = at or datetime.now(UTC)
-    return [r for r in ledger.launches(include_final=False) if r.expires_at is not None and r.expires_at <= at]
+    return [r for r in ledger.launches(include_final=False) if past_ttl(r, at)]
 
 
 def reconcile(ledger: Ledger, client: ComputeClient, provider: str, region: str) -> list[InstanceInfo]:

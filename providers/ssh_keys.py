@@ -1,4 +1,4 @@
-"""An SSH public key to log in to launched machines, read and named the same way for every cloud.
+"""Logging in to launched machines the same way on every cloud: the SSH public key, and the group that lets SSH in.
 
 The key pair is imported once per cloud account and region under a name made from the key's
 fingerprint (``gpuplan_`` + 16 hex digits of its SHA-256: Tencent takes names of at most 25
@@ -20,6 +20,10 @@ from pricing.errors import InputError
 # OpenSSH public key types a cloud's ImportKeyPair takes (Tencent and EC2 both take these three families).
 KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521")
 MAX_KEY_BYTES = 16 * 1024  # an 8192-bit RSA public key is about 1.4 KB
+# The security group every cloud adapter makes once (per region or VPC) and every gpuplan launch there joins,
+# so the ssh line it prints can connect: what it lets in, said the same way by each.
+SSH_GROUP = "gpuplan-ssh"
+SSH_GROUP_RULES = "SSH (22) in from anywhere, key logins only; all ports between its machines"
 
 
 class SshKey(BaseModel):

@@ -210,17 +210,14 @@ def catalog_refresh(
 
 def _endpoint_override(provider: str) -> str | None:
     """``VAR=url`` when the environment sends ``provider``'s API calls elsewhere than the cloud (a fake, a proxy;
-    credentials in the URL left out), else None."""
+    credentials in the URL masked), else None."""
     import os
-    from urllib.parse import urlsplit
 
+    from pricing.text import without_url_credentials
     from providers.registry import CLOUDS
 
     cloud = CLOUDS.get(provider)
     for var in cloud.endpoint_envs if cloud else ():
-        url = os.environ.get(var, "").strip()
-        if url:
-            parts = urlsplit(url if "//" in url else f"//{url}")
-            scheme = f"{parts.scheme}://" if parts.scheme else ""
-            return f"{var}={scheme}{parts.netloc.rpartition('@')[2]}{parts.path.rstrip('/')}"
+        if url := os.environ.get(var, "").strip():
+            return f"{var}={without_url_credentials(url.rstrip('/'))}"
     return None

@@ -521,8 +521,9 @@ def ssh(
         raise InputError(f"launch {record.id} has ended ({record.state.value})", "`gpuplan ls` lists the running ones")
     if not machines:
         raise InputError(f"launch {record.id} has no machine recorded yet", "`gpuplan ls` asks the cloud for it")
-    if launch_id in {m.instance_id for m in machines}:  # an instance id names its own machine
-        node = [m.instance_id for m in machines].index(launch_id)
+    ids = [m.instance_id for m in machines]
+    if launch_id in ids:  # an instance id names its own machine
+        node = ids.index(launch_id)
     if node >= len(machines):
         raise InputError(f"launch {record.id} has {len(machines)} machine(s): nodes 0 to {len(machines) - 1}")
     m = machines[node]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from pricing.catalog import UNKNOWN_REGION
 from pricing.money import money_text
 from planner.plan import Plan
 from gpuplan.render.table import (Column, OutputFormat, decimal_json, dump_json, keep_telling_apart, money_json,
@@ -17,7 +18,7 @@ def _fmt_hours(h: Decimal) -> str:
 
 def where(region: str, zone: str | None) -> str:
     """'ap-guangzhou (ap-guangzhou-3)' where the zone is known, else the region; '-' where the source names none."""
-    if region == "unknown":  # the catalog's word for a row whose source gives no region: not a place to ask for
+    if region == UNKNOWN_REGION:
         return "-"
     return f"{region} ({zone})" if zone and zone != region else region
 

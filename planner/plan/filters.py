@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 
 from pricing.billing import BillingMode
-from pricing.catalog import LOCAL, GpuSpec, Stock
+from pricing.catalog import LOCAL, UNKNOWN_REGION, GpuSpec, Stock
 from pricing.errors import InputError
 from providers.base import Offer
 from providers.bulk import OfferFacts
@@ -48,8 +48,7 @@ def check_regions(regions: tuple[str, ...] | None, offered: Iterable[Place]) -> 
     if not cloud:
         raise InputError("--region filters cloud offers, and no cloud provider is selected",
                          "drop --region, or add a cloud with --provider")
-    # "unknown" is the catalog's word for a row whose source names no region: never offered as a place to ask for
-    regions_known = sorted({region for _, region, _ in cloud} - {"unknown"})
+    regions_known = sorted({region for _, region, _ in cloud} - {UNKNOWN_REGION})
     zones_known = sorted({z for _, _, zones in cloud for z in zones})
     for r in regions:
         if any(place_matches(region, zones, (r,)) for _, region, zones in cloud):

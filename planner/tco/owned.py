@@ -280,7 +280,8 @@ def make_owned(
             raise PriceMissingError("no default electricity price in the catalog", "give one with --kwh-price")
         kwh = fx.convert(Money(amount=power.price_per_kwh, currency=power.currency), currency)
         kwh_label = f"{power.region} {power.customer_class} {power.price_per_kwh} {power.currency}/kWh, {power.as_of}"
-    prof = profile(sc.profile) if sc.profile else default_profile(count, sc.colo or sc.colo_price is not None)
+    colo_asked = sc.colo or sc.colo_price is not None
+    prof = profile(sc.profile) if sc.profile else default_profile(count, colo_asked)
     years = _pick(sc.depreciation_years, "depreciation_years", prof)
     if years <= 0:
         raise InputError(f"--depreciation-years must be positive, got {years}")
@@ -288,7 +289,7 @@ def make_owned(
     if pue < 1:
         raise InputError(f"--pue must be at least 1 (facility power includes the IT load), got {pue}")
     colo = None
-    if sc.colo or sc.colo_price is not None or prof.colo:
+    if colo_asked or prof.colo:
         rate = sc.colo_price if sc.colo_price is not None else None
         colo = (Money(amount=_check_fraction(rate, "--colo-price", upper=None), currency=currency) if rate is not None
                 else fx.convert(Money(amount=default("colocation_usd_per_kw_month"), currency=Currency.USD), currency))
@@ -311,8 +312,6 @@ def buy_option(owned: Owned, usage: Decimal, months: int, notes: list[str] | Non
     notes = [*(notes or []), f"utilization {u:.1%} of {owned.gpu_count} GPUs x {owned.hours_per_month:g} h",
              f"card price {owned.card_native} ({owned.card_source}, {owned.card_as_of})"]
     if owned.profile is not None:
-        from planner.tco.host import profile
-
         notes.append(f"profile {owned.profile}: {profile(owned.profile).description} (--profile names another)")
     if months > owned.life_months:
         notes.append(f"the horizon outlasts the {owned.depreciation_years:g}-year life: the hardware is bought "

@@ -20,7 +20,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from pricing.catalog.rows import FIELDS, PRICE_FIELDS, AsOfKind, InstanceType, Layer, Stock
+from pricing.catalog.rows import FIELDS, PRICE_FIELDS, UNKNOWN_REGION, AsOfKind, InstanceType, Layer, Stock
 from pricing.errors import InputError
 from pricing.files import write_private
 from pricing.money import Currency
@@ -214,7 +214,7 @@ class _Columns:
             "gpu_count": _number("gpu_count", float, positive=True, high=MAX_GPU_COUNT),
             "vcpu": _number("vcpu", int, default=0, high=MAX_VCPU),
             "mem_gb": _number("mem_gb", float, default=0.0, high=MAX_MEM_GB),
-            "region": lambda s: s.strip() or "unknown",  # the source names no region
+            "region": lambda s: s.strip() or UNKNOWN_REGION,
             "zone": str.strip,
             "zones": lambda s: tuple(z for z in s.split(";") if z),
             "currency": _currency,

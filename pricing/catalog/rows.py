@@ -19,8 +19,10 @@ from pricing.datafiles import Sourced
 from pricing.money import Currency, Money
 
 LOCAL = "local"  # the provider name of buying cards
+# A row whose source names no region: not a place anyone can ask for (hints and tables never offer it as one).
+UNKNOWN_REGION = "unknown"
 # Regions that stand for many real ones: a refreshed row of a real region replaces them.
-PSEUDO_REGIONS = frozenset({"cn-mainland", "unknown", "global"})
+PSEUDO_REGIONS = frozenset({"cn-mainland", UNKNOWN_REGION, "global"})
 
 
 class Interconnect(StrEnum):

@@ -47,6 +47,7 @@ from pricing.errors import (
 )
 from providers.aws.images import default_image, dlami_kind
 from providers.aws.instance_types import TypeInfo, chunks, describe_types, offered_zones
+from providers.ssh_keys import SSH_GROUP, SSH_GROUP_RULES
 from providers.aws.session import (
     CAPACITY_CODES,
     DEFAULT_MAX_ATTEMPTS,
@@ -123,9 +124,6 @@ def _error_code(exc: Exception) -> str:
 _ZONE_ID = re.compile(r"[a-z]{2,5}\d-az\d+")  # AWS zone IDs: use1-az1, apne1-az4, usw2-az2
 
 
-SSH_GROUP = "gpuplan-ssh"  # one per VPC, shared by every gpuplan launch there
-
-
 class AwsCompute(ComputeClient):
     """EC2 lifecycle for gpuplan in one region.
 
@@ -148,7 +146,6 @@ class AwsCompute(ComputeClient):
         self._profile = profile
         self._session = session
         self._ec2 = ec2_client
-        self._ssh_group_id: str | None = None  # set by each run: the group its RunInstances names
         self._ssm = ssm_client
         self._max_attempts = max_attempts
         self.waiter_delay = waiter_delay
@@ -215,8 +212,9 @@ class AwsCompute(ComputeClient):
             cluster = request.cluster and request.count > 1
             group = self._placement_group(request, notes) if cluster else None
             request = self._key_pair(request, notes)
-            self._ssh_group_id = self._ssh_group(request, notes)
-            return self._launch(request, image, info, zones, pinned, offered, devices, cluster, group, spot, notes)
+            ssh_group = self._ssh_group(request, notes)
+            return self._launch(request, image, info, zones, pinned, offered, devices, cluster, group, ssh_group,
+                                spot, notes)
 
     def _ssh_group(self, request: LaunchRequest, notes: list[str]) -> str | None:
         """The security group gpuplan keeps in the default VPC: SSH in from anywhere (key logins only) and every
@@ -231,14 +229,13 @@ class AwsCompute(ComputeClient):
         found = self.ec2.describe_security_groups(Filters=[{"Name": "vpc-id", "Values": [vpc]},
                                                            {"Name": "group-name", "Values": [SSH_GROUP]}])
         for g in found.get("SecurityGroups", []):
-            notes.append(f"security group {SSH_GROUP} ({g['GroupId']}): SSH in, all ports between its machines")
+            notes.append(f"security group {SSH_GROUP} ({g['GroupId']}): {SSH_GROUP_RULES}")
             return str(g["GroupId"])
         if request.dry_run:
-            notes.append(f"would create security group {SSH_GROUP} in {vpc}: SSH (22) in from anywhere, all ports "
-                         "between its machines")
+            notes.append(f"would create security group {SSH_GROUP} in {vpc}: {SSH_GROUP_RULES}")
             return None
         made = self.ec2.create_security_group(
-            GroupName=SSH_GROUP, VpcId=vpc, Description="gpuplan: SSH in, all traffic between its machines",
+            GroupName=SSH_GROUP, VpcId=vpc, Description=f"gpuplan: {SSH_GROUP_RULES}",
             TagSpecifications=[{"ResourceType": "security-group", "Tags": [{"Key": TAG_MANAGED, "Value": "true"}]}])
         group_id = str(made["GroupId"])
         self.ec2.authorize_security_group_ingress(GroupId=group_id, IpPermissions=[
@@ -246,8 +243,7 @@ class AwsCompute(ComputeClient):
              "Ipv6Ranges": [{"CidrIpv6": "::/0"}]},
             {"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": group_id}]},
         ])
-        notes.append(f"created security group {SSH_GROUP} ({group_id}) in {vpc}: SSH (22) in from anywhere, key "
-                     "logins only; all ports between its machines")
+        notes.append(f"created security group {SSH_GROUP} ({group_id}) in {vpc}: {SSH_GROUP_RULES}")
         return group_id
 
     def _key_pair(self, request: LaunchRequest, notes: list[str]) -> LaunchRequest:
@@ -278,12 +274,12 @@ class AwsCompute(ComputeClient):
 
     def _launch(self, request: LaunchRequest, image: ImageChoice, info: TypeInfo | None, zones: list[str],
                 pinned: bool, offered: tuple[str, ...], devices: list[dict[str, Any]] | None, cluster: bool,
-                group: str | None, spot: bool, notes: list[str]) -> LaunchResult:
+                group: str | None, ssh_group: str | None, spot: bool, notes: list[str]) -> LaunchResult:
         from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
         full: list[str] = []
         for index, zone in enumerate(zones):
-            params = self._run_params(request, image.image_id, zone, devices, group, spot)
+            params = self._run_params(request, image.image_id, zone, devices, group, ssh_group, spot)
             if cluster:
                 interfaces = self._efa_interfaces(info, zone, notes)
                 if interfaces:
@@ -321,7 +317,7 @@ class AwsCompute(ComputeClient):
                             "pass --zone, or check that the region sells the type")
 
     def _run_params(self, request: LaunchRequest, image_id: str, zone: str, devices: list[dict[str, Any]] | None,
-                    group: str | None, spot: bool) -> dict[str, Any]:
+                    group: str | None, ssh_group: str | None, spot: bool) -> dict[str, Any]:
         tags = dict(request.tags)
         tags.setdefault(TAG_MANAGED, "true")
         tags["Name"] = request.name
@@ -351,8 +347,8 @@ class AwsCompute(ComputeClient):
             params["BlockDeviceMappings"] = devices
         if request.ssh_key_name is not None:
             params["KeyName"] = request.ssh_key_name
-        if self._ssh_group_id is not None:
-            params["SecurityGroupIds"] = [self._ssh_group_id]  # moved into the interfaces when EFA takes them
+        if ssh_group is not None:
+            params["SecurityGroupIds"] = [ssh_group]  # moved into the interfaces when EFA takes them
         return params
 
     def _existing(self, token: str) -> list[InstanceInfo]:

@@ -35,6 +35,7 @@ from providers.capabilities import (
     LaunchResult,
 )
 from providers.session import Sleep
+from providers.ssh_keys import SSH_GROUP, SSH_GROUP_RULES
 from providers.tencent import PROVIDER
 from providers.tencent.charge import PREPAID, PREPAID_PERIODS, RENEW_FLAG, SPOTPAID, charge_type
 from providers.tencent.client import CvmApi, DryRunPassed, TencentApiError, TencentCapacityError
@@ -105,7 +106,6 @@ def _tags(value: Any) -> dict[str, str]:
 
 # RunInstances.ActionTimer.ActionTime must be at least 5 minutes after the call (CVM API, SDK models.ActionTimer)
 ACTION_TIMER_LEAD = timedelta(minutes=6)
-SSH_GROUP = "gpuplan-ssh"  # one per region, shared by every gpuplan launch there
 
 
 class TencentCompute(ComputeClient):
@@ -267,15 +267,13 @@ class TencentCompute(ComputeClient):
                                                                           "Values": [SSH_GROUP]}]})
             for g in found.get("SecurityGroupSet") or []:
                 if isinstance(g, dict) and g.get("SecurityGroupName") == SSH_GROUP and g.get("SecurityGroupId"):
-                    notes.append(f"security group {SSH_GROUP} ({g['SecurityGroupId']}): SSH in, all ports between "
-                                 "its machines")
+                    notes.append(f"security group {SSH_GROUP} ({g['SecurityGroupId']}): {SSH_GROUP_RULES}")
                     return str(g["SecurityGroupId"])
             if request.dry_run:
-                notes.append(f"would create security group {SSH_GROUP}: SSH (22) in from anywhere, all ports between "
-                             "its machines")
+                notes.append(f"would create security group {SSH_GROUP}: {SSH_GROUP_RULES}")
                 return None
             made = self.vpc.call("CreateSecurityGroup", {
-                "GroupName": SSH_GROUP, "GroupDescription": "gpuplan: SSH in, all traffic between its machines"})
+                "GroupName": SSH_GROUP, "GroupDescription": f"gpuplan: {SSH_GROUP_RULES}"})
             group = str((made.get("SecurityGroup") or {}).get("SecurityGroupId") or "")
             if not group:
                 raise ProviderError(f"Tencent VPC CreateSecurityGroup answered without a SecurityGroupId "
@@ -291,8 +289,7 @@ class TencentCompute(ComputeClient):
             notes.append(f"security group not set up ({exc.message}): the VPC's default group applies, which may "
                          "not let SSH in")
             return None
-        notes.append(f"created security group {SSH_GROUP} ({group}): SSH (22) in from anywhere, key logins only; "
-                     "all ports between its machines")
+        notes.append(f"created security group {SSH_GROUP} ({group}): {SSH_GROUP_RULES}")
         return group
 
     def _key_pair(self, request: LaunchRequest, notes: list[str]) -> tuple[str, ...]:
