@@ -4,4 +4,4 @@ Depends on :mod:`providers` (compute clients, offers, quotes) and :mod:`pricing`
 CLI. The planner never imports it.
 """
 
-__all__ = ["ledger", "service"]
+__all__ = ["boot", "ledger", "service"]

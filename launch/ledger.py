@@ -68,6 +68,8 @@ class LaunchRecord(BaseModel):
     expires_at: datetime | None
     max_cost: Money | None
     note: str = ""
+    # How the machines end themselves ("when the run exits or after 30m idle"), besides the TTL; "" for none.
+    teardown: str = ""
 
 
 class InstanceRecord(BaseModel):
@@ -126,6 +128,10 @@ MIGRATIONS: tuple[str, ...] = (
     # 2: what each machine costs besides the instance (disk, address, bandwidth) per unit of unit_price
     """
     ALTER TABLE launches ADD COLUMN extras_unit TEXT
+    """,
+    # 3: the teardown the machines carry out themselves (launch --down-when / --idle)
+    """
+    ALTER TABLE launches ADD COLUMN teardown TEXT NOT NULL DEFAULT ''
     """,
 )
 
@@ -340,12 +346,12 @@ class Ledger:
             db.execute(
                 "INSERT INTO launches (id, provider, region, zone, instance_type, billing, months, count, image,"
                 " client_token, state, unit_price, currency, created_at, expires_at, max_cost, max_cost_currency,"
-                " note, extras_unit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " note, extras_unit, teardown) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (r.id, r.provider, r.region, r.zone, r.instance_type, r.billing.value, r.months, r.count, r.image,
                  r.client_token, r.state.value, str(r.unit_price.amount), r.unit_price.currency.value,
                  _ts(r.created_at), _ts(r.expires_at), None if r.max_cost is None else str(r.max_cost.amount),
                  None if r.max_cost is None else r.max_cost.currency.value, r.note,
-                 None if r.extras_unit is None else str(r.extras_unit)),
+                 None if r.extras_unit is None else str(r.extras_unit), r.teardown),
             )
             self._event(db, r.id, f"intent: {r.count} x {r.instance_type} {r.billing} in {r.zone or r.region}")
 
@@ -449,4 +455,5 @@ class Ledger:
             unit_price=Money(amount=Decimal(r["unit_price"]), currency=Currency(r["currency"])),
             created_at=_dt(r["created_at"]), expires_at=_dt(r["expires_at"]), max_cost=cap,  # type: ignore[arg-type]
             note=r["note"], extras_unit=None if r["extras_unit"] is None else Decimal(r["extras_unit"]),
+            teardown=r["teardown"],
         )

@@ -37,6 +37,7 @@ from providers.capabilities import (
 from providers.lookup import find_offer
 from providers.ssh_keys import SshKey
 from planner.plan.extras import ExtraItem, Extras, extras_bill
+from launch.boot import BootConfig, BootSpec, Driver, user_data
 from launch.ledger import LaunchRecord, LaunchState, Ledger, now
 
 ClientFor = Callable[[str, str], ComputeClient]
@@ -71,6 +72,7 @@ class LaunchSpec(BaseModel):
     dry_run: bool = False
     extras: Extras = Extras()  # the disk it creates and the rest of the bill it is quoted with
     ssh_key: SshKey | None = None  # the public key to log in with (imported once as a key pair, then reused)
+    boot: BootSpec | None = None  # what each machine does at boot: driver, --setup, --run, its own teardown
 
 
 class LaunchQuote(BaseModel):
@@ -229,6 +231,33 @@ class LaunchOutcome(BaseModel):
     waited: bool = False
 
 
+def check_boot(spec: LaunchSpec, client_class: type[ComputeClient]) -> None:
+    """Refuse, before anything is asked or recorded, a teardown the cloud's machines cannot carry out."""
+    boot = spec.boot
+    if boot is None:
+        return
+    if boot.cam_role is not None and spec.provider != "tencent":
+        raise InputError("--cam-role is for Tencent launches", f"a {spec.provider} machine ends itself without one")
+    if boot.ends_itself and client_class.self_end(boot.cam_role) is None:
+        raise InputError(*client_class.self_end_refusal())
+
+
+def boot_user_data(spec: LaunchSpec, launch_id: str, region: str, client: ComputeClient) -> tuple[str | None, bool]:
+    """The launch's user data, and whether it installs the GPU driver: gpuplan's boot script when the user gave
+    one of --setup/--run/--down-when/--idle, else the TTL backstop where the cloud has one (None elsewhere)."""
+    ttl = client.ttl_user_data(spec.ttl_hours) if spec.ttl_hours is not None else None
+    if spec.boot is None:
+        return ttl, False
+    check_boot(spec, type(client))
+    # gpuplan's default image on a cloud whose public images lack the driver: install it; any other image is
+    # the user's choice, and is only checked
+    driver = spec.boot.driver or (Driver.CHECK if spec.image or client.default_image_has_driver else Driver.INSTALL)
+    cfg = BootConfig(launch_id=launch_id, region=region, nodes=spec.count, driver=driver,
+                     end=type(client).self_end(spec.boot.cam_role), cam_role=spec.boot.cam_role,
+                     ttl_minutes=max(1, int(spec.ttl_hours * 60)) if ttl is not None and spec.ttl_hours else None)
+    return user_data(spec.boot, cfg), driver is Driver.INSTALL
+
+
 def new_launch_id() -> str:
     return "gp-" + uuid.uuid4().hex[:10]
 
@@ -244,6 +273,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
     if expires is not None:
         tags[TAG_EXPIRES] = expires.isoformat(timespec="seconds")
     pinned = q.zone if spec.zone or spec.billing is BillingMode.SPOT else None
+    boot_script, installs_driver = boot_user_data(spec, launch_id, q.region, client)
     request = LaunchRequest(
         # a zone asked for, or the zone a per-zone (spot) price was quoted in, is the zone launched in
         region=q.region, zone=pinned, zones=q.zones if not pinned else (),
@@ -252,7 +282,8 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         bandwidth_mbps=launch_bandwidth_mbps(spec),  # and Tencent's bandwidth
         client_token=uuid.uuid4().hex, name=f"gpuplan-{launch_id}", tags=tags,
         # The client says whether a machine can end itself at its TTL; elsewhere `down --expired` is the backstop.
-        user_data=client.ttl_user_data(spec.ttl_hours) if spec.ttl_hours is not None else None, cluster=spec.count > 1, dry_run=spec.dry_run,
+        user_data=boot_script, installs_driver=installs_driver, cluster=spec.count > 1, dry_run=spec.dry_run,
+        cam_role=spec.boot.cam_role if spec.boot else None,
         expires_at=expires,
         ssh_public_key=spec.ssh_key.public_key if spec.ssh_key else None,
         ssh_key_name=spec.ssh_key.name if spec.ssh_key else None,
@@ -262,6 +293,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
         client_token=request.client_token, state=LaunchState.INTENT, unit_price=q.unit_price, created_at=created,
         expires_at=expires, max_cost=spec.max_cost, extras_unit=q.extras_unit,
+        teardown=spec.boot.policy if spec.boot else "",
     )
     if spec.dry_run:
         result = client.run(request)

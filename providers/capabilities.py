@@ -79,6 +79,9 @@ class LaunchRequest(BaseModel):
     # An SSH public key to log in with: imported once as the key pair ``ssh_key_name`` and reused (see ssh_keys)
     ssh_public_key: str | None = None
     ssh_key_name: str | None = None
+    # Tencent: the CAM role the machine runs with (its boot script terminates it with the role's temporary keys)
+    cam_role: str | None = None
+    installs_driver: bool = False  # the user data installs the GPU driver (the launch notes say so)
 
 
 class InstanceInfo(BaseModel):
@@ -155,11 +158,30 @@ class PriceFetcher(ABC):
         """
 
 
+class SelfEnd(StrEnum):
+    """How a machine ends itself from inside (``launch --down-when done``, ``--idle``), with no secret on it."""
+
+    SHUTDOWN = "shutdown"  # an OS shutdown terminates it (AWS: shutdown behaviour 'terminate')
+    TENCENT_ROLE = "tencent-role"  # TerminateInstances on itself with its CAM role's temporary keys (metadata)
+
+
 class ComputeClient(ABC):
     """Starts, describes and ends machines. Every method raises a :class:`pricing.errors.GpuplanError`."""
 
     provider: str
     region: str
+    # Whether the default image (when the user names none) carries the NVIDIA driver.
+    default_image_has_driver: bool = True
+
+    @classmethod
+    def self_end(cls, cam_role: str | None) -> SelfEnd | None:
+        """How a machine of this cloud ends itself, or None where it cannot without a secret on it."""
+        return None
+
+    @classmethod
+    def self_end_refusal(cls) -> tuple[str, str]:
+        """Why a machine of this cloud cannot end itself, and what to do instead (when self_end is None)."""
+        return (f"a {cls.provider} machine cannot end itself", "use --ttl, or `gpuplan down ID` when the job ends")
 
     @abstractmethod
     def run(self, request: LaunchRequest) -> LaunchResult:

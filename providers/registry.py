@@ -120,6 +120,12 @@ def price_inquiry(provider: str) -> Any:
     return _load(provider, "price_inquiry", "exact price inquiry")
 
 
+def compute_class(provider: str) -> type[ComputeClient]:
+    """The provider's compute client class, for what it can do before any client exists (e.g. ``self_end``)."""
+    cls: type[ComputeClient] = _load(provider, "compute_client", "launching")
+    return cls
+
+
 def compute_client(provider: str, region: str, **options: Any) -> ComputeClient:
     """The provider's compute client for ``region`` (``launch``, ``ls``, ``down``)."""
     cls = _load(provider, "compute_client", "launching")

@@ -25,6 +25,7 @@ COMMANDS = {
     "ls": "gpuplan.cli.launch",
     "down": "gpuplan.cli.launch",
     "ssh": "gpuplan.cli.launch",
+    "logs": "gpuplan.cli.launch",
     "catalog": "gpuplan.cli.catalog",
     "config": "gpuplan.cli.config",
 }

@@ -99,6 +99,12 @@ def launch(
     storage_gb: StorageGbOpt = None,
     setup_minutes: SetupMinutesOpt = None,
     bandwidth_mbps: BandwidthOpt = None,
+    setup: Annotated[Optional[str], typer.Option("--setup", help="Set-up run on every machine at boot, after the GPU driver: a shell script file, or a command in quotes.", metavar="FILE|CMD")] = None,
+    run: Annotated[Optional[str], typer.Option("--run", help="The job, run after --setup as the login user (a script file or a command in quotes); its output goes to /var/log/gpuplan/run.log: `gpuplan logs ID`.", metavar="FILE|CMD")] = None,
+    down_when: Annotated[Optional[str], typer.Option("--down-when", help="done: each machine ends itself when --run exits (the disk goes with it: save results elsewhere).", metavar="done")] = None,
+    idle: Annotated[Optional[str], typer.Option("--idle", help="End a machine once its GPUs sit idle this long (none above 5% utilization), e.g. 30m.", metavar="DURATION")] = None,
+    driver: Annotated[Optional[str], typer.Option("--driver", help="check, install or skip the NVIDIA driver at boot. [default: install on an image without one (Tencent's public images), else check]", metavar="check|install|skip")] = None,
+    cam_role: Annotated[Optional[str], typer.Option("--cam-role", help="Tencent: the CAM role the machines run with; it lets them end themselves (--down-when, --idle).", metavar="NAME")] = None,
     yes: YesOpt = False,
     wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for RUNNING, e.g. 20m.")] = "20m",
     as_json: JsonOpt = False,
@@ -110,7 +116,7 @@ def launch(
     from planner.units import parse_duration, parse_enum, parse_money
     from gpuplan.paths import ledger_file
     from launch.ledger import Ledger
-    from launch.service import LaunchSpec, check_budget, quote_launch, start, ttl_before_the_run
+    from launch.service import LaunchSpec, check_boot, check_budget, quote_launch, start, ttl_before_the_run
 
     # Every flag is read here, before anything that can start a machine: a bad value must start nothing.
     provider, instance_type, region, zone, image, ttl, max_cost = (
@@ -118,6 +124,7 @@ def launch(
                                   (zone, "--zone"), (image, "--image"), (ttl, "--ttl"), (max_cost, "--max-cost")))
     wait_hours = parse_duration(wait_timeout, "--wait-timeout")
     poll = _poll_seconds()
+    boot = _boot_spec(setup, run, down_when, idle, driver, cam_role)
     key = _ssh_key(ssh_key, no_ssh_key)
     s = settings_from()
     nodes = 1 if count is None else count
@@ -154,9 +161,14 @@ def launch(
         ttl_hours=parse_duration(ttl, "--ttl") if ttl is not None else None,
         max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost is not None else None, dry_run=dry_run,
         extras=extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps), ssh_key=key,
+        boot=boot,
     )
     if nodes < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")
+    if boot is not None:
+        from providers.registry import compute_class
+
+        check_boot(spec, compute_class(spec.provider))
     cat = load_catalog(s)
     q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)
     if (live := _live_price(spec, q.region, q.zone)) is not None:
@@ -176,7 +188,30 @@ def launch(
         out = start(q, ledger=ledger, client=client, progress=_say, checkpoint=_crash_point)
         if not dry_run:
             out = _wait(out, ledger, client, wait_hours, poll)
-    _report_launch(out, dry_run, as_json, cat)
+    _report_launch(out, dry_run, as_json, cat, runs_job=boot is not None and boot.run is not None)
+
+
+def _boot_spec(setup: str | None, run: str | None, down_when: str | None, idle: str | None, driver: str | None,
+               cam_role: str | None) -> Any:
+    """What each machine does at boot, or None when no flag asks for a boot script."""
+    if all(v is None for v in (setup, run, down_when, idle, driver, cam_role)):
+        return None
+    from launch.boot import BootSpec, Driver, read_script
+    from planner.units import parse_duration, parse_enum
+
+    if down_when is not None and down_when.strip().lower() != "done":
+        raise InputError(f"--down-when {down_when!r}: the one condition is 'done' (the --run command exited)",
+                         "use --down-when done, or --idle 30m for idle GPUs")
+    idle_s = None
+    if idle is not None:
+        idle_s = int(parse_duration(idle, "--idle") * 3600)
+        if idle_s < 60:
+            raise InputError(f"--idle {idle} is under a minute: the GPUs are read once a minute", "e.g. --idle 30m")
+    return BootSpec(setup=read_script(setup, "--setup") if setup is not None else None,
+                    run=read_script(run, "--run") if run is not None else None,
+                    down_when_done=down_when is not None, idle_seconds=idle_s,
+                    driver=parse_enum(Driver, driver, "--driver") if driver is not None else None,
+                    cam_role=_given(cam_role, "--cam-role"))
 
 
 def _ssh_key(path: Path | None, none: bool) -> Any:
@@ -252,6 +287,15 @@ def _show_quote(q: Any) -> None:
         _say(f"  {what} {until}: {money_text(q.projected.amount, q.projected.currency, rounding=HALF_EVEN)}")
     for n in q.notes:
         _say(f"  note: {n}")
+    if spec.boot is not None:
+        from launch.boot import boot_steps
+
+        _say(f"  at boot: {boot_steps(spec.boot)}")
+        if spec.boot.policy:
+            backstop = "the TTL stays the backstop" if spec.ttl_hours is not None else "no --ttl backstop"
+            _say(f"  ends itself {spec.boot.policy} ({backstop})")
+            if spec.billing == "monthly":
+                _say("  note: a prepaid month is owed whatever the machine does: ending it early saves nothing of it")
 
 
 def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any, poll: float) -> Any:
@@ -273,7 +317,7 @@ def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any, poll: float) -
                            f"gpuplan down {out.record.id}") from None
 
 
-def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any) -> None:
+def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: bool = False) -> None:
     from gpuplan.render.launch import connect_lines, launch_payload
     from gpuplan.render.table import dump_json
 
@@ -291,6 +335,10 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any) -> None:
         print(f"  {line}")
     for n in out.notes:
         print(f"  note: {n}")
+    if r.teardown:
+        print(f"  ends itself {r.teardown}; `gpuplan logs {r.id} --file state` shows its steps")
+    if runs_job:
+        print(f"  job output: gpuplan logs {r.id} -f")
     if r.expires_at is not None:
         print(f"  expires {r.expires_at:%Y-%m-%d %H:%M} UTC: run `gpuplan down --expired` from cron "
               "(e.g. */10 * * * * gpuplan down --expired --yes) to enforce it")
@@ -410,13 +458,15 @@ def ls(
               "to_ttl": "-" if r.projected is None else money_text(r.projected.amount, r.projected.currency,
                                                                    rounding=HALF_EVEN),
               "expires": "-" if r.record.expires_at is None else
-                         f"{r.record.expires_at:%m-%d %H:%M}" + (" EXPIRED" if r.expired else "")}
+                         f"{r.record.expires_at:%m-%d %H:%M}" + (" EXPIRED" if r.expired else ""),
+              "teardown": r.record.teardown or "-"}
              for r in rows]
     # On a narrow terminal the launch id, its machines, state and cost stay (they are what `down` needs).
     cols = [Column(key=k, header=h, priority=pr, droppable=pr != 1) for k, h, pr in (
             ("id", "launch", 0), ("provider", "provider", 5), ("what", "what", 2), ("where", "where", 3),
             ("billing", "billing", 4), ("state", "state", 0), ("machines", "machines", 1), ("age", "age", 4),
-            ("cost", "cost so far", 0), ("to_ttl", "cost to TTL", 3), ("expires", "expires UTC", 2))]
+            ("cost", "cost so far", 0), ("to_ttl", "cost to TTL", 3), ("expires", "expires UTC", 2),
+            ("teardown", "ends itself", 3))]
     emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption="" if table else empty))
     for p, reg, i in untracked:
         _say(f"untracked: {p} {reg} {i.instance_id} ({i.state}), tag gpuplan:id={i.tags.get('gpuplan:id', '?')}: "
@@ -498,18 +548,9 @@ def down(
                            "they may still bill: check `gpuplan ls` and run the same `gpuplan down` again")
 
 
-@app.command()
-def ssh(
-    launch_id: Annotated[str, typer.Argument(help="Launch id (or one of its instance ids), as `gpuplan ls` shows.")],
-    node: Annotated[int, typer.Argument(help="Which machine of a --count launch, from 0.")] = 0,
-    identity: Annotated[Optional[Path], typer.Option("--identity", "-i", help="Private key to log in with (ssh -i).", metavar="PATH")] = None,
-    print_only: Annotated[bool, typer.Option("--print", help="Print the ssh command instead of running it.")] = False,
-) -> None:
-    """Log in to a launched machine over SSH (or print the command)."""
-    import shlex
-
+def _login(launch_id: str, node: int) -> tuple[str, str]:
+    """The recorded address and instance id of node ``node`` of a live launch (an instance id names its own)."""
     from gpuplan.paths import ledger_file
-    from gpuplan.render.launch import LOGIN_USER
     from launch.ledger import Ledger
 
     if node < 0:
@@ -533,15 +574,68 @@ def ssh(
                          "assigns one")
     if m.state.is_final:
         raise InputError(f"{m.instance_id} has ended ({m.state.value})")
+    return address, m.instance_id
+
+
+def _exec_ssh(address: str, identity: Path | None, print_only: bool, remote: list[str] | None = None) -> None:
+    """Run ssh in place of this process (or print the command): the session is the user's from here."""
+    import shlex
+
+    from gpuplan.render.launch import LOGIN_USER
+
     command = ["ssh", *(["-i", str(identity)] if identity is not None else []), f"{LOGIN_USER}@{address}"]
+    if remote:
+        # ssh hands the remote command to a shell: quote each word so that it arrives as written
+        command.append(shlex.join(remote))
     if print_only:
         print(shlex.join(command))
         return
     try:
-        os.execvp(command[0], command)  # the session takes over this process: gpuplan has nothing left to do
+        os.execvp(command[0], command)
     except OSError as exc:
         raise InputError(f"cannot run ssh: {exc.strerror or exc}",
                          f"install an OpenSSH client, or run: {shlex.join(command)}") from None
+
+
+IdentityOpt = Annotated[Optional[Path], typer.Option("--identity", "-i", help="Private key to log in with (ssh -i).", metavar="PATH")]
+PrintOpt = Annotated[bool, typer.Option("--print", help="Print the ssh command instead of running it.")]
+NodeArg = Annotated[int, typer.Argument(help="Which machine of a --count launch, from 0.")]
+
+
+@app.command()
+def ssh(
+    launch_id: Annotated[str, typer.Argument(help="Launch id (or one of its instance ids), as `gpuplan ls` shows.")],
+    node: NodeArg = 0,
+    identity: IdentityOpt = None,
+    print_only: PrintOpt = False,
+) -> None:
+    """Log in to a launched machine over SSH (or print the command)."""
+    address, _ = _login(launch_id, node)
+    _exec_ssh(address, identity, print_only)
+
+
+@app.command()
+def logs(
+    launch_id: Annotated[str, typer.Argument(help="Launch id (or one of its instance ids), as `gpuplan ls` shows.")],
+    node: NodeArg = 0,
+    file: Annotated[str, typer.Option("--file", help="run, setup, state (the boot steps), driver, idle, end or boot.")] = "run",
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing as the log grows (Ctrl-C stops).")] = False,
+    lines: Annotated[int, typer.Option("--lines", "-n", help="How many of the last lines to show.")] = 100,
+    identity: IdentityOpt = None,
+    print_only: PrintOpt = False,
+) -> None:
+    """Show a launched machine's job output (or another boot log) over SSH."""
+    from launch.boot import LOG_DIR, LOG_FILES
+
+    name = file.strip().lower()
+    if name not in LOG_FILES:
+        raise InputError(f"no log {file!r}", f"use one of {', '.join(LOG_FILES)}")
+    if lines < 1:
+        raise InputError("--lines must be 1 or more")
+    address, _ = _login(launch_id, node)
+    path = f"{LOG_DIR}/{name}" if name == "state" else f"{LOG_DIR}/{name}.log"
+    # the boot script runs as root and its logs are root's: the login user reads them through sudo
+    _exec_ssh(address, identity, print_only, ["sudo", "-n", "tail", "-n", str(lines), *(["-F"] if follow else []), path])
 
 
 def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout: float, poll: float,

@@ -58,6 +58,7 @@ from providers.aws.session import (
 )
 from providers.capabilities import (
     TAG_MANAGED,
+    SelfEnd,
     ComputeClient,
     ImageChoice,
     InstanceInfo,
@@ -138,6 +139,11 @@ class AwsCompute(ComputeClient):
     """
 
     provider = PROVIDER
+
+    @classmethod
+    def self_end(cls, cam_role: str | None) -> SelfEnd | None:
+        # every launch sets InstanceInitiatedShutdownBehavior=terminate: an OS shutdown ends the instance
+        return SelfEnd.SHUTDOWN
 
     def __init__(self, region: str, *, profile: str | None = None, session: Any = None, ec2_client: Any = None,
                  ssm_client: Any = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS, waiter_delay: float = 15,

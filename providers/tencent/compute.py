@@ -27,6 +27,7 @@ from typing import Any
 from pricing.billing import BillingMode
 from pricing.errors import CapacityError, GpuplanError, InputError, ProviderError
 from providers.capabilities import (
+    SelfEnd,
     TAG_MANAGED,
     ComputeClient,
     InstanceInfo,
@@ -118,6 +119,7 @@ class TencentCompute(ComputeClient):
     """
 
     provider = PROVIDER
+    default_image_has_driver = False  # Tencent's public images carry no NVIDIA driver (see images)
     # No ttl_user_data: a shutdown from inside the OS stops a CVM and keeps billing it. The TTL is
     # instead a RunInstances.ActionTimer (TerminateInstances): the cloud destroys the machine at the
     # TTL with no client running; `gpuplan down --expired` stays the second line of defence.
@@ -145,6 +147,20 @@ class TencentCompute(ComputeClient):
         self.public_bandwidth_mbps = public_bandwidth_mbps
         self.default_os = default_os
         self._vpc: CvmApi | None = None
+
+    @classmethod
+    def self_end(cls, cam_role: str | None) -> SelfEnd | None:
+        # An OS shutdown only stops a CVM and keeps billing it (Tencent 213/19918: no "no charge when shut
+        # down" for a shutdown from inside): the machine terminates itself through the API, with the
+        # temporary keys of the CAM role it runs with, read from the metadata service when needed.
+        return SelfEnd.TENCENT_ROLE if cam_role else None
+
+    @classmethod
+    def self_end_refusal(cls) -> tuple[str, str]:
+        return ("a Tencent CVM can end itself only through a CAM role: a shutdown from inside stops it and keeps "
+                "billing it",
+                "create a role for CVM that may call cvm:TerminateInstances (README: 'Jobs that end themselves') and "
+                "pass --cam-role NAME; or keep --ttl, the cloud's own timer")
 
     @property
     def vpc(self) -> CvmApi:
@@ -183,7 +199,7 @@ class TencentCompute(ComputeClient):
             choice = default_image(self.api, request.instance_type, self.default_os)
             image = choice.image_id
             notes.append(choice.note)
-        notes.append(driver_note(bool(request.user_data)))
+        notes.append(driver_note(bool(request.user_data), installs=request.installs_driver))
         notes += self._cluster_notes(request)
         key_ids = (*self.key_ids, *self._key_pair(request, notes))
         notes += self._access_notes(key_ids)
@@ -374,6 +390,8 @@ class TencentCompute(ComputeClient):
                                             "PublicIpAssigned": True}
         if key_ids:
             params["LoginSettings"] = {"KeyIds": list(key_ids)}
+        if request.cam_role is not None:
+            params["CamRoleName"] = request.cam_role
         if is_hcc(request.instance_type):
             params["HpcClusterId"] = self.hpc_cluster_id
         if ends_at is not None:

@@ -140,6 +140,7 @@ class FakeInstance:
     gpu_count: float = 0
     key_ids: tuple[str, ...] = ()
     security_groups: tuple[str, ...] = ("sg-fake0001",)  # the VPC's default group when none is named
+    cam_role: str | None = None  # RunInstances.CamRoleName: the metadata service hands out its temporary keys
 
 
 @dataclass
@@ -225,6 +226,7 @@ class FakeCvm:
         self.key_pairs: dict[str, dict[str, str]] = {}  # KeyId -> {"KeyName", "PublicKey", "Region"}
         # the VPC API's security groups (GPUPLAN_TENCENT_ENDPOINT sends every service here): id -> group
         self.security_groups: dict[str, dict[str, Any]] = {}
+        self.tokens_of: dict[str, str] = {}  # temporary SecretId -> the session token it must come with
         self._faults: list[_Fault] = []
         self._launch_failures = 0
         self._counter = 0
@@ -367,6 +369,8 @@ class FakeCvm:
         if secret_key is None:
             raise ApiError("AuthFailure.SecretIdNotFound",
                            "The SecretId is not found, please ensure that your SecretId is correct.")
+        if match["sid"] in self.tokens_of and headers.get("x-tc-token") != self.tokens_of[match["sid"]]:
+            raise ApiError("AuthFailure.TokenFailure", "The temporary key needs its X-TC-Token.")
         try:
             timestamp = int(headers.get("x-tc-timestamp", ""))
         except ValueError:
@@ -394,6 +398,32 @@ class FakeCvm:
             self._fire_timers()
             result: dict[str, Any] = method(region, params)
             return result
+
+    # -- the metadata service of one machine --
+
+    def metadata_url(self, instance_id: str) -> str:
+        """What the machine ``instance_id`` reads as http://metadata.tencentyun.com/latest/meta-data/."""
+        return f"{self.endpoint}/_metadata/{instance_id}/latest/meta-data/"
+
+    def metadata(self, instance_id: str, path: str) -> str | None:
+        """The metadata answer for ``path``, or None (404): the instance id, region, and its CAM role's
+        temporary keys (the JSON tencentcloud-sdk-python's CVMRoleCredential reads)."""
+        with self._lock:
+            inst = self.instances.get(instance_id)
+            if inst is None:
+                return None
+            if path == "instance-id":
+                return inst.instance_id
+            if path == "placement/region":
+                return inst.region
+            prefix = "cam/security-credentials/"
+            if path.startswith(prefix) and inst.cam_role and path[len(prefix):] == inst.cam_role:
+                self._counter += 1
+                sid, key, token = f"tmp-{self._counter:08x}", uuid.uuid4().hex, uuid.uuid4().hex
+                self.keys[sid], self.tokens_of[sid] = key, token
+                return json.dumps({"TmpSecretId": sid, "TmpSecretKey": key, "Token": token,
+                                   "ExpiredTime": int(self.clock()) + 7200, "Code": "Success"})
+            return None
 
     # -- actions --
 
@@ -586,7 +616,7 @@ class FakeCvm:
                 public_ip=(f"203.0.113.{self._counter % 250 + 2}"
                            if (params.get("InternetAccessible") or {}).get("PublicIpAssigned") else None),
                 cpu=offer.cpu, memory=offer.memory, gpu_count=offer.gpu_count, key_ids=key_ids,
-                security_groups=groups or ("sg-fake0001",),
+                security_groups=groups or ("sg-fake0001",), cam_role=params.get("CamRoleName"),
             )
             ids.append(iid)
         if token is not None:
@@ -803,6 +833,14 @@ class _Handler(BaseHTTPRequestHandler):
         return json.dumps({"Response": {**response, "RequestId": request_id}}, ensure_ascii=False).encode("utf-8")
 
     def do_GET(self) -> None:
+        if self.path.startswith("/_metadata/"):
+            instance_id, _, rest = self.path[len("/_metadata/"):].partition("/latest/meta-data/")
+            answer = self.owner.metadata(instance_id, rest)
+            if answer is None:
+                self._send(404, b"not found", "text/plain")
+            else:
+                self._send(200, answer.encode("utf-8"), "text/plain")
+            return
         request_id = str(uuid.uuid4())
         error = {"Error": {"Code": "UnsupportedProtocol", "Message": "The fake CVM speaks POST only."}}
         self._send(200, self._json(error, request_id))

@@ -2,9 +2,9 @@
 
 GPU drivers: Tencent's purchase page offers "后台自动安装GPU驱动" (install the GPU driver in the
 background) for public Linux images, and its docs show no RunInstances field for it that
-gpuplan could verify; a public image itself carries no NVIDIA driver. So gpuplan does not
-install one: the launch notes say so and point at Tencent's driver guide, and users install it
-themselves or launch an image with the driver (``--image``).
+gpuplan could verify; a public image itself carries no NVIDIA driver. So a launch with a boot
+script (``--setup``/``--run``/``--down-when``/``--idle``) installs Ubuntu's NVIDIA server driver with
+``ubuntu-drivers`` before the set-up (``launch.boot``); a launch without one says how to get it.
 """
 
 from __future__ import annotations
@@ -22,12 +22,16 @@ DRIVER_GUIDE = "https://cloud.tencent.com/document/product/560/8048"
 _PAGE = 100  # DescribeImages Limit maximum
 
 
-def driver_note(user_data: bool) -> str:
+def driver_note(user_data: bool, *, installs: bool = False) -> str:
     """How the GPU driver gets onto a machine started from a plain public image."""
-    # There is no flag for a boot script of one's own yet: name only what the user can do today.
+    if installs:
+        return ("GPU driver: not in the public image; the boot script installs Ubuntu's recommended NVIDIA server "
+                "driver (ubuntu-drivers install --gpgpu) before the set-up, and `gpuplan logs ID --file state` says "
+                "which driver and CUDA the machine got")
     how = ("log in and install it (the boot script gpuplan sends installs none), or relaunch with --image naming an "
            "image that has the driver" if user_data else
-           "log in and install it, or relaunch with --image naming an image that has the driver")
+           "log in and install it, relaunch with --image naming an image that has the driver, or give --run/--setup "
+           "(the boot script then installs it)")
     return f"GPU driver: not in the public image and not installed by gpuplan; {how} (Tencent's guide: {DRIVER_GUIDE})"
 
 

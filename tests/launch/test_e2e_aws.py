@@ -196,3 +196,40 @@ def test_a_price_refresh_moto_cannot_serve_is_one_provider_error_line(env: dict[
     # moto has no Price List API: every GetProducts gets an HTML 500 page.
     r = cli(env, "catalog", "refresh", "--provider", "aws", "--region", "us-east-1")
     _one_error_line(r, "GetProducts", "us-east-1")
+
+
+def test_a_job_launch_carries_key_disk_and_a_boot_script_that_ends_the_machine(env: dict[str, str], ec2: Any, ami: str,
+                                                                              tmp_path: Path) -> None:
+    """Against moto: KeyName, the disk size, shutdown behaviour terminate and the boot script; the boot script,
+    run on a sandboxed machine, checks the driver (the image has it), runs the job and shuts down."""
+    import base64
+
+    from tests.fakes.machine import Machine, unpack_user_data
+    from tests.providers.test_ssh_keys import ed25519_line
+
+    key = tmp_path / "id.pub"
+    key.write_text(ed25519_line())
+    r = cli(env, *launch_args(ami, "--ssh-key", str(key), "--disk-gb", "300", "--run", "echo step 1 of 1",
+                              "--down-when", "done", "--json"))
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["teardown"] == "when the run exits"
+    (iid,) = got["instance_ids"]
+    (res,) = ec2.describe_instances(InstanceIds=[iid])["Reservations"]
+    assert res["Instances"][0]["KeyName"].startswith("gpuplan_")
+    behaviour = ec2.describe_instance_attribute(InstanceId=iid, Attribute="instanceInitiatedShutdownBehavior")
+    assert behaviour["InstanceInitiatedShutdownBehavior"]["Value"] == "terminate"
+    volumes = ec2.describe_volumes(Filters=[{"Name": "attachment.instance-id", "Values": [iid]}])["Volumes"]
+    assert volumes[0]["Size"] == 300
+    user_data = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData")["UserData"]["Value"]
+    files = unpack_user_data(user_data)
+    config = dict(line.split("=", 1) for line in files["config.env"].splitlines() if "=" in line)
+    # the image is the user's (--image): checked, not installed over; the 2 h TTL is a shutdown, which terminates
+    assert config["GPUPLAN_DRIVER"] == "check" and config["GPUPLAN_END"] == "shutdown"
+    assert config["GPUPLAN_TTL_MINUTES"] == "120" and files["run.sh"] == "echo step 1 of 1\n"
+
+    machine = Machine(tmp_path / "machine")
+    machine.run_user_data(base64.b64decode(user_data).decode())
+    machine.wait_for(lambda: "shutdown -h now" in machine.calls)
+    assert machine.calls[0] == "shutdown -h +120" and (machine.log / "run.log").read_text() == "step 1 of 1\n"
+    assert "ending: the run exited 0" in machine.state()

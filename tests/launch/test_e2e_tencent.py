@@ -292,3 +292,64 @@ def test_a_ttl_launch_carries_the_clouds_own_termination_timer_and_ls_shows_it(f
     assert any(f"the cloud terminates it at {at:%Y-%m-%d %H:%M:%S} UTC" in n for n in row["notes"])
     r = cli(env, "ls")
     assert f"{got['id']}: the cloud terminates it at {at:%Y-%m-%d %H:%M}" in r.stderr
+
+
+def test_a_job_launch_is_ready_to_train_and_ends_itself(fake: FakeCvm, env: dict[str, str], tmp_path: Path) -> None:
+    """plan to a finished job: key, disk, SSH-only group, the role; the user data installs the driver, runs the
+    set-up and the job on the (sandboxed) machine, and the machine terminates itself when the job exits."""
+    from tests.fakes.machine import Machine, unpack_user_data
+    from tests.providers.test_ssh_keys import ed25519_line
+
+    key = tmp_path / "id.pub"
+    key.write_text(ed25519_line())
+    (tmp_path / "setup.sh").write_text("echo installing deps\n")
+    (tmp_path / "train.sh").write_text('echo "training on $GPUPLAN_GPUS GPUs"\n')
+    launch = [a for a in LAUNCH if a not in ("--image", "img-ubu22new")]  # the public image: no driver in it
+    r = cli(env, *launch, "--ssh-key", str(key), "--disk-gb", "200", "--setup", str(tmp_path / "setup.sh"),
+            "--run", str(tmp_path / "train.sh"), "--down-when", "done", "--idle", "30m",
+            "--cam-role", "gpuplan-self-end")
+    assert r.returncode == 0, r.stderr
+    assert "ends itself when the run exits or after 30m idle (the TTL stays the backstop)" in r.stderr
+    assert "the boot script installs Ubuntu's recommended NVIDIA server driver" in r.stdout
+    (call,) = fake.calls_of("RunInstances")
+    p = call.params
+    (key_id,) = fake.key_pairs
+    assert p["CamRoleName"] == "gpuplan-self-end" and p["LoginSettings"] == {"KeyIds": [key_id]}
+    assert p["SystemDisk"]["DiskSize"] == 200
+    (group,) = p["SecurityGroupIds"]
+    rules = fake.security_groups[group]["Ingress"]
+    assert [(x.get("Port"), x.get("CidrBlock"), x.get("SecurityGroupId")) for x in rules] == [
+        ("22", "0.0.0.0/0", None), ("ALL", None, group)]  # SSH from anywhere, and each other; nothing else
+    files = unpack_user_data(p["UserData"])
+    assert files["setup.sh"] == "echo installing deps\n" and files["run.sh"] == 'echo "training on $GPUPLAN_GPUS GPUs"\n'
+    config = dict(line.split("=", 1) for line in files["config.env"].splitlines() if "=" in line)
+    assert config["GPUPLAN_DRIVER"] == "install" and config["GPUPLAN_END"] == "tencent-role"
+    assert config["GPUPLAN_IDLE_SECONDS"] == "1800" and config["GPUPLAN_DOWN_WHEN"] == "done"
+    assert "GPUPLAN_TTL_MINUTES" not in config  # Tencent's TTL is the cloud's own timer, not a shutdown
+    ls = json.loads(cli(env, "ls", "--json").stdout)["launches"]
+    assert [x["teardown"] for x in ls] == ["when the run exits or after 30m idle"]
+
+    (iid,) = fake.instances
+    machine = Machine(tmp_path / "machine", driver=False)
+    machine.run_user_data(__import__("base64").b64decode(p["UserData"]).decode(),
+                          GPUPLAN_METADATA_URL=fake.metadata_url(iid), GPUPLAN_TENCENT_API=fake.endpoint)
+    machine.wait_for(lambda: "TerminateInstances accepted" in machine.state(), timeout=30)
+    assert "ubuntu-drivers install --gpgpu" in machine.calls
+    assert (machine.log / "run.log").read_text() == "training on 2 GPUs\n"
+    assert fake.instances[iid].state == "TERMINATING"
+    # the ledger learns it from the cloud: the machine ended itself, no `down` was run
+    states = [json.loads(cli(env, "ls", "--all", "--json").stdout)["launches"][0]["state"] for _ in range(2)]
+    assert states[-1] == "terminated", states
+
+
+def test_a_teardown_the_machine_cannot_do_is_refused_before_anything(fake: FakeCvm, env: dict[str, str]) -> None:
+    r = cli(env, *LAUNCH, "--run", "python train.py", "--down-when", "done")
+    assert r.returncode == 2 and "can end itself only through a CAM role" in r.stderr and "--cam-role" in r.stderr
+    assert not fake.calls_of("RunInstances") and "nothing launched" in cli(env, "ls").stdout
+    for bad, said in ((["--down-when", "finished", "--run", "x"], "the one condition is 'done'"),
+                      (["--down-when", "done"], "--down-when done needs --run"),
+                      (["--idle", "0.5m"], "under a minute"), (["--driver", "maybe"], "unknown --driver"),
+                      (["--run", "./missing.sh"], "no such file"), (["--cam-role", "bad role!"], "not a CAM role name")):
+        r = cli(env, *LAUNCH, *bad)
+        assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
+    assert not fake.calls_of("RunInstances")
