@@ -34,17 +34,17 @@ YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confir
 HALF_EVEN = ROUND_HALF_EVEN
 
 
-def _poll_seconds() -> float:
-    """Seconds between describes: read before any call that can spend money, so a bad value starts nothing."""
-    # Tests and slow APIs set this; 5 s keeps well inside every provider's describe rate limit.
-    text = os.environ.get("GPUPLAN_POLL_SECONDS", "5")
+def _poll_seconds(name: str = "GPUPLAN_POLL_SECONDS", default: str = "5") -> float:
+    """Seconds from the environment: read before any call that can spend money, so a bad value starts nothing."""
+    # Tests and slow APIs set these; 5 s between describes keeps well inside every provider's rate limit.
+    text = os.environ.get(name, default)
     try:
         seconds = float(text)
     except ValueError:
         seconds = math.nan
     if not 0 <= seconds <= 3600:  # also refuses nan
-        raise InputError(f"GPUPLAN_POLL_SECONDS={text!r} is not a number of seconds from 0 to 3600",
-                         "unset it for the default 5 s")
+        raise InputError(f"{name}={text!r} is not a number of seconds from 0 to 3600",
+                         f"unset it for the default {default} s")
     return seconds
 
 
@@ -124,6 +124,8 @@ def launch(
                                   (zone, "--zone"), (image, "--image"), (ttl, "--ttl"), (max_cost, "--max-cost")))
     wait_hours = parse_duration(wait_timeout, "--wait-timeout")
     poll = _poll_seconds()
+    # how long a several-node launch keeps trying to hand the nodes their ranks while sshd comes up
+    push_s = _poll_seconds("GPUPLAN_RENDEZVOUS_PUSH_SECONDS", "300")
     boot = _boot_spec(setup, run, down_when, idle, driver, cam_role)
     key = _ssh_key(ssh_key, no_ssh_key)
     s = settings_from()
@@ -188,6 +190,8 @@ def launch(
         out = start(q, ledger=ledger, client=client, progress=_say, checkpoint=_crash_point)
         if not dry_run:
             out = _wait(out, ledger, client, wait_hours, poll)
+    if not dry_run and boot is not None and boot.run is not None and nodes > 1:
+        _hand_out_ranks(out, key, push_s)
     _report_launch(out, dry_run, as_json, cat, runs_job=boot is not None and boot.run is not None)
 
 
@@ -212,6 +216,27 @@ def _boot_spec(setup: str | None, run: str | None, down_when: str | None, idle: 
                     down_when_done=down_when is not None, idle_seconds=idle_s,
                     driver=parse_enum(Driver, driver, "--driver") if driver is not None else None,
                     cam_role=_given(cam_role, "--cam-role"))
+
+
+def _hand_out_ranks(out: Any, key: Any, deadline_s: float) -> None:
+    """Several nodes with a --run: tell each node its rank over SSH (its run waits for it), or say how to."""
+    from launch.rendezvous import Node, manual_lines, push
+
+    nodes = [Node(i.instance_id, i.public_ip or i.private_ip or "", i.private_ip or i.public_ip or "")
+             for i in out.instances]
+    private = Path(key.path).with_suffix("") if key is not None else None
+    identity = private if private is not None and private.suffix == "" and private.is_file() else None
+    if len(nodes) == out.record.count and all(n.address for n in nodes):
+        _say(f"handing each of the {len(nodes)} nodes its torchrun rank over SSH (as sshd comes up) ...")
+        failed = push(nodes, identity, deadline_s=deadline_s)
+        if not failed:
+            _say(f"rendezvous: node 0 ({nodes[0].private_ip}) leads; every node's run has started or will")
+            return
+        for f in failed:
+            _say(f"rendezvous: not handed over: {f}")
+    _say("the nodes' runs wait (up to 30 min) for their rank; hand it over yourself once you can log in:")
+    for line in manual_lines(nodes, identity):
+        _say(f"  {line}")
 
 
 def _ssh_key(path: Path | None, none: bool) -> Any:
@@ -581,7 +606,7 @@ def _exec_ssh(address: str, identity: Path | None, print_only: bool, remote: lis
     """Run ssh in place of this process (or print the command): the session is the user's from here."""
     import shlex
 
-    from gpuplan.render.launch import LOGIN_USER
+    from launch.boot import LOGIN_USER
 
     command = ["ssh", *(["-i", str(identity)] if identity is not None else []), f"{LOGIN_USER}@{address}"]
     if remote:

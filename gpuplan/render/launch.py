@@ -7,6 +7,8 @@ from typing import Any
 
 from pricing.money import Money, decimal_json, money_json
 from providers.capabilities import InstanceInfo
+from launch.boot import LOGIN_USER
+from launch.rendezvous import MASTER_PORT
 from launch.ledger import LaunchRecord
 from launch.service import LaunchOutcome, LaunchStatus
 
@@ -72,8 +74,6 @@ def status_payload(s: LaunchStatus) -> dict[str, Any]:
             "notes": s.notes}
 
 
-# Both clouds' default images (Tencent's public Ubuntu, AWS's Deep Learning AMI on Ubuntu) log in as ubuntu.
-LOGIN_USER = "ubuntu"
 
 
 def connect_lines(out: LaunchOutcome, gpus_per_node: int | None) -> list[str]:
@@ -88,6 +88,6 @@ def connect_lines(out: LaunchOutcome, gpus_per_node: int | None) -> list[str]:
         nproc = gpus_per_node or "<GPUs per node>"
         for rank, i in enumerate(out.instances):
             lines.append(f"node {rank} ({i.instance_id}): torchrun --nnodes={len(out.instances)} "
-                         f"--nproc-per-node={nproc} --node-rank={rank} --master-addr={master} --master-port=29500 "
+                         f"--nproc-per-node={nproc} --node-rank={rank} --master-addr={master} --master-port={MASTER_PORT} "
                          "train.py")
     return lines

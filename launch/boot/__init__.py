@@ -24,10 +24,11 @@ from importlib import resources
 from pricing.errors import InputError
 from providers.capabilities import SelfEnd
 
-__all__ = ["BOOT_DIR", "LOG_DIR", "LOG_FILES", "BootConfig", "BootSpec", "Driver", "boot_steps", "config_env",
+__all__ = ["BOOT_DIR", "LOGIN_USER", "LOG_DIR", "LOG_FILES", "BootConfig", "BootSpec", "Driver", "boot_steps", "config_env",
            "read_script", "user_data"]
 
 BOOT_DIR = "/var/lib/gpuplan"
+LOGIN_USER = "ubuntu"  # both clouds' default images (Tencent's public Ubuntu, AWS's DLAMI on Ubuntu) log in as ubuntu
 LOG_DIR = "/var/log/gpuplan"
 LOG_FILES = ("run", "setup", "state", "driver", "idle", "end", "boot")
 BUSY_PERCENT = 5  # a GPU above this utilization is busy (a policy, not a measurement)
@@ -86,9 +87,10 @@ class BootConfig:
     driver: Driver
     end: SelfEnd | None
     ttl_minutes: int | None = None  # an OS shutdown at the TTL (where that ends the billing)
-    user: str = "ubuntu"  # the login user the set-up and run execute as ('' : whoever runs boot.sh)
+    user: str = LOGIN_USER  # the login user the set-up and run execute as ('' : whoever runs boot.sh)
     cam_role: str | None = None
     idle_poll_seconds: int = 60
+    rendezvous_wait_seconds: int = 1800  # several nodes: how long the run waits for its cluster.env
     metadata_url: str | None = None  # tests: a fake metadata service instead of Tencent's
     tencent_api: str | None = None  # tests: the fake CVM endpoint instead of cvm.tencentcloudapi.com
 
@@ -116,6 +118,7 @@ def config_env(spec: BootSpec, cfg: BootConfig) -> str:
         "GPUPLAN_DOWN_WHEN": "done" if spec.down_when_done else "",
         "GPUPLAN_IDLE_SECONDS": spec.idle_seconds, "GPUPLAN_IDLE_BUSY_PERCENT": BUSY_PERCENT,
         "GPUPLAN_IDLE_POLL_SECONDS": cfg.idle_poll_seconds, "GPUPLAN_CAM_ROLE": cfg.cam_role,
+        "GPUPLAN_RENDEZVOUS_WAIT": cfg.rendezvous_wait_seconds if cfg.nodes > 1 else None,
         "GPUPLAN_METADATA_URL": cfg.metadata_url, "GPUPLAN_TENCENT_API": cfg.tencent_api,
     }
     lines = [f"{k}={shlex.quote(str(v))}" for k, v in values.items() if v is not None and v != ""]

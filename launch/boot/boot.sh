@@ -97,6 +97,29 @@ if [ -n "${GPUPLAN_IDLE_SECONDS:-}" ]; then
     state "idle watcher: ends the machine after ${GPUPLAN_IDLE_SECONDS}s with no GPU above ${GPUPLAN_IDLE_BUSY_PERCENT}%"
 fi
 
+rendezvous() {  # several nodes: wait for the launcher to hand this node its rank (launch.rendezvous)
+    local waited=0
+    [ "${GPUPLAN_NODES:-1}" -gt 1 ] || return 0
+    state "rendezvous: waiting for this node's rank (gpuplan launch hands it over SSH once all nodes run)"
+    while [ ! -s "$D/cluster.env" ]; do
+        if [ "$waited" -ge "${GPUPLAN_RENDEZVOUS_WAIT:-1800}" ]; then
+            state "rendezvous: no rank after ${waited}s"
+            return 1
+        fi
+        sleep 2
+        waited=$((waited + 2))
+    done
+    # shellcheck source=/dev/null
+    . "$D/cluster.env"
+    # torchrun reads each option from PET_<OPTION>: a plain `torchrun train.py` joins the job
+    export NODE_RANK NNODES MASTER_ADDR MASTER_PORT PET_NODE_RANK="$NODE_RANK" PET_NNODES="$NNODES" \
+        PET_MASTER_ADDR="$MASTER_ADDR" PET_MASTER_PORT="$MASTER_PORT" PET_NPROC_PER_NODE="$GPUPLAN_GPUS"
+    state "rendezvous: node $NODE_RANK of $NNODES, master $MASTER_ADDR:$MASTER_PORT"
+}
+
+if [ -z "$why" ] && [ -f "$D/run.sh" ] && ! rendezvous; then
+    why="no rendezvous (the node's rank never arrived)"
+fi
 if [ -z "$why" ] && [ -f "$D/run.sh" ]; then
     state "run: started (log: $LOG/run.log)"
     as_user "$D/run.sh" "$LOG/run.log"

@@ -353,3 +353,50 @@ def test_a_teardown_the_machine_cannot_do_is_refused_before_anything(fake: FakeC
         r = cli(env, *LAUNCH, *bad)
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
     assert not fake.calls_of("RunInstances")
+
+
+def test_a_two_node_job_gets_its_ranks_over_ssh(fake: FakeCvm, env: dict[str, str], tmp_path: Path) -> None:
+    """Once both nodes run, launch hands each its rank through ssh (a recording ssh here), with the key's private
+    half; node 0's private address leads."""
+    from tests.providers.test_ssh_keys import ed25519_line
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ssh").write_text('#!/bin/bash\nn=$(ls "$OUT" | wc -l)\nprintf "%s\\n" "$@" > "$OUT/$n.args"\n'
+                                 'cat > "$OUT/$n.stdin"\n')
+    (bin_dir / "ssh").chmod(0o755)
+    out = tmp_path / "ssh-calls"
+    out.mkdir()
+    key = tmp_path / "id_ed25519.pub"
+    key.write_text(ed25519_line())
+    (tmp_path / "id_ed25519").write_text("private half (never read by gpuplan, only named to ssh)\n")
+    e = {**env, "PATH": f"{bin_dir}:{env['PATH']}", "OUT": str(out)}
+    r = cli(e, *LAUNCH, "--count", "2", "--ssh-key", str(key), "--run", "torchrun train.py")
+    assert r.returncode == 0, r.stderr
+    ips = {i.public_ip: i.private_ip for i in fake.instances.values()}
+    master = fake.instances[sorted(fake.instances)[0]].private_ip
+    calls = sorted(out.glob("*.args"))
+    assert len(calls) == 2
+    sent = {}
+    for a in calls:
+        args = a.read_text().splitlines()
+        assert args[args.index("-i") + 1] == str(tmp_path / "id_ed25519")
+        host = next(x for x in args if x.startswith("ubuntu@")).split("@")[1]
+        sent[ips[host]] = a.with_suffix(".stdin").read_text()
+    assert {v.splitlines()[0] for v in sent.values()} == {"NODE_RANK=0", "NODE_RANK=1"}
+    assert all(f"MASTER_ADDR={master}\n" in v and "NNODES=2\n" in v for v in sent.values())
+    assert sent[master].startswith("NODE_RANK=0")
+    assert "rendezvous: node 0" in r.stderr
+
+
+def test_a_rank_that_cannot_be_handed_over_is_printed_to_do_by_hand(fake: FakeCvm, env: dict[str, str],
+                                                                     tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ssh").write_text("#!/bin/bash\necho 'Permission denied (publickey).' >&2\nexit 255\n")
+    (bin_dir / "ssh").chmod(0o755)
+    e = {**env, "PATH": f"{bin_dir}:{env['PATH']}", "GPUPLAN_RENDEZVOUS_PUSH_SECONDS": "0"}
+    r = cli(e, *LAUNCH, "--count", "2", "--run", "torchrun train.py")
+    assert r.returncode == 0, r.stderr  # the machines run: the launch succeeded, the hand-over is the user's now
+    assert r.stderr.count("not handed over") == 2 and "Permission denied (publickey)." in r.stderr
+    assert r.stderr.count("| ssh -o BatchMode=yes") == 2 and "printf %s 'NODE_RANK=1" in r.stderr
