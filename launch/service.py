@@ -72,6 +72,7 @@ class LaunchSpec(BaseModel):
     dry_run: bool = False
     extras: Extras = Extras()  # the disk it creates and the rest of the bill it is quoted with
     ssh_key: SshKey | None = None  # the public key to log in with (imported once as a key pair, then reused)
+    ssh_from: tuple[str, ...] = ()  # where SSH may come from (CIDR blocks); () for anywhere
     boot: BootSpec | None = None  # what each machine does at boot: driver, --setup, --run, its own teardown
 
 
@@ -286,7 +287,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         cam_role=spec.boot.cam_role if spec.boot else None,
         expires_at=expires,
         ssh_public_key=spec.ssh_key.public_key if spec.ssh_key else None,
-        ssh_key_name=spec.ssh_key.name if spec.ssh_key else None,
+        ssh_key_name=spec.ssh_key.name if spec.ssh_key else None, ssh_from=spec.ssh_from,
     )
     record = LaunchRecord(
         id=launch_id, provider=spec.provider, region=q.region, zone=request.zone, instance_type=q.offer,

@@ -79,6 +79,7 @@ class LaunchRequest(BaseModel):
     # An SSH public key to log in with: imported once as the key pair ``ssh_key_name`` and reused (see ssh_keys)
     ssh_public_key: str | None = None
     ssh_key_name: str | None = None
+    ssh_from: tuple[str, ...] = ()  # CIDR blocks SSH may come from (normalized); () for anywhere
     # Tencent: the CAM role the machine runs with (its boot script terminates it with the role's temporary keys)
     cam_role: str | None = None
     installs_driver: bool = False  # the user data installs the GPU driver (the launch notes say so)

@@ -23,7 +23,36 @@ MAX_KEY_BYTES = 16 * 1024  # an 8192-bit RSA public key is about 1.4 KB
 # The security group every cloud adapter makes once (per region or VPC) and every gpuplan launch there joins,
 # so the ssh line it prints can connect: what it lets in, said the same way by each.
 SSH_GROUP = "gpuplan-ssh"
-SSH_GROUP_RULES = "SSH (22) in from anywhere, key logins only; all ports between its machines"
+
+
+def ssh_group(sources: tuple[str, ...] = ()) -> str:
+    """The group's name: one per set of SSH sources (``--ssh-from``), found again by that name."""
+    if not sources:
+        return SSH_GROUP
+    return f"{SSH_GROUP}-{hashlib.sha256(','.join(sorted(sources)).encode()).hexdigest()[:10]}"
+
+
+def ssh_group_rules(sources: tuple[str, ...] = ()) -> str:
+    return f"SSH (22) in from {', '.join(sources) or 'anywhere'}, key logins only; all ports between its machines"
+
+
+def parse_ssh_from(text: str) -> tuple[str, ...]:
+    """``--ssh-from``: comma-separated addresses or CIDR blocks, normalized (an address is its /32 or /128)."""
+    import ipaddress
+
+    out: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            net = ipaddress.ip_network(part, strict=False)
+        except ValueError:
+            raise InputError(f"--ssh-from {part!r} is not an IP address or CIDR block",
+                             "e.g. --ssh-from 203.0.113.7 or 203.0.113.0/24 (your address: curl https://checkip.amazonaws.com)"
+                             ) from None
+        if net.prefixlen == 0:
+            raise InputError(f"--ssh-from {part} is everywhere, which is the default", "leave --ssh-from out")
+        if str(net) not in out:
+            out.append(str(net))
+    return tuple(sorted(out))
 
 
 class SshKey(BaseModel):

@@ -93,6 +93,7 @@ def launch(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
     ssh_key: Annotated[Optional[Path], typer.Option("--ssh-key", help="OpenSSH public key to log in with, imported once per region as a key pair and reused. [default: ~/.ssh/id_ed25519.pub or id_rsa.pub if present]", metavar="PATH")] = None,
     no_ssh_key: Annotated[bool, typer.Option("--no-ssh-key", help="Launch with no key pair (Tencent mails a password; AWS: EC2 Instance Connect).")] = False,
+    ssh_from: Annotated[Optional[str], typer.Option("--ssh-from", help="Let SSH in only from these addresses or CIDR blocks, comma-separated (your address: curl https://checkip.amazonaws.com). [default: anywhere, key logins only]", metavar="CIDR")] = None,
     disk_gb: DiskGbOpt = None,
     disk_type: DiskTypeOpt = None,
     egress_gb: EgressGbOpt = None,
@@ -117,6 +118,7 @@ def launch(
     from gpuplan.paths import ledger_file
     from launch.ledger import Ledger
     from launch.service import LaunchSpec, check_boot, check_budget, quote_launch, start, ttl_before_the_run
+    from providers.ssh_keys import parse_ssh_from
 
     # Every flag is read here, before anything that can start a machine: a bad value must start nothing.
     provider, instance_type, region, zone, image, ttl, max_cost = (
@@ -163,7 +165,7 @@ def launch(
         ttl_hours=parse_duration(ttl, "--ttl") if ttl is not None else None,
         max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost is not None else None, dry_run=dry_run,
         extras=extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps), ssh_key=key,
-        boot=boot,
+        boot=boot, ssh_from=parse_ssh_from(ssh_from) if _given(ssh_from, "--ssh-from") is not None else (),
     )
     if nodes < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")

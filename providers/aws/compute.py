@@ -47,7 +47,7 @@ from pricing.errors import (
 )
 from providers.aws.images import default_image, dlami_kind
 from providers.aws.instance_types import TypeInfo, chunks, describe_types, offered_zones
-from providers.ssh_keys import SSH_GROUP, SSH_GROUP_RULES
+from providers.ssh_keys import ssh_group, ssh_group_rules
 from providers.aws.session import (
     CAPACITY_CODES,
     DEFAULT_MAX_ATTEMPTS,
@@ -232,24 +232,29 @@ class AwsCompute(ComputeClient):
                          "(open SSH there yourself)")
             return None
         vpc = vpcs[0]["VpcId"]
+        name, rules = ssh_group(request.ssh_from), ssh_group_rules(request.ssh_from)
         found = self.ec2.describe_security_groups(Filters=[{"Name": "vpc-id", "Values": [vpc]},
-                                                           {"Name": "group-name", "Values": [SSH_GROUP]}])
+                                                           {"Name": "group-name", "Values": [name]}])
         for g in found.get("SecurityGroups", []):
-            notes.append(f"security group {SSH_GROUP} ({g['GroupId']}): {SSH_GROUP_RULES}")
+            notes.append(f"security group {name} ({g['GroupId']}): {rules}")
             return str(g["GroupId"])
         if request.dry_run:
-            notes.append(f"would create security group {SSH_GROUP} in {vpc}: {SSH_GROUP_RULES}")
+            notes.append(f"would create security group {name} in {vpc}: {rules}")
             return None
         made = self.ec2.create_security_group(
-            GroupName=SSH_GROUP, VpcId=vpc, Description=f"gpuplan: {SSH_GROUP_RULES}",
+            GroupName=name, VpcId=vpc, Description=f"gpuplan: {rules}",
             TagSpecifications=[{"ResourceType": "security-group", "Tags": [{"Key": TAG_MANAGED, "Value": "true"}]}])
         group_id = str(made["GroupId"])
+        v4 = [c for c in request.ssh_from if ":" not in c] if request.ssh_from else ["0.0.0.0/0"]
+        v6 = [c for c in request.ssh_from if ":" in c] if request.ssh_from else ["::/0"]
+        ssh: dict[str, Any] = {"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22}
+        if v4:
+            ssh["IpRanges"] = [{"CidrIp": c} for c in v4]
+        if v6:
+            ssh["Ipv6Ranges"] = [{"CidrIpv6": c} for c in v6]
         self.ec2.authorize_security_group_ingress(GroupId=group_id, IpPermissions=[
-            {"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22, "IpRanges": [{"CidrIp": "0.0.0.0/0"}],
-             "Ipv6Ranges": [{"CidrIpv6": "::/0"}]},
-            {"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": group_id}]},
-        ])
-        notes.append(f"created security group {SSH_GROUP} ({group_id}) in {vpc}: {SSH_GROUP_RULES}")
+            ssh, {"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": group_id}]}])
+        notes.append(f"created security group {name} ({group_id}) in {vpc}: {rules}")
         return group_id
 
     def _key_pair(self, request: LaunchRequest, notes: list[str]) -> LaunchRequest:

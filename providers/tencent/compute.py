@@ -36,7 +36,7 @@ from providers.capabilities import (
     LaunchResult,
 )
 from providers.session import Sleep
-from providers.ssh_keys import SSH_GROUP, SSH_GROUP_RULES
+from providers.ssh_keys import ssh_group, ssh_group_rules
 from providers.tencent import PROVIDER
 from providers.tencent.charge import PREPAID, PREPAID_PERIODS, RENEW_FLAG, SPOTPAID, charge_type
 from providers.tencent.client import CvmApi, DryRunPassed, TencentApiError, TencentCapacityError
@@ -275,29 +275,32 @@ class TencentCompute(ComputeClient):
         return []
 
     def _ssh_group(self, request: LaunchRequest, notes: list[str]) -> str | None:
-        """The security group gpuplan keeps in the region: SSH (22) in from anywhere (key logins only) and every port
-        between its own machines. Found by name, else created (a dry run only says it would be). A VPC API fault
-        (a key without VPC permissions) is said and the launch goes on with the default group."""
+        """The security group gpuplan keeps in the region for the request's SSH sources (anywhere by default, key
+        logins only), which also opens every port between its own machines. Found by name, else created (a dry run
+        only says it would be). A VPC API fault (a key without VPC permissions) is said and the launch goes on with
+        the default group."""
+        name, rules = ssh_group(request.ssh_from), ssh_group_rules(request.ssh_from)
         try:
             found = self.vpc.call("DescribeSecurityGroups", {"Filters": [{"Name": "security-group-name",
-                                                                          "Values": [SSH_GROUP]}]})
+                                                                          "Values": [name]}]})
             for g in found.get("SecurityGroupSet") or []:
-                if isinstance(g, dict) and g.get("SecurityGroupName") == SSH_GROUP and g.get("SecurityGroupId"):
-                    notes.append(f"security group {SSH_GROUP} ({g['SecurityGroupId']}): {SSH_GROUP_RULES}")
+                if isinstance(g, dict) and g.get("SecurityGroupName") == name and g.get("SecurityGroupId"):
+                    notes.append(f"security group {name} ({g['SecurityGroupId']}): {rules}")
                     return str(g["SecurityGroupId"])
             if request.dry_run:
-                notes.append(f"would create security group {SSH_GROUP}: {SSH_GROUP_RULES}")
+                notes.append(f"would create security group {name}: {rules}")
                 return None
-            made = self.vpc.call("CreateSecurityGroup", {
-                "GroupName": SSH_GROUP, "GroupDescription": f"gpuplan: {SSH_GROUP_RULES}"})
+            made = self.vpc.call("CreateSecurityGroup", {"GroupName": name, "GroupDescription": f"gpuplan: {rules}"})
             group = str((made.get("SecurityGroup") or {}).get("SecurityGroupId") or "")
             if not group:
                 raise ProviderError(f"Tencent VPC CreateSecurityGroup answered without a SecurityGroupId "
                                     f"(RequestId {made.get('RequestId')})")
+            sources = [("Ipv6CidrBlock" if ":" in c else "CidrBlock", c) for c in request.ssh_from] or [
+                ("CidrBlock", "0.0.0.0/0")]
             self.vpc.call("CreateSecurityGroupPolicies", {"SecurityGroupId": group, "SecurityGroupPolicySet": {
                 "Ingress": [
-                    {"Protocol": "TCP", "Port": "22", "CidrBlock": "0.0.0.0/0", "Action": "ACCEPT",
-                     "PolicyDescription": "ssh, key logins only"},
+                    *({"Protocol": "TCP", "Port": "22", field: cidr, "Action": "ACCEPT",
+                       "PolicyDescription": "ssh, key logins only"} for field, cidr in sources),
                     {"Protocol": "ALL", "Port": "ALL", "SecurityGroupId": group, "Action": "ACCEPT",
                      "PolicyDescription": "all traffic between gpuplan machines"},
                 ]}})
@@ -305,7 +308,7 @@ class TencentCompute(ComputeClient):
             notes.append(f"security group not set up ({exc.message}): the VPC's default group applies, which may "
                          "not let SSH in")
             return None
-        notes.append(f"created security group {SSH_GROUP} ({group}): {SSH_GROUP_RULES}")
+        notes.append(f"created security group {name} ({group}): {rules}")
         return group
 
     def _key_pair(self, request: LaunchRequest, notes: list[str]) -> tuple[str, ...]:

@@ -786,7 +786,8 @@ class FakeCvm:
             raise ApiError("ResourceNotFound", f"The security group {group} does not exist.")
         policies = (params.get("SecurityGroupPolicySet") or {}).get("Ingress") or []
         for p in policies:
-            if p.get("Action") not in ("ACCEPT", "DROP") or not (p.get("CidrBlock") or p.get("SecurityGroupId")):
+            if p.get("Action") not in ("ACCEPT", "DROP") or not (p.get("CidrBlock") or p.get("Ipv6CidrBlock") or
+                                                                  p.get("SecurityGroupId")):
                 raise ApiError("InvalidParameterValue", "A policy needs an Action and a source.")
         self.security_groups[group]["Ingress"].extend(policies)
         return {}

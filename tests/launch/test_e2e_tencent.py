@@ -349,7 +349,8 @@ def test_a_teardown_the_machine_cannot_do_is_refused_before_anything(fake: FakeC
     for bad, said in ((["--down-when", "finished", "--run", "x"], "the one condition is 'done'"),
                       (["--down-when", "done"], "--down-when done needs --run"),
                       (["--idle", "0.5m"], "under a minute"), (["--driver", "maybe"], "unknown --driver"),
-                      (["--run", "./missing.sh"], "no such file"), (["--cam-role", "bad role!"], "not a CAM role name")):
+                      (["--run", "./missing.sh"], "no such file"), (["--cam-role", "bad role!"], "not a CAM role name"),
+                      (["--ssh-from", "me"], "not an IP address"), (["--ssh-from", ""], "--ssh-from is empty")):
         r = cli(env, *LAUNCH, *bad)
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
     assert not fake.calls_of("RunInstances")

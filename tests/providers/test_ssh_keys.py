@@ -74,3 +74,31 @@ def test_the_default_key_is_ed25519_then_rsa(tmp_path: Path) -> None:
     assert default_key_path(tmp_path) == tmp_path / ".ssh" / "id_rsa.pub"
     (tmp_path / ".ssh" / "id_ed25519.pub").write_text("x")
     assert default_key_path(tmp_path) == tmp_path / ".ssh" / "id_ed25519.pub"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("203.0.113.7", ("203.0.113.7/32",)),
+    ("203.0.113.9/24, 2001:db8::1", ("2001:db8::1/128", "203.0.113.0/24")),
+    ("10.0.0.0/8,10.0.0.0/8", ("10.0.0.0/8",)),
+])
+def test_ssh_from_takes_addresses_and_blocks(text: str, want: tuple[str, ...]) -> None:
+    from providers.ssh_keys import parse_ssh_from
+
+    assert parse_ssh_from(text) == want
+
+
+@pytest.mark.parametrize(("text", "said"), [("me", "not an IP address"), ("0.0.0.0/0", "which is the default"),
+                                            ("203.0.113.7/33", "not an IP address"), ("", "not an IP address")])
+def test_ssh_from_refuses_what_is_not_a_source(text: str, said: str) -> None:
+    from providers.ssh_keys import parse_ssh_from
+
+    with pytest.raises(InputError, match=said):
+        parse_ssh_from(text)
+
+
+def test_each_set_of_sources_has_its_own_group_name() -> None:
+    from providers.ssh_keys import ssh_group
+
+    a, b = ssh_group(("203.0.113.7/32",)), ssh_group(("198.51.100.0/24",))
+    assert ssh_group() == "gpuplan-ssh" and a != b and a.startswith("gpuplan-ssh-") and len(a) <= 60
+    assert ssh_group(("b/1", "a/2")) == ssh_group(("a/2", "b/1"))

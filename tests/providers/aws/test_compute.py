@@ -420,3 +420,20 @@ def test_machines_get_a_group_that_lets_ssh_in_and_the_nodes_talk(compute: AwsCo
         groups = [g["GroupId"] for g in _raw(moto_ec2, result.instance_ids[0])["SecurityGroups"]]
         assert group["GroupId"] in groups
     assert any("created security group" in n for n in first.notes) and any("gpuplan-ssh (" in n for n in second.notes)
+
+
+def test_ssh_from_gives_a_group_of_its_own_that_lets_in_only_those_blocks(compute: AwsCompute, moto_ec2: Any) -> None:
+    from providers.ssh_keys import ssh_group
+
+    sources = ("2001:db8::/48", "203.0.113.7/32")
+    result = compute.run(_request(ssh_from=sources))
+    (group,) = moto_ec2.describe_security_groups(Filters=[{"Name": "group-name", "Values": [ssh_group(sources)]}])[
+        "SecurityGroups"]
+    (ssh,) = [r for r in group["IpPermissions"] if r.get("FromPort") == 22]
+    assert [r["CidrIp"] for r in ssh["IpRanges"]] == ["203.0.113.7/32"]
+    assert [r["CidrIpv6"] for r in ssh["Ipv6Ranges"]] == ["2001:db8::/48"]
+    assert group["GroupId"] in [g["GroupId"] for g in _raw(moto_ec2, result.instance_ids[0])["SecurityGroups"]]
+    assert any("SSH (22) in from 2001:db8::/48, 203.0.113.7/32" in n for n in result.notes)
+    # the everywhere group is another group: launches without --ssh-from do not open this one wider
+    assert not moto_ec2.describe_security_groups(Filters=[{"Name": "group-name", "Values": ["gpuplan-ssh"]}])[
+        "SecurityGroups"]

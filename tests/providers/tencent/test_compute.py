@@ -370,3 +370,18 @@ def test_a_vpc_fault_is_said_and_the_launch_goes_on_with_the_default_group(compu
     result = compute.run(request(zone="ap-guangzhou-3"))
     assert result.instance_ids and any(n.startswith("security group not set up") for n in result.notes)
     assert "SecurityGroupIds" not in tencent_env.calls_of("RunInstances")[-1].params
+
+
+def test_ssh_from_gives_a_group_of_its_own_that_lets_in_only_those_blocks(compute: TencentCompute,
+                                                                          tencent_env: FakeCvm) -> None:
+    from providers.ssh_keys import ssh_group
+
+    sources = ("2001:db8::/48", "203.0.113.7/32")
+    result = compute.run(request(zone="ap-guangzhou-3", ssh_from=sources))
+    ((group, made),) = tencent_env.security_groups.items()
+    assert made["GroupName"] == ssh_group(sources) != "gpuplan-ssh"
+    v6, v4, between = made["Ingress"]
+    assert (v4["Port"], v4["CidrBlock"]) == ("22", "203.0.113.7/32") and (v6["Port"], v6["Ipv6CidrBlock"]) == (
+        "22", "2001:db8::/48")
+    assert between["SecurityGroupId"] == group
+    assert any("SSH (22) in from 2001:db8::/48, 203.0.113.7/32" in n for n in result.notes)
