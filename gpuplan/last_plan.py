@@ -39,7 +39,7 @@ def remember(p: Any) -> None:
 
     path = last_plan_path()
     try:
-        write_private(path, dump_json(plan_payload(kept)))
+        write_private(path, dump_json(plan_payload(kept), exact=True))
     except OSError as exc:
         try:
             path.unlink(missing_ok=True)

@@ -8,8 +8,8 @@ from typing import Any
 from pricing.catalog import UNKNOWN_REGION
 from pricing.money import money_text
 from planner.plan import Plan
-from gpuplan.render.table import (Column, OutputFormat, decimal_json, dump_json, keep_telling_apart, money_json,
-                                  render_rows)
+from gpuplan.render.table import (Column, OutputFormat, no_exponents, decimal_json, dump_json, keep_telling_apart,
+                                  money_json, render_rows, whole)
 
 
 def _fmt_hours(h: Decimal) -> str:
@@ -27,16 +27,19 @@ def _gpus(count: float, gpu: str) -> str:
     return f"{count:g}x {gpu}"
 
 
+def _h(hours: Decimal) -> float | int:
+    """Hours for JSON: 4 places, a whole number as an integer."""
+    return whole(round(float(hours), 4))
+
+
 def _range(o: Any) -> dict[str, Any] | None:
     """Model workloads: {low, expected, high} of GPU-hours, wall hours and cost; None for --gpu-hours plans."""
     r = o.range
     if r is None:
         return None
     return {
-        "gpu_hours": {"low": round(float(r.gpu_hours[0]), 4), "expected": round(float(o.gpu_hours), 4),
-                      "high": round(float(r.gpu_hours[1]), 4)},
-        "wall_hours": {"low": round(float(r.wall_hours[0]), 4), "expected": round(float(o.wall_hours), 4),
-                       "high": round(float(r.wall_hours[1]), 4)},
+        "gpu_hours": {"low": _h(r.gpu_hours[0]), "expected": _h(o.gpu_hours), "high": _h(r.gpu_hours[1])},
+        "wall_hours": {"low": _h(r.wall_hours[0]), "expected": _h(o.wall_hours), "high": _h(r.wall_hours[1])},
         "cost": {"low": str(r.cost[0].rounded()), "expected": str(o.cost.rounded()), "high": str(r.cost[1].rounded())},
     }
 
@@ -50,7 +53,10 @@ def _extras_cell(o: Any) -> str:
 
 
 def plan_payload(p: Plan, limit: int = 0) -> dict[str, Any]:
-    """The stable JSON contract of ``gpuplan plan``: every option, or the first ``limit`` (0: all)."""
+    """The stable JSON contract of ``gpuplan plan``: every option, or the first ``limit`` (0: all).
+
+    Whole floats are written as integers here, field by field (``dump_json(..., exact=True)``).
+    """
 
     def opt(o: Any) -> dict[str, Any]:
         return {
@@ -58,14 +64,14 @@ def plan_payload(p: Plan, limit: int = 0) -> dict[str, Any]:
             "offer": o.offer,
             "region": o.region,
             "gpu": o.gpu,
-            "gpu_count": o.gpu_count,
+            "gpu_count": whole(o.gpu_count),
             "billing": o.billing,
             "nodes": o.nodes,
-            "gpus_total": o.gpus_total,
+            "gpus_total": whole(o.gpus_total),
             "zone": o.zone,
             "live": o.live,
-            "wall_hours": round(float(o.wall_hours), 4),
-            "gpu_hours": round(float(o.gpu_hours), 4),
+            "wall_hours": _h(o.wall_hours),
+            "gpu_hours": _h(o.gpu_hours),
             "cost": money_json(o.cost.amount),
             "native_cost": {"amount": money_json(o.native_cost.amount), "currency": o.native_cost.currency},
             "estimate": o.estimate,
@@ -96,18 +102,18 @@ def plan_payload(p: Plan, limit: int = 0) -> dict[str, Any]:
             "total": money_json(o.cost.amount),
             "notes": list(o.notes),
             "range": _range(o),
-            **({"scaling": o.scaling} if o.scaling is not None else {}),
+            **({"scaling": no_exponents(o.scaling)} if o.scaling is not None else {}),
         }
 
     return {
         "currency": p.currency,
-        "assumptions": p.assumptions,
+        "assumptions": no_exponents(p.assumptions),
         "options": [opt(o) for o in (p.options if limit <= 0 else p.options[:limit])],
         "options_total": len(p.options),
         "cheapest": opt(p.cheapest),
         "cheapest_by_billing": {str(m): opt(o) for m, o in p.cheapest_by_billing().items()},
-        "explanation": p.explanation,
-        "excluded": [e.model_dump(mode="json") for e in p.excluded],
+        "explanation": no_exponents(p.explanation),
+        "excluded": no_exponents([e.model_dump(mode="json") for e in p.excluded]),
     }
 
 
@@ -141,7 +147,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool, ti
     from gpuplan.console import stdout
 
     if fmt is OutputFormat.JSON:
-        return dump_json(plan_payload(p, limit or 0))
+        return dump_json(plan_payload(p, limit or 0), exact=True)
     cols = [Column(key=k, header=h, justify=j, priority=pr) for k, h, j, pr in PLAN_COLUMNS]
 
     def row(i: int, o: Any) -> dict[str, Any]:
