@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict
 
@@ -70,6 +70,9 @@ class LaunchRecord(BaseModel):
     note: str = ""
     # How the machines end themselves ("when the run exits or after 30m idle"), besides the TTL; "" for none.
     teardown: str = ""
+    owner: str = ""  # who launched it (the OS user, or --owner); "" for launches recorded before owners were
+    project: str = ""  # what it is for (--project, or the config's project)
+    host: str = ""  # the machine it was launched from
 
 
 class InstanceRecord(BaseModel):
@@ -132,6 +135,20 @@ MIGRATIONS: tuple[str, ...] = (
     # 3: the teardown the machines carry out themselves (launch --down-when / --idle)
     """
     ALTER TABLE launches ADD COLUMN teardown TEXT NOT NULL DEFAULT ''
+    """,
+    # 4: who launched what for, from where, and the budgets launches are held to
+    """
+    ALTER TABLE launches ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+    ALTER TABLE launches ADD COLUMN project TEXT NOT NULL DEFAULT '';
+    ALTER TABLE launches ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    CREATE TABLE budgets (
+        scope TEXT NOT NULL,
+        name TEXT NOT NULL,
+        monthly TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        set_at TEXT NOT NULL,
+        PRIMARY KEY (scope, name)
+    )
     """,
 )
 
@@ -335,23 +352,58 @@ class Ledger:
                 self.db.execute("ROLLBACK")
             raise
 
-    def _event(self, db: sqlite3.Connection, launch_id: str, what: str) -> None:
+    def _serialize_budgets(self, db: Any) -> None:
+        """Hold every other launch's budget check until this transaction ends: SQLite's BEGIN IMMEDIATE already
+        does (one writer at a time)."""
+
+    # -- budgets
+
+    def set_budget(self, scope: str, name: str, monthly: Money) -> None:
+        with self._write(f"budget {scope} {name}", required=True) as db:
+            assert db is not None
+            db.execute("INSERT INTO budgets (scope, name, monthly, currency, set_at) VALUES (?,?,?,?,?)"
+                       " ON CONFLICT(scope, name) DO UPDATE SET monthly = excluded.monthly,"
+                       " currency = excluded.currency, set_at = excluded.set_at",
+                       (scope, name, str(monthly.amount), monthly.currency.value, _ts(now())))
+
+    def remove_budget(self, scope: str, name: str) -> bool:
+        with self._write(f"budget {scope} {name} removed", required=True) as db:
+            assert db is not None
+            gone = bool(self._select("SELECT name FROM budgets WHERE scope = ? AND name = ?", (scope, name)))
+            db.execute("DELETE FROM budgets WHERE scope = ? AND name = ?", (scope, name))
+        return gone
+
+    def budgets(self) -> list[tuple[str, str, Money]]:
+        """(scope, name, monthly cap) of every budget, by scope then name."""
+        return [(r["scope"], r["name"], Money(amount=Decimal(r["monthly"]), currency=Currency(r["currency"])))
+                for r in self._select("SELECT * FROM budgets ORDER BY scope, name")]
+
+    def _select(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        """Rows that read by column name (``row["id"]``), on either engine."""
+        return self.db.execute(sql, params).fetchall()
+
+    def _event(self, db: Any, launch_id: str, what: str) -> None:
         db.execute("INSERT INTO events (launch_id, at, what) VALUES (?, ?, ?)", (launch_id, _ts(now()), what))
 
     # -- writes: each one committed before it returns
 
-    def record_intent(self, r: LaunchRecord) -> None:
+    def record_intent(self, r: LaunchRecord, check: Callable[[Ledger], None] | None = None) -> None:
+        """Write the launch's intent; ``check`` (a budget) runs first in the same transaction and may refuse it, so
+        launches racing from many processes are held to it one at a time."""
         with self._write(f"launch {r.id}", required=True) as db:
             assert db is not None  # a required write raises rather than skip
+            self._serialize_budgets(db)
+            if check is not None:
+                check(self)
             db.execute(
                 "INSERT INTO launches (id, provider, region, zone, instance_type, billing, months, count, image,"
                 " client_token, state, unit_price, currency, created_at, expires_at, max_cost, max_cost_currency,"
-                " note, extras_unit, teardown) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " note, extras_unit, teardown, owner, project, host) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (r.id, r.provider, r.region, r.zone, r.instance_type, r.billing.value, r.months, r.count, r.image,
                  r.client_token, r.state.value, str(r.unit_price.amount), r.unit_price.currency.value,
                  _ts(r.created_at), _ts(r.expires_at), None if r.max_cost is None else str(r.max_cost.amount),
                  None if r.max_cost is None else r.max_cost.currency.value, r.note,
-                 None if r.extras_unit is None else str(r.extras_unit), r.teardown),
+                 None if r.extras_unit is None else str(r.extras_unit), r.teardown, r.owner, r.project, r.host),
             )
             self._event(db, r.id, f"intent: {r.count} x {r.instance_type} {r.billing} in {r.zone or r.region}")
 
@@ -382,11 +434,12 @@ class Ledger:
                 db.execute(
                     "INSERT INTO instances (instance_id, launch_id, state, zone, public_ip, private_ip, started_at,"
                     " ended_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(launch_id, instance_id) DO UPDATE SET"
-                    " state = excluded.state, zone = CASE WHEN excluded.zone = '' THEN zone ELSE excluded.zone END,"
-                    " public_ip = COALESCE(excluded.public_ip, public_ip),"
-                    " private_ip = COALESCE(excluded.private_ip, private_ip),"
-                    " started_at = COALESCE(started_at, excluded.started_at),"
-                    " ended_at = COALESCE(ended_at, excluded.ended_at)",
+                    " state = excluded.state,"
+                    " zone = CASE WHEN excluded.zone = '' THEN instances.zone ELSE excluded.zone END,"
+                    " public_ip = COALESCE(excluded.public_ip, instances.public_ip),"
+                    " private_ip = COALESCE(excluded.private_ip, instances.private_ip),"
+                    " started_at = COALESCE(instances.started_at, excluded.started_at),"
+                    " ended_at = COALESCE(instances.ended_at, excluded.ended_at)",
                     (i.instance_id, launch_id, i.state.value, i.zone, i.public_ip, i.private_ip,
                      _ts(i.launched_at or now()), ended),
                 )
@@ -397,12 +450,12 @@ class Ledger:
     def launches(self, *, include_final: bool = True) -> list[LaunchRecord]:
         """Every launch; without ``include_final`` those not ended, and ended ones with a machine last seen alive
         (an answer that arrived after `down` closed the launch: that machine bills until something ends it)."""
-        rows = self.db.execute("SELECT * FROM launches ORDER BY created_at, id").fetchall()
+        rows = self._select("SELECT * FROM launches ORDER BY created_at, id")
         out = [self._read(r) for r in rows]
         if include_final:
             return out
         final = tuple(s.value for s in InstanceState if s.is_final)
-        alive = {r[0] for r in self.db.execute(
+        alive = {r["launch_id"] for r in self._select(
             f"SELECT DISTINCT launch_id FROM instances WHERE state NOT IN ({', '.join('?' * len(final))})", final)}
         return [r for r in out if not r.state.is_final or r.id in alive]
 
@@ -410,13 +463,13 @@ class Ledger:
         """A launch by its id, a unique id prefix, or one of its instance ids (matched literally: no wildcards)."""
         if not key.strip():
             raise InputError("an empty launch id matches nothing", "`gpuplan ls` lists launch ids and instance ids")
-        rows = self.db.execute("SELECT * FROM launches WHERE id = ?", (key,)).fetchall()
+        rows = self._select("SELECT * FROM launches WHERE id = ?", (key,))
         if not rows:
             # substr, not LIKE: `%` and `_` in an id are characters, never wildcards that match every launch
-            rows = self.db.execute("SELECT * FROM launches WHERE substr(id, 1, ?) = ?", (len(key), key)).fetchall()
+            rows = self._select("SELECT * FROM launches WHERE substr(id, 1, ?) = ?", (len(key), key))
         if not rows:
-            rows = self.db.execute("SELECT l.* FROM launches l JOIN instances i ON i.launch_id = l.id"
-                                   " WHERE i.instance_id = ?", (key,)).fetchall()
+            rows = self._select("SELECT l.* FROM launches l JOIN instances i ON i.launch_id = l.id"
+                                " WHERE i.instance_id = ?", (key,))
         if len(rows) != 1:
             why = "matches several launches" if rows else "is not in the ledger"
             raise InputError(f"{key!r} {why}", "`gpuplan ls` lists launch ids and instance ids")
@@ -432,17 +485,17 @@ class Ledger:
                              f"mv {self.path} {self.path}.damaged, then `gpuplan ls --reconcile`") from exc
 
     def instances(self, launch_id: str) -> list[InstanceRecord]:
-        rows = self.db.execute("SELECT * FROM instances WHERE launch_id = ? ORDER BY instance_id", (launch_id,))
+        rows = self._select("SELECT * FROM instances WHERE launch_id = ? ORDER BY instance_id", (launch_id,))
         return [InstanceRecord(instance_id=r["instance_id"], launch_id=r["launch_id"], state=InstanceState(r["state"]),
                                zone=r["zone"], public_ip=r["public_ip"], private_ip=r["private_ip"],
                                started_at=_dt(r["started_at"]), ended_at=_dt(r["ended_at"])) for r in rows]
 
     def events(self, launch_id: str) -> list[str]:
-        return [r["what"] for r in self.db.execute("SELECT what FROM events WHERE launch_id = ? ORDER BY seq",
-                                                   (launch_id,))]
+        return [r["what"] for r in self._select("SELECT what FROM events WHERE launch_id = ? ORDER BY seq",
+                                                (launch_id,))]
 
     def known_instance_ids(self) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT instance_id FROM instances")}
+        return {r["instance_id"] for r in self._select("SELECT instance_id FROM instances")}
 
     @staticmethod
     def _launch(r: sqlite3.Row) -> LaunchRecord:
@@ -455,5 +508,5 @@ class Ledger:
             unit_price=Money(amount=Decimal(r["unit_price"]), currency=Currency(r["currency"])),
             created_at=_dt(r["created_at"]), expires_at=_dt(r["expires_at"]), max_cost=cap,  # type: ignore[arg-type]
             note=r["note"], extras_unit=None if r["extras_unit"] is None else Decimal(r["extras_unit"]),
-            teardown=r["teardown"],
+            teardown=r["teardown"], owner=r["owner"], project=r["project"], host=r["host"],
         )

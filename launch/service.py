@@ -73,6 +73,9 @@ class LaunchSpec(BaseModel):
     extras: Extras = Extras()  # the disk it creates and the rest of the bill it is quoted with
     ssh_key: SshKey | None = None  # the public key to log in with (imported once as a key pair, then reused)
     ssh_from: tuple[str, ...] = ()  # where SSH may come from (CIDR blocks); () for anywhere
+    owner: str = ""  # who launches (the OS user, or --owner)
+    project: str = ""  # what for (--project, or the config's project)
+    host: str = ""  # the machine launching
     boot: BootSpec | None = None  # what each machine does at boot: driver, --setup, --run, its own teardown
 
 
@@ -264,8 +267,11 @@ def new_launch_id() -> str:
 
 
 def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Callable[[str], None],
-          checkpoint: Checkpoint = no_checkpoint) -> LaunchOutcome:
-    """Record the intent, ask the provider, record what it started. Never leaves a machine unrecorded."""
+          checkpoint: Checkpoint = no_checkpoint, fx: Fx | None = None) -> LaunchOutcome:
+    """Record the intent, ask the provider, record what it started. Never leaves a machine unrecorded.
+
+    With ``fx``, the intent is written only if the budgets of the launch's project and owner hold, checked in
+    the same transaction (see :mod:`launch.spend`)."""
     spec = q.spec
     created = now()
     expires = created + timedelta(hours=float(spec.ttl_hours)) if spec.ttl_hours is not None else None
@@ -294,13 +300,22 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         billing=spec.billing, months=spec.months, count=spec.count, image=spec.image,
         client_token=request.client_token, state=LaunchState.INTENT, unit_price=q.unit_price, created_at=created,
         expires_at=expires, max_cost=spec.max_cost, extras_unit=q.extras_unit,
-        teardown=spec.boot.policy if spec.boot else "",
+        teardown=spec.boot.policy if spec.boot else "", owner=spec.owner, project=spec.project, host=spec.host,
     )
     if spec.dry_run:
+        if fx is not None:
+            from launch.spend import budget_check
+
+            budget_check(spec.project, spec.owner, q.projected, fx, created)(ledger)
         result = client.run(request)
         return LaunchOutcome(record=record, notes=["dry run: the provider says the launch would succeed",
                                                    *result.notes])
-    ledger.record_intent(record)
+    if fx is not None:
+        from launch.spend import budget_check
+
+        ledger.record_intent(record, check=budget_check(spec.project, spec.owner, q.projected, fx, created))
+    else:
+        ledger.record_intent(record)
     checkpoint("intent")
     try:
         result = client.run(request)
@@ -403,11 +418,15 @@ def _find(r: LaunchRecord, client: ComputeClient, known: list[str]) -> list[Inst
     return list(infos.values())
 
 
-def status(ledger: Ledger, client_for: ClientFor, *, include_final: bool = False) -> list[LaunchStatus]:
-    """Every launch with the provider's word on its machines, accrued cost and cost to TTL."""
+def status(ledger: Ledger, client_for: ClientFor, *, include_final: bool = False,
+           owners: set[str] | None = None) -> list[LaunchStatus]:
+    """Every launch (of ``owners`` only, when given) with the provider's word on its machines, accrued cost and cost
+    to TTL."""
     out = []
     at = now()
     for r in ledger.launches(include_final=include_final):
+        if owners is not None and r.owner not in owners:
+            continue
         notes: list[str] = []
         recorded = ledger.instances(r.id)
         # An ended launch with a machine last seen alive (an answer that came after `down` closed it) is asked again.

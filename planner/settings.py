@@ -59,6 +59,10 @@ class Settings(BaseModel):
     catalog: tuple[Path, ...] = ()  # user catalog CSVs, layered over the shipped and refreshed data
     spot_price: SpotPricing = SpotPricing.TYPICAL
     discount: tuple[Discount, ...] = ()  # enterprise discounts, applied where the catalog is built
+    # The launcher's: a team's shared ledger ("postgresql://..."; "" keeps the SQLite file in the data folder),
+    # and the project launches are recorded under when --project is not given.
+    ledger_url: str = ""
+    project: str = ""
 
     @field_validator("fx", mode="before")
     @classmethod

@@ -12,6 +12,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,23 @@ def gpuplan(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
         return code, out, err
 
     return run
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A throwaway PostgreSQL server for the session (tests.fakes.postgres); skipped where none is installed."""
+    from tests.fakes.postgres import bin_dir, postgres_server
+
+    if bin_dir() is None:
+        pytest.skip("PostgreSQL is not installed here (apt-get install postgresql): the shared-ledger tests need it")
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(postgres: Any, request: pytest.FixtureRequest) -> str:
+    """A new, empty database on the session's server, for one test."""
+    import re
+
+    name = "t_" + re.sub(r"[^a-z0-9]", "_", request.node.name.lower())[:40] + "_" + os.urandom(3).hex()
+    return str(postgres.new_database(name))

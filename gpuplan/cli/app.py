@@ -26,8 +26,10 @@ COMMANDS = {
     "down": "gpuplan.cli.launch",
     "ssh": "gpuplan.cli.launch",
     "logs": "gpuplan.cli.launch",
+    "spend": "gpuplan.cli.team",
     "catalog": "gpuplan.cli.catalog",
     "config": "gpuplan.cli.config",
+    "budget": "gpuplan.cli.team",
 }
 
 

@@ -18,6 +18,7 @@ def config_show(as_json: JsonOpt = False) -> None:
     """The effective settings after flags, environment and config file."""
     from gpuplan.render.table import dump_json
     from gpuplan.paths import cache_dir, data_dir
+    from pricing.text import without_url_credentials
     from gpuplan.settings import (
         STALE_FX_DAYS, config_candidates, config_file, ignored_config_files, load_settings, stale_fx_rates,
     )
@@ -29,7 +30,9 @@ def config_show(as_json: JsonOpt = False) -> None:
                "config_searched": [str(c) for c in config_candidates()],
                "config_ignored": [str(c) for c in ignored_config_files()],
                "cache_dir": str(cache_dir()), "data_dir": str(data_dir()),
-               "settings": {k: v for k, v in s.model_dump().items() if k != "fx"},
+               # a ledger URL may hold a password: shown without it
+               "settings": {k: without_url_credentials(v) if k == "ledger_url" else v
+                            for k, v in s.model_dump().items() if k != "fx"},
                "fx": [r.label() for r in s.fx_table().used()],
                "fx_stale": [f"{r.base}/{r.quote} of {r.as_of} is older than {STALE_FX_DAYS} days"
                             for r in stale_fx_rates(s.fx_table().used())]}

@@ -63,6 +63,24 @@ def _crash_point(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def open_ledger(read_only_ok: bool = False) -> Any:
+    """The ledger in effect: the team's PostgreSQL database when ledger_url (GPUPLAN_LEDGER_URL) names one, else the
+    SQLite file in the data folder."""
+    from gpuplan.paths import ledger_file
+    from launch.ledger import Ledger
+    from pricing.text import without_url_credentials
+
+    url = settings_from().ledger_url.strip()
+    if not url:
+        return Ledger(ledger_file(), read_only_ok=read_only_ok)
+    from launch.ledger_pg import PgLedger, is_url
+
+    if not is_url(url):
+        raise InputError(f"ledger_url {without_url_credentials(url)!r} is not a postgresql:// URL",
+                         "e.g. postgresql://gpuplan@db.example/gpuplan, or leave it out for the SQLite file")
+    return PgLedger(url)
+
+
 def _clients() -> Any:
     from providers.registry import compute_client
 
@@ -106,6 +124,8 @@ def launch(
     idle: Annotated[Optional[str], typer.Option("--idle", help="End a machine once its GPUs sit idle this long (none above 5% utilization), e.g. 30m.", metavar="DURATION")] = None,
     driver: Annotated[Optional[str], typer.Option("--driver", help="check, install or skip the NVIDIA driver at boot. [default: install on an image without one (Tencent's public images), else check]", metavar="check|install|skip")] = None,
     cam_role: Annotated[Optional[str], typer.Option("--cam-role", help="Tencent: the CAM role the machines run with; it lets them end themselves (--down-when, --idle).", metavar="NAME")] = None,
+    owner: Annotated[Optional[str], typer.Option("--owner", help="Who the launch is recorded for. [default: your OS user name]")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", help="What the launch is for; budgets hold per project. [default: the config's project]")] = None,
     yes: YesOpt = False,
     wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for RUNNING, e.g. 20m.")] = "20m",
     as_json: JsonOpt = False,
@@ -115,8 +135,6 @@ def launch(
     from pricing.catalog import PSEUDO_REGIONS
     from gpuplan.settings import load_catalog
     from planner.units import parse_duration, parse_enum, parse_money
-    from gpuplan.paths import ledger_file
-    from launch.ledger import Ledger
     from launch.service import LaunchSpec, check_boot, check_budget, quote_launch, start, ttl_before_the_run
     from providers.ssh_keys import parse_ssh_from
 
@@ -166,6 +184,8 @@ def launch(
         max_cost=parse_money(max_cost, s.currency, "--max-cost") if max_cost is not None else None, dry_run=dry_run,
         extras=extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps), ssh_key=key,
         boot=boot, ssh_from=parse_ssh_from(ssh_from) if _given(ssh_from, "--ssh-from") is not None else (),
+        owner=_name(_given(owner, "--owner") or _os_user(), "--owner"),
+        project=_name(_given(project, "--project") or s.project, "--project"), host=_host(),
     )
     if nodes < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")
@@ -179,6 +199,11 @@ def launch(
         q = quote_launch(spec, cat, hours_per_month=s.hours_per_month, live=live)
     check_budget(q, s.fx_table())
     _show_quote(q)
+    if not dry_run:
+        from launch.spend import budget_check
+
+        with open_ledger() as ledger:  # said before the question; held again in the intent's transaction
+            budget_check(spec.project, spec.owner, q.projected, s.fx_table(), _now())(ledger)
     if (short := ttl_before_the_run(spec.ttl_hours, run_hours)) is not None:
         _say(f"warning: {short}")
     if not dry_run and not yes:
@@ -188,8 +213,8 @@ def launch(
         if not typer.confirm("Launch?", default=False, err=True):
             raise InputError("not launched")
     client = _clients()(spec.provider, q.region)
-    with Ledger(ledger_file()) as ledger:
-        out = start(q, ledger=ledger, client=client, progress=_say, checkpoint=_crash_point)
+    with open_ledger() as ledger:
+        out = start(q, ledger=ledger, client=client, progress=_say, checkpoint=_crash_point, fx=s.fx_table())
         if not dry_run:
             out = _wait(out, ledger, client, wait_hours, poll)
     if not dry_run and boot is not None and boot.run is not None and nodes > 1:
@@ -218,6 +243,42 @@ def _boot_spec(setup: str | None, run: str | None, down_when: str | None, idle: 
                     down_when_done=down_when is not None, idle_seconds=idle_s,
                     driver=parse_enum(Driver, driver, "--driver") if driver is not None else None,
                     cam_role=_given(cam_role, "--cam-role"))
+
+
+def _now() -> Any:
+    from launch.ledger import now
+
+    return now()
+
+
+def _mine() -> set[str]:
+    """Whose launches are "yours": your OS user's, and those recorded before launches had owners."""
+    return {_os_user(), ""}
+
+
+def _os_user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a bare container)
+        return str(os.getuid()) if hasattr(os, "getuid") else ""
+
+
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _name(value: str, flag: str) -> str:
+    """An owner or project name: printable, one line, at most 64 characters."""
+    from pricing.text import printable
+
+    value = value.strip()
+    if len(value) > 64 or printable(value) != value or "\n" in value:
+        raise InputError(f"{flag} {value[:64]!r} is not a name", "letters, digits and punctuation, at most 64")
+    return value
 
 
 def _hand_out_ranks(out: Any, key: Any, deadline_s: float) -> None:
@@ -443,22 +504,25 @@ def ls(
     provider: Annotated[Optional[str], typer.Option("--provider", help="With --reconcile: where to look (default: every provider and region in the ledger).")] = None,
     region: Annotated[Optional[str], typer.Option("--region", help="With --reconcile: region to look in.")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Include ended launches.")] = False,
+    all_owners: Annotated[bool, typer.Option("--all-owners", help="Everyone's launches in a shared ledger, not only yours.")] = False,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
     """Every machine gpuplan launched: provider state, age, cost so far and cost to TTL."""
     use_wide(wide)
-    from gpuplan.paths import ledger_file
-    from launch.ledger import Ledger
     from gpuplan.render.launch import status_payload
     from launch.service import reconcile as find_untracked, status
     from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
     from pricing.money import money_text
 
     client_for = _clients()
-    with Ledger(ledger_file(), read_only_ok=True) as ledger:
-        rows = status(ledger, client_for, include_final=show_all)
-        ended = 0 if show_all else len(ledger.launches()) - len(ledger.launches(include_final=False))
+    with open_ledger(read_only_ok=True) as ledger:
+        owners = None if all_owners else _mine()
+        rows = status(ledger, client_for, include_final=show_all, owners=owners)
+        ended = 0 if show_all else len([r for r in ledger.launches() if r.state.is_final and
+                                        (owners is None or r.owner in owners)])
+        others = 0 if owners is None else len({r.id for r in ledger.launches(include_final=show_all)
+                                                if r.owner not in owners})
         empty = f"nothing running; {ended} ended launch(es): `gpuplan ls --all` lists them" if ended else \
             "nothing launched"
         untracked: list[Any] = []
@@ -486,15 +550,19 @@ def ls(
                                                                    rounding=HALF_EVEN),
               "expires": "-" if r.record.expires_at is None else
                          f"{r.record.expires_at:%m-%d %H:%M}" + (" EXPIRED" if r.expired else ""),
-              "teardown": r.record.teardown or "-"}
+              "teardown": r.record.teardown or "-", "owner": r.record.owner or "-",
+              "project": r.record.project or "-"}
              for r in rows]
     # On a narrow terminal the launch id, its machines, state and cost stay (they are what `down` needs).
     cols = [Column(key=k, header=h, priority=pr, droppable=pr != 1) for k, h, pr in (
             ("id", "launch", 0), ("provider", "provider", 5), ("what", "what", 2), ("where", "where", 3),
             ("billing", "billing", 4), ("state", "state", 0), ("machines", "machines", 1), ("age", "age", 4),
             ("cost", "cost so far", 0), ("to_ttl", "cost to TTL", 3), ("expires", "expires UTC", 2),
-            ("teardown", "ends itself", 3))]
-    emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption="" if table else empty))
+            ("teardown", "ends itself", 3), ("owner", "owner", 5), ("project", "project", 5))]
+    if others:
+        empty = (empty + "; " if not table else "") + f"{others} launch(es) of others in this ledger: --all-owners"
+    emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches",
+                     caption=empty if not table or others else ""))
     for p, reg, i in untracked:
         _say(f"untracked: {p} {reg} {i.instance_id} ({i.state}), tag gpuplan:id={i.tags.get('gpuplan:id', '?')}: "
              f"not in this ledger; end it with `gpuplan down --untracked --provider {p} --region {reg}`")
@@ -506,8 +574,9 @@ def ls(
 @app.command()
 def down(
     ids: Annotated[Optional[list[str]], typer.Argument(help="Launch ids (or instance ids) to end.")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="End every launch that is not ended.")] = False,
-    expired_: Annotated[bool, typer.Option("--expired", help="End launches past their --ttl (for cron).")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="End every launch of yours that is not ended.")] = False,
+    all_owners: Annotated[bool, typer.Option("--all-owners", help="With --all: everyone's launches in a shared ledger.")] = False,
+    expired_: Annotated[bool, typer.Option("--expired", help="End launches past their --ttl, everyone's (for cron).")] = False,
     untracked: Annotated[bool, typer.Option("--untracked", help="End machines tagged by gpuplan that the ledger lacks (what `ls --reconcile` lists).")] = False,
     provider: Annotated[str | None, typer.Option("--provider", help="With --untracked: also look here (with --region).")] = None,
     region: Annotated[str | None, typer.Option("--region", help="With --untracked: region to look in.")] = None,
@@ -516,8 +585,6 @@ def down(
     as_json: JsonOpt = False,
 ) -> None:
     """Terminate launches, wait until the provider says they are gone, and record it."""
-    from gpuplan.paths import ledger_file
-    from launch.ledger import Ledger
     from gpuplan.render.launch import status_payload
     from launch.service import down as take_down, expired
     from gpuplan.render.table import dump_json
@@ -528,6 +595,8 @@ def down(
         raise InputError("say what to end: launch ids, --all or --expired, or --untracked (one of them)")
     if (provider or region) and not untracked:
         raise InputError("--provider and --region go with --untracked")
+    if all_owners and not all_:
+        raise InputError("--all-owners goes with --all")
     if bool(provider) != bool(region):
         raise InputError("--untracked needs both --provider and --region to look somewhere new")
     timeout = float(parse_duration(wait_timeout, "--wait-timeout")) * 3600
@@ -535,14 +604,15 @@ def down(
     if untracked:
         _down_untracked(provider, region, yes, timeout, poll, as_json)
         return
-    with Ledger(ledger_file(), read_only_ok=True) as ledger:
+    with open_ledger(read_only_ok=True) as ledger:
         if ids:
             records = [ledger.launch(i) for i in ids]
             for key, r in zip(ids, records, strict=True):
                 if key != r.id:
                     _say(f"{key!r} is launch {r.id}")
         elif all_:
-            records = ledger.launches(include_final=False)
+            mine = None if all_owners else _mine()
+            records = [r for r in ledger.launches(include_final=False) if mine is None or r.owner in mine]
         else:
             records = expired(ledger)
         if not records:
@@ -577,12 +647,10 @@ def down(
 
 def _login(launch_id: str, node: int) -> tuple[str, str]:
     """The recorded address and instance id of node ``node`` of a live launch (an instance id names its own)."""
-    from gpuplan.paths import ledger_file
-    from launch.ledger import Ledger
 
     if node < 0:
         raise InputError(f"node {node} does not exist: nodes count from 0")
-    with Ledger(ledger_file(), read_only_ok=True) as ledger:
+    with open_ledger(read_only_ok=True) as ledger:
         record = ledger.launch(launch_id)
         machines = ledger.instances(record.id)
     if record.state.is_final:
@@ -668,13 +736,11 @@ def logs(
 def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout: float, poll: float,
                     as_json: bool) -> None:
     """End machines tagged by gpuplan that no ledger launch knows, where the ledger has launched and where asked."""
-    from gpuplan.paths import ledger_file
     from gpuplan.render.table import dump_json
-    from launch.ledger import Ledger
     from launch.service import end_untracked, reconcile
 
     client_for = _clients()
-    with Ledger(ledger_file(), read_only_ok=True) as ledger:
+    with open_ledger(read_only_ok=True) as ledger:
         places = {(r.provider, r.region) for r in ledger.launches()}
         if provider and region:
             places.add((provider.strip().lower(), region))

@@ -59,6 +59,7 @@ def record_payload(r: LaunchRecord, instances: list[InstanceInfo]) -> dict[str, 
         "created_at": r.created_at.isoformat(timespec="seconds"),
         "expires_at": None if r.expires_at is None else r.expires_at.isoformat(timespec="seconds"),
         "teardown": r.teardown or None,
+        "owner": r.owner or None, "project": r.project or None, "host": r.host or None,
         "instances": [{"id": i.instance_id, "state": i.state.value, "zone": i.zone, "public_ip": i.public_ip,
                        "private_ip": i.private_ip} for i in instances],
     }

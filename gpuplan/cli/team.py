@@ -1,0 +1,130 @@
+"""``gpuplan budget`` and ``gpuplan spend``: a team's monthly budgets and what its launches cost, from the ledger."""
+
+# No `from __future__ import annotations`: typer evaluates option annotations at run time.
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pricing.errors import InputError
+from gpuplan.cli.app import command_app
+from gpuplan.cli.options import CurrencyOpt, FxOpt, JsonOpt, OutputOpt, emit, settings_from
+
+app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
+
+budget_app = typer.Typer(help="Monthly budgets that launches are held to, per project or per owner.",
+                         no_args_is_help=True)
+app.add_typer(budget_app, name="budget")
+
+ProjectOpt = Annotated[Optional[str], typer.Option("--project", help="The project's budget (launch --project).")]
+OwnerOpt = Annotated[Optional[str], typer.Option("--owner", help="One person's budget (launch --owner; the OS user).")]
+
+
+def _scope(project: Optional[str], owner: Optional[str]) -> tuple[str, str]:
+    if (project is None) == (owner is None):
+        raise InputError("say whose budget: --project NAME or --owner NAME (one of them)")
+    scope, name = ("project", project) if project is not None else ("owner", owner)
+    assert name is not None
+    if not name.strip():
+        raise InputError(f"--{scope} is empty", f"give --{scope} a name")
+    return scope, name.strip()
+
+
+@budget_app.command("set")
+def budget_set(
+    monthly: Annotated[str, typer.Option("--monthly", help="The cap for a calendar month (UTC), e.g. 5000 or '5000 USD'.")],
+    project: ProjectOpt = None,
+    owner: OwnerOpt = None,
+) -> None:
+    """Set (or change) a monthly budget: `launch` refuses (exit 7) a launch that would pass it."""
+    from gpuplan.cli.launch import open_ledger
+    from planner.units import parse_money
+
+    scope, name = _scope(project, owner)
+    cap = parse_money(monthly, settings_from().currency, "--monthly")
+    with open_ledger() as ledger:
+        ledger.set_budget(scope, name, cap)
+    print(f"budget: {scope} {name!r} may spend {cap} a month (spent, running to TTL, and each new launch)")
+
+
+@budget_app.command("rm")
+def budget_rm(project: ProjectOpt = None, owner: OwnerOpt = None) -> None:
+    """Remove a budget."""
+    from gpuplan.cli.launch import open_ledger
+
+    scope, name = _scope(project, owner)
+    with open_ledger() as ledger:
+        gone = ledger.remove_budget(scope, name)
+    if not gone:
+        raise InputError(f"no budget for {scope} {name!r}", "`gpuplan budget ls` lists them")
+    print(f"budget for {scope} {name!r} removed")
+
+
+@budget_app.command("ls")
+def budget_ls(as_json: JsonOpt = False) -> None:
+    """Every budget, with what is spent or committed against it this month."""
+    from gpuplan.cli.launch import open_ledger
+    from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
+    from launch.ledger import now
+    from launch.spend import Scope, committed
+    from pricing.money import money_json, money_text
+
+    fx = settings_from().fx_table()
+    at = now()
+    with open_ledger() as ledger:
+        rows = [(scope, name, cap, committed(ledger, Scope(scope), name, at=at, fx=fx, currency=cap.currency))
+                for scope, name, cap in ledger.budgets()]
+    if as_json:
+        emit(dump_json({"month": f"{at:%Y-%m}", "budgets": [
+            {"scope": s, "name": n, "monthly": {"amount": money_json(c.amount), "currency": c.currency},
+             "committed": {"amount": money_json(u), "currency": c.currency},
+             "left": {"amount": money_json(c.amount - u), "currency": c.currency}} for s, n, c, u in rows]}))
+        return
+    if not rows:
+        print("no budgets: gpuplan budget set --project P --monthly '5000 USD'")
+        return
+    table = [{"scope": s, "name": n, "monthly": str(c), "committed": money_text(u, c.currency),
+              "left": money_text(c.amount - u, c.currency)} for s, n, c, u in rows]
+    cols = [Column(key=k, header=h, justify=j, priority=0) for k, h, j in (
+        ("scope", "scope", "left"), ("name", "name", "left"), ("monthly", "monthly budget", "right"),
+        ("committed", "spent + running to TTL", "right"), ("left", "left", "right"))]
+    emit(render_rows(table, cols, OutputFormat.TABLE, title=f"Budgets, {at:%Y-%m}"))
+
+
+@app.command()
+def spend(
+    month: Annotated[Optional[str], typer.Option("--month", help="The month, YYYY-MM. [default: this month]")] = None,
+    by: Annotated[str, typer.Option("--by", help="project, owner, provider or instance-type.")] = "project",
+    currency: CurrencyOpt = None,
+    fx: FxOpt = None,
+    output: OutputOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """What the ledger's launches cost in a month (to now), by project, owner, provider or instance type."""
+    from gpuplan.cli.launch import open_ledger
+    from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
+    from launch.ledger import now
+    from launch.spend import month_of, spend as spend_of
+    from pricing.money import money_json
+
+    s = settings_from(currency=currency, fx=fx)
+    at = now().replace(microsecond=0)  # the moment the report says it is "to", exactly
+    window = month_of(month, at)
+    fmt = pick_format(output, as_json)
+    with open_ledger(read_only_ok=True) as ledger:
+        rows = spend_of(ledger, month=window, by=by.strip().lower(), fx=s.fx_table(), currency=s.currency, at=at)
+    total = sum((r.cost.amount for r in rows), start=0)
+    label = f"{window[0]:%Y-%m}"
+    if fmt is OutputFormat.JSON:
+        emit(dump_json({"month": label, "by": by, "currency": s.currency, "to": at.isoformat(timespec="seconds"),
+                        "rows": [{by: r.key, "launches": r.launches, "cost": money_json(r.cost.amount)} for r in rows],
+                        "total": money_json(total)}))
+        return
+    table: list[dict[str, Any]] = [{"key": r.key, "launches": r.launches, "cost": f"{r.cost.amount:,.2f}"}
+                                   for r in rows]
+    cols = [Column(key="key", header=by, priority=0), Column(key="launches", header="launches", justify="right"),
+            Column(key="cost", header=f"cost ({s.currency})", justify="right", priority=0)]
+    text = render_rows(table, cols, fmt, title=f"Spend in {label} to now, by {by}",
+                       caption=f"total {total:,.2f} {s.currency}" if table else "no launches cost anything this month")
+    if text is not None:
+        emit(text)

@@ -1,0 +1,154 @@
+"""What launches cost, from the ledger alone: spend per month and the budgets launches are held to.
+
+A machine's cost accrues from its start to its end (or now) at its launch's unit price, by the
+launch's billing rule, plus the disks and addresses it was quoted with; a monthly subscription
+costs its whole prepaid period in the month it was bought. A launch still in ``intent`` (no
+machine recorded yet) counts its machines from the intent: they may be starting. Nothing here
+asks a cloud: a team's shared ledger is the one record (``ls`` keeps it current).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from enum import StrEnum
+
+from pricing.billing import BillingMode, rate_cost, rule_for
+from pricing.errors import BudgetError, InputError
+from pricing.money import Currency, Fx, Money, money_text, round_cents
+from launch.ledger import InstanceRecord, LaunchRecord, LaunchState, Ledger
+
+
+class Scope(StrEnum):
+    """What a budget holds to: a project's launches, or one person's."""
+
+    PROJECT = "project"
+    OWNER = "owner"
+
+
+def month_of(text: str | None, at: datetime) -> tuple[datetime, datetime]:
+    """[start, end) of the month ``YYYY-MM`` (default: the month of ``at``), in UTC."""
+    year, month = at.year, at.month
+    if text is not None:
+        try:
+            year, month = (int(p) for p in text.strip().split("-"))
+            datetime(year, month, 1)
+        except ValueError:
+            raise InputError(f"--month {text!r} is not a month", "write it as YYYY-MM, e.g. 2026-12") from None
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
+    return start, end
+
+
+def _hours(start: datetime, end: datetime) -> Decimal:
+    return Decimal(max(0.0, (end - start).total_seconds())) / 3600
+
+
+def _running_cost(r: LaunchRecord, hours: Decimal) -> Decimal:
+    """One machine of ``r`` for ``hours``: its billing rule on the instance, plus its disks and addresses."""
+    rule = rule_for(r.provider, r.billing)
+    one = rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
+    return one + (r.extras_unit or Decimal(0)) * hours
+
+
+def _spans(r: LaunchRecord, machines: list[InstanceRecord]) -> list[tuple[datetime, datetime | None]]:
+    if machines:
+        # the cloud's launch time can read a second before the intent (its clock, whole seconds): a machine
+        # bills from no earlier than the launch that asked for it
+        return [(max(m.started_at or r.created_at, r.created_at), m.ended_at) for m in machines]
+    if r.state in (LaunchState.INTENT, LaunchState.UNKNOWN):
+        return [(r.created_at, None)] * r.count  # the cloud may be starting them
+    return []
+
+
+def launch_cost(r: LaunchRecord, machines: list[InstanceRecord], start: datetime, end: datetime,
+                at: datetime) -> Decimal:
+    """What ``r`` costs within [start, end), up to ``at``, in its own currency."""
+    if r.billing is BillingMode.MONTHLY:
+        bought = start <= r.created_at < end
+        n = len(machines) or r.count
+        return (r.unit_price.amount + (r.extras_unit or Decimal(0))) * r.months * n if bought else Decimal(0)
+    total = Decimal(0)
+    for begun, ended in _spans(r, machines):
+        lo, hi = max(begun, start), min(ended or at, end, at)
+        if hi > lo:
+            total += _running_cost(r, _hours(lo, hi))
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class SpendRow:
+    key: str
+    launches: int
+    cost: Money  # in the report's currency
+
+
+BY = {"project": lambda r: r.project or "-", "owner": lambda r: r.owner or "-", "provider": lambda r: r.provider,
+      "instance-type": lambda r: r.instance_type}
+
+
+def spend(ledger: Ledger, *, month: tuple[datetime, datetime], by: str, fx: Fx, currency: Currency,
+          at: datetime) -> list[SpendRow]:
+    """The month's cost by ``by`` (project, owner, provider, instance-type), dearest first."""
+    if by not in BY:
+        raise InputError(f"--by {by!r}", f"use one of {', '.join(BY)}")
+    start, end = month
+    sums: dict[str, tuple[int, Decimal]] = {}
+    for r in ledger.launches():
+        cost = launch_cost(r, ledger.instances(r.id), start, end, at)
+        if cost == 0 and not (start <= r.created_at < end):
+            continue
+        amount = fx.convert(Money(amount=cost, currency=r.unit_price.currency), currency).amount
+        n, total = sums.get(BY[by](r), (0, Decimal(0)))
+        sums[BY[by](r)] = (n + 1, total + amount)
+    rows = [SpendRow(k, n, Money(amount=v, currency=currency)) for k, (n, v) in sums.items()]
+    return sorted(rows, key=lambda x: (-x.cost.amount, x.key))
+
+
+def committed(ledger: Ledger, scope: Scope, name: str, *, at: datetime, fx: Fx, currency: Currency) -> Decimal:
+    """The month's spend so far for ``name`` plus what its running launches will cost to their TTL."""
+    start, end = month_of(None, at)
+    total = Decimal(0)
+    for r in ledger.launches():
+        if (r.project if scope is Scope.PROJECT else r.owner) != name:
+            continue
+        # a launch not ended costs its machines to its TTL (to the month's end without one), priced as one span:
+        # spent and still to come, added up, would each round up under a rule that bills whole hours
+        until = at if r.state.is_final else max(at, r.expires_at or end)
+        native = launch_cost(r, ledger.instances(r.id), start, end, until)
+        total += fx.convert(Money(amount=native, currency=r.unit_price.currency), currency).amount
+    return total
+
+
+def budget_check(project: str, owner: str, projected: Money | None, fx: Fx,
+                 at: datetime) -> Callable[[Ledger], None]:
+    """The check :meth:`Ledger.record_intent` runs inside its transaction (and ``launch`` once before it asks):
+    refuse (exit 7) when a budget of the launch's project or owner would be passed by what is spent, what runs to
+    its TTL, and this launch."""
+
+    def check(ledger: Ledger) -> None:
+        for scope, name, cap in applicable(ledger.budgets(), project, owner):
+            if projected is None:
+                raise BudgetError(f"{scope} {name!r} has a monthly budget of {cap}, and this launch has no end "
+                                  "to price against it", "add --ttl, e.g. --ttl 12h")
+            so_far = committed(ledger, scope, name, at=at, fx=fx, currency=cap.currency)
+            this = fx.convert(projected, cap.currency).amount
+            if round_cents(so_far + this) > cap.amount:
+                raise BudgetError(
+                    f"{scope} {name!r}: {money_text(so_far, cap.currency)} spent or committed this month + "
+                    f"{money_text(this, cap.currency)} for this launch would pass its monthly budget of {cap}",
+                    "shorten --ttl or lower --count, end a running launch (`gpuplan ls`), or raise the budget "
+                    "(`gpuplan budget set`)")
+
+    return check
+
+
+def applicable(budgets: Iterable[tuple[str, str, Money]], project: str, owner: str) -> list[tuple[Scope, str, Money]]:
+    out = []
+    for scope, name, cap in budgets:
+        s = Scope(scope)
+        if (s is Scope.PROJECT and name == project) or (s is Scope.OWNER and name == owner):
+            out.append((s, name, cap))
+    return out
