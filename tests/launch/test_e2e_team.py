@@ -141,3 +141,37 @@ def test_a_ledger_url_that_is_not_usable_is_one_line_and_launches_nothing(fake: 
         assert r.returncode in (2, 8) and said in r.stderr and "not-the-password" not in r.stderr + r.stdout
         assert "Traceback" not in r.stderr
     assert not fake.calls_of("RunInstances")
+
+
+@pytest.mark.parametrize("step", ["intent", "after-run"])
+def test_a_launch_killed_mid_way_on_the_shared_ledger_is_found_and_ended_from_another_machine(
+        fake: FakeCvm, tmp_path: Path, pg_url: str, step: str) -> None:
+    env = env_for(fake, tmp_path / "alice", pg_url)
+    r = subprocess.run([sys.executable, "-m", "gpuplan", *LAUNCH], env={**env, "GPUPLAN_CRASH_AT": step},
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == -9  # killed as kill -9 would
+    other = env_for(fake, tmp_path / "bob", pg_url)
+    ls = json.loads(cli(other, "ls", "--json").stdout)["launches"]
+    assert len(ls) == 1
+    started = [i.instance_id for i in fake.instances.values()]
+    assert ls[0]["instance_ids"] == started  # after the call: found by its tag and recorded; before: nothing started
+    r = cli(other, "down", "--all", "--yes")
+    if step == "intent":
+        # the call may still start a machine: for 10 minutes `down` keeps the launch listed rather than call it ended
+        assert r.returncode == 1 and len(json.loads(cli(other, "ls", "--json").stdout)["launches"]) == 1
+    else:
+        assert r.returncode == 0, r.stderr
+        assert started and all(i.state == "TERMINATING" for i in fake.instances.values())
+
+
+def test_two_machines_listing_and_reconciling_at_once_agree(fake: FakeCvm, tmp_path: Path, pg_url: str) -> None:
+    homes = [env_for(fake, tmp_path / n, pg_url) for n in ("alice", "bob")]
+    for _ in range(3):
+        assert cli(homes[0], *LAUNCH).returncode == 0
+    procs = [subprocess.Popen([sys.executable, "-m", "gpuplan", "ls", "--reconcile", "--json"], env=e, cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for e in homes * 2]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err for _, err in outs]
+    seen = [sorted(x["id"] for x in json.loads(out)["launches"]) for out, _ in outs]
+    assert all(s == seen[0] for s in seen) and len(seen[0]) == 3
+    assert all(json.loads(out)["untracked"] == [] for out, _ in outs)
