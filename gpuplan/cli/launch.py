@@ -22,6 +22,7 @@ from gpuplan.cli.extras_opts import (
     BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
 )
 from gpuplan.cli.options import JsonOpt, WideOpt, emit, settings_from, use_wide
+from gpuplan.ledger import open_ledger
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
 
@@ -61,24 +62,6 @@ def _crash_point(step: str) -> None:
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def open_ledger(read_only_ok: bool = False) -> Any:
-    """The ledger in effect: the team's PostgreSQL database when ledger_url (GPUPLAN_LEDGER_URL) names one, else the
-    SQLite file in the data folder."""
-    from gpuplan.paths import ledger_file
-    from launch.ledger import Ledger
-    from pricing.text import without_url_credentials
-
-    url = settings_from().ledger_url.strip()
-    if not url:
-        return Ledger(ledger_file(), read_only_ok=read_only_ok)
-    from launch.ledger_pg import PgLedger, is_url
-
-    if not is_url(url):
-        raise InputError(f"ledger_url {without_url_credentials(url)!r} is not a postgresql:// URL",
-                         "e.g. postgresql://gpuplan@db.example/gpuplan, or leave it out for the SQLite file")
-    return PgLedger(url)
 
 
 def _clients() -> Any:

@@ -252,3 +252,11 @@ def build_constraints(
         gpus=gpus,
         max_gpus=float(bounded(positive(max_gpus, "--max-gpus"), "max_gpus")) if max_gpus is not None else None,
     )
+
+
+def write_file(path: Path, text: str) -> None:
+    """A report the user asked for (--html, --markdown), or one line saying why it could not be written."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -16,7 +16,7 @@ from pricing.errors import InputError, first_error
 from gpuplan.cli.app import command_app
 from gpuplan.cli.options import (
     CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, SpotEstimatesOpt, WideOpt, catalog_from, emit, not_empty,
-    parse_multi, use_wide,
+    parse_multi, use_wide, write_file,
 )
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
@@ -174,7 +174,7 @@ def tco(
     written = []
     for path, text in ((markdown_file, markdown), (html_file, html_page)):
         if path is not None:
-            _write(path, text(result))
+            write_file(path, text(result))
             written.append(str(path))
     for chart in charts:
         write_chart(result, chart)
@@ -189,10 +189,3 @@ def tco(
         print_tables(result)
     for w in written:
         stderr().print(f"wrote {w}", highlight=False)
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -2,6 +2,8 @@
 
 # No `from __future__ import annotations`: typer evaluates option annotations at run time.
 
+from decimal import Decimal
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -37,7 +39,7 @@ def budget_set(
     owner: OwnerOpt = None,
 ) -> None:
     """Set (or change) a monthly budget: `launch` refuses (exit 7) a launch that would pass it."""
-    from gpuplan.cli.launch import open_ledger
+    from gpuplan.ledger import open_ledger
     from planner.units import parse_money
 
     scope, name = _scope(project, owner)
@@ -50,7 +52,7 @@ def budget_set(
 @budget_app.command("rm")
 def budget_rm(project: ProjectOpt = None, owner: OwnerOpt = None) -> None:
     """Remove a budget."""
-    from gpuplan.cli.launch import open_ledger
+    from gpuplan.ledger import open_ledger
 
     scope, name = _scope(project, owner)
     with open_ledger() as ledger:
@@ -63,7 +65,7 @@ def budget_rm(project: ProjectOpt = None, owner: OwnerOpt = None) -> None:
 @budget_app.command("ls")
 def budget_ls(as_json: JsonOpt = False) -> None:
     """Every budget, with what is spent or committed against it this month."""
-    from gpuplan.cli.launch import open_ledger
+    from gpuplan.ledger import open_ledger
     from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
     from launch.ledger import now
     from launch.spend import Scope, committed
@@ -98,10 +100,11 @@ def spend(
     currency: CurrencyOpt = None,
     fx: FxOpt = None,
     output: OutputOpt = None,
+    html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write a page with a bar chart, in the style of the TCO report.", metavar="FILE")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """What the ledger's launches cost in a month (to now), by project, owner, provider or instance type."""
-    from gpuplan.cli.launch import open_ledger
+    from gpuplan.ledger import open_ledger
     from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
     from launch.ledger import now
     from launch.spend import month_of, spend as spend_of
@@ -113,8 +116,15 @@ def spend(
     fmt = pick_format(output, as_json)
     with open_ledger(read_only_ok=True) as ledger:
         rows = spend_of(ledger, month=window, by=by.strip().lower(), fx=s.fx_table(), currency=s.currency, at=at)
-    total = sum((r.cost.amount for r in rows), start=0)
+    total = sum((r.cost.amount for r in rows), start=Decimal(0))
     label = f"{window[0]:%Y-%m}"
+    if html_file is not None:
+        from gpuplan.cli.options import write_file
+        from gpuplan.console import stderr
+        from gpuplan.render.spend import html_page
+
+        write_file(html_file, html_page(rows, month=label, by=by, currency=s.currency, total=total, at=at))
+        stderr().print(f"wrote {html_file}", highlight=False)
     if fmt is OutputFormat.JSON:
         emit(dump_json({"month": label, "by": by, "currency": s.currency, "to": at.isoformat(timespec="seconds"),
                         "rows": [{by: r.key, "launches": r.launches, "cost": money_json(r.cost.amount)} for r in rows],

@@ -266,7 +266,7 @@ def markdown(r: TcoResult) -> str:
 
 # ---------------------------------------------------------------- html
 
-_CSS = """
+CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
 h1{font-size:1.5rem;margin:0 0 .6rem}h2{font-size:1.1rem;margin-top:1.6rem;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}
@@ -320,4 +320,4 @@ def html_page(r: TcoResult) -> str:
                 "discounts, credits and taxes apply on the bill.</p>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>gpuplan TCO report</title>"
-            f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n")
+            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

@@ -109,6 +109,11 @@ def test_twenty_launches_at_once_on_a_fresh_sqlite_home_hold_the_budget_too(fake
     env = env_for(fake, tmp_path / "home")
     assert cli(env, "budget", "set", "--project", "vision", "--monthly", "300 CNY").returncode == 0
     check_five_of_twenty(launch_twenty(env))
+    page = tmp_path / "spend.html"
+    r = cli(env, "spend", "--by", "provider", "--currency", "CNY", "--html", str(page), "--json")
+    total = json.loads(r.stdout)["total"]
+    text = page.read_text()
+    assert "GPU spend in" in text and text.count("<rect") == 1 and ">tencent<" in text and f"{total} CNY" in text
 
 
 def test_a_launch_needs_a_ttl_where_a_budget_holds_and_nothing_is_asked(fake: FakeCvm, tmp_path: Path) -> None:
