@@ -34,13 +34,18 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import cold, scale, synth  # noqa: E402
+from benchmarks import cold, scale, shapes, synth  # noqa: E402
 
 COLD_PLAN_RATIO = 1.5
 OFFERS_50K_SECONDS = 1.0
 MEMORY_200K_MB = 200.0
 LINEAR_SLACK = 1.5
 CLUSTER_SEARCH_RATIO = 2.0
+# The speed issue's targets on catalogs shaped like real ones (per-zone rows), over the plain plan's time:
+SHAPES_TABLE_OVER_S = 1.0  # plan as a table at 50k rows
+SHAPES_JSON_OVER_S = 2.0  # plan --json (every option) at 50k rows
+SHAPES_OFFERS_CSV_S = 1.0  # offers -o csv at 50k rows
+SHAPES_PEAK_200K_MB = 250.0
 # A job that one node of most offers cannot finish by the deadline: the plan searches 1..64
 # nodes per offer for the fewest that can (the cluster search of the multi-node issue).
 CLUSTER_JOB = ["--gpu-hours", "1000", "--deadline", "72h"]
@@ -152,12 +157,50 @@ def cluster_section(size: int, runs: int, workdir: Path, home: Path, timeout: fl
                                    f"{ratio:.2f}x", f"<= {CLUSTER_SEARCH_RATIO}x", ratio <= CLUSTER_SEARCH_RATIO)]
 
 
+def shapes_section(sizes: list[int], workdir: Path, home: Path, timeout: float,
+                   seed: int) -> tuple[list[str], dict[str, Any], list[Target]]:
+    """(e) every output format over catalogs shaped like `offers -o csv` (per-zone rows), fresh process each."""
+    plain = shapes.measure(["plan", "--gpu-hours", "200"], home, timeout)
+    lines = [f"(e) real catalog shapes (per-zone rows like `offers -o csv`), fresh process each; the plain plan "
+             f"(shipped catalog) takes {plain.get('wall_s', float('nan')):.2f} s",
+             f"  {'rows':>8} " + " ".join(f"{name:>22}" for name in shapes.COMMANDS)]
+    figures: dict[str, Any] = {"plain_plan": plain}
+    for n in sizes:
+        path = shapes.write_zoned_catalog(workdir / f"zoned-{n}.csv", n, seed=seed)
+        row = {name: shapes.measure([*args, "--catalog", str(path)], home, timeout)
+               for name, args in shapes.COMMANDS.items()}
+        figures[str(n)] = row
+        lines.append(f"  {n:>8,} " + " ".join(
+            f"{'failed':>22}" if "error" in r else f"{r['wall_s']:>8.2f} s {r['peak_mb']:>6.0f} MB  "
+            for r in row.values()))
+        path.unlink(missing_ok=True)
+    base = plain.get("wall_s", 0.0)
+    targets = []
+    at_50k = figures.get("50000")
+    for name, goal, over in (("plan (table)", SHAPES_TABLE_OVER_S, True), ("plan --json", SHAPES_JSON_OVER_S, True),
+                             ("offers -o csv", SHAPES_OFFERS_CSV_S, False)):
+        r = at_50k.get(name) if at_50k else None
+        if r is None or "error" in r:
+            targets.append(Target(f"{name}, 50k zoned rows", "-" if r is None else "failed", f"<= {goal:g} s", None))
+            continue
+        t = r["wall_s"] - base if over else r["wall_s"]
+        targets.append(Target(f"{name}, 50k zoned rows{' (over the plain plan)' if over else ''}", f"{t:.2f} s",
+                              f"<= {goal:g} s", t <= goal))
+    at_200k = figures.get("200000")
+    if at_200k:
+        peak = max((r.get("peak_mb", 0) for r in at_200k.values()), default=0)
+        targets.append(Target("peak memory, 200k zoned rows, any format", f"{peak:.0f} MB",
+                              f"<= {SHAPES_PEAK_200K_MB:g} MB", peak <= SHAPES_PEAK_200K_MB))
+    return lines, figures, targets
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--runs", type=int, default=15, help="timed runs per cold command (median reported)")
     ap.add_argument("--sizes", default="1000,10000,50000,200000", help="synthetic catalog sizes, comma-separated")
-    ap.add_argument("--only", default="cold,scale,clusters",
-                    help="sections to run: cold, scale, clusters (comma-separated)")
+    ap.add_argument("--only", default="cold,scale,clusters,shapes",
+                    help="sections to run: cold, scale, clusters, shapes (comma-separated)")
+    ap.add_argument("--shape-sizes", default="10000,50000,200000", help="rows of the real-shape catalogs")
     ap.add_argument("--cluster-size", type=int, default=50_000, help="synthetic offers for the cluster search")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one catalog size may take")
     ap.add_argument("--seed", type=int, default=14, help="seed of the synthetic catalogs")
@@ -178,6 +221,11 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(lines), flush=True)
         if "scale" in only:
             lines, figures["scale"], found = scale_section(sizes, work, home, args.timeout, args.seed)
+            targets += found
+            print("\n".join(lines), flush=True)
+        if "shapes" in only:
+            lines, figures["shapes"], found = shapes_section(
+                [int(x) for x in args.shape_sizes.split(",") if x.strip()], work, home, args.timeout, args.seed)
             targets += found
             print("\n".join(lines), flush=True)
         if "clusters" in only:

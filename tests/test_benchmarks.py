@@ -78,3 +78,25 @@ def test_the_cluster_search_job_plans_clusters_and_one_node_plans_none(tmp_path:
     pinned = scale.measure_plan(csv_path, gpu_hours=hours, extra=[*rest, "--nodes", "1"])
     assert searched["multi_node_options"] > 0 and pinned["multi_node_options"] == 0
     assert searched["options"] > pinned["options"] > 0
+
+
+def test_zoned_catalogs_keep_the_shipped_mix_of_per_zone_rows_and_say_they_are_made_up(tmp_path: Path) -> None:
+    import csv
+
+    from benchmarks.shapes import shipped_rows, write_zoned_catalog
+    from benchmarks.synth import SOURCE
+
+    shipped = shipped_rows()
+    n = len(shipped) * 3
+    with write_zoned_catalog(tmp_path / "z.csv", n).open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == n and {r["source"] for r in rows} == {SOURCE}
+    zoned = sum(1 for r in rows if r["zone"])
+    assert zoned == 3 * sum(1 for r in shipped if r["zone"]) and zoned > n / 2  # mostly per-zone, as shipped
+    assert all(r["zone"].startswith(r["region"]) for r in rows if r["zone"])
+    assert len({(r["provider"], r["instance_type"], r["region"], r["zone"]) for r in rows}) == n  # no duplicates
+    # gpuplan reads it as a --catalog: every row, none refused
+    from pricing.catalog.parse import read_instance_file
+    from pricing.catalog import Layer
+
+    assert len(read_instance_file(tmp_path / "z.csv", Layer.USER)) == n
