@@ -9,7 +9,7 @@ A leaf of the CLI package: command modules import it, it imports no command modu
 import functools
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypedDict, TypeVar, cast, get_args
@@ -183,9 +183,20 @@ def use_wide(wide: bool) -> None:
     set_wide(wide)
 
 
-def emit(text: str | None) -> None:
-    if text is not None:
+def emit(text: str | Iterable[str] | None) -> None:
+    """Print a command's answer; one given in pieces (a streamed JSON plan) is written as it comes."""
+    if text is None:
+        return
+    if isinstance(text, str):
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    last = ""
+    for piece in text:
+        if piece:
+            sys.stdout.write(piece)
+            last = piece
+    if not last.endswith("\n"):
+        sys.stdout.write("\n")
 
 
 def parse_multi(values: list[str] | None, flag: str = "the option") -> list[str] | None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 from pricing.catalog import UNKNOWN_REGION
 from pricing.money import money_text
 from planner.plan import Plan
-from gpuplan.render.table import (Column, OutputFormat, no_exponents, decimal_json, dump_json, keep_telling_apart,
-                                  money_json, render_rows, whole)
+from gpuplan.render.table import (Column, OutputFormat, csv_streamed, decimal_json, dump_json_streamed,
+                                  keep_telling_apart, money_json, no_exponents, render_rows, whole)
 
 
 def _fmt_hours(h: Decimal) -> str:
@@ -57,63 +58,76 @@ def plan_payload(p: Plan, limit: int = 0) -> dict[str, Any]:
 
     Whole floats are written as integers here, field by field (``dump_json(..., exact=True)``).
     """
+    listed = p.options if limit <= 0 else p.options[:limit]
+    return {**_payload_around(p), "options": [option_json(o) for o in listed]}
 
-    def opt(o: Any) -> dict[str, Any]:
-        return {
-            "provider": o.provider,
-            "offer": o.offer,
-            "region": o.region,
-            "gpu": o.gpu,
-            "gpu_count": whole(o.gpu_count),
-            "billing": o.billing,
-            "nodes": o.nodes,
-            "gpus_total": whole(o.gpus_total),
-            "zone": o.zone,
-            "live": o.live,
-            "wall_hours": _h(o.wall_hours),
-            "gpu_hours": _h(o.gpu_hours),
-            "cost": money_json(o.cost.amount),
-            "native_cost": {"amount": money_json(o.native_cost.amount), "currency": o.native_cost.currency},
-            "estimate": o.estimate,
-            "line_items": [
-                {
-                    "description": i.description,
-                    "quantity": decimal_json(i.quantity),
-                    "unit": i.unit,
-                    "unit_price": {"amount": decimal_json(i.unit_price.amount), "currency": i.unit_price.currency},
-                    "cost": {"amount": money_json(i.cost.amount), "currency": i.cost.currency},
-                }
-                for i in o.line_items
-            ],
-            "instance_cost": money_json((o.instance_cost or o.cost).amount),
-            "extras": [
-                {
-                    "item": i.item,
-                    "description": i.description,
-                    "quantity": decimal_json(i.quantity),
-                    "unit": i.unit,
-                    "rate": {"amount": decimal_json(i.unit_price.amount), "currency": i.unit_price.currency},
-                    "amount": {"amount": money_json(i.cost.amount), "currency": i.cost.currency},
-                    "source": i.source,
-                }
-                for i in o.extras
-            ],
-            "not_priced": list(o.not_priced),
-            "total": money_json(o.cost.amount),
-            "notes": list(o.notes),
-            "range": _range(o),
-            **({"scaling": no_exponents(o.scaling)} if o.scaling is not None else {}),
-        }
 
+def plan_json(p: Plan, limit: int = 0) -> Iterator[str]:
+    """``plan_payload`` as JSON text, the options written as they are built (the CLI's ``--json``)."""
+    listed = p.options if limit <= 0 else p.options[:limit]
+    return dump_json_streamed(_payload_around(p), "options", (option_json(o) for o in listed))
+
+
+def _payload_around(p: Plan) -> dict[str, Any]:
+    """Everything of the contract but the options, in the contract's key order ("options" third)."""
     return {
         "currency": p.currency,
         "assumptions": no_exponents(p.assumptions),
-        "options": [opt(o) for o in (p.options if limit <= 0 else p.options[:limit])],
+        "options": None,
         "options_total": len(p.options),
-        "cheapest": opt(p.cheapest),
-        "cheapest_by_billing": {str(m): opt(o) for m, o in p.cheapest_by_billing().items()},
+        "cheapest": option_json(p.cheapest),
+        "cheapest_by_billing": {str(m): option_json(o) for m, o in p.cheapest_by_billing().items()},
         "explanation": no_exponents(p.explanation),
         "excluded": no_exponents([e.model_dump(mode="json") for e in p.excluded]),
+    }
+
+
+def option_json(o: Any) -> dict[str, Any]:
+    """One option in the JSON contract."""
+    return {
+        "provider": o.provider,
+        "offer": o.offer,
+        "region": o.region,
+        "gpu": o.gpu,
+        "gpu_count": whole(o.gpu_count),
+        "billing": o.billing,
+        "nodes": o.nodes,
+        "gpus_total": whole(o.gpus_total),
+        "zone": o.zone,
+        "live": o.live,
+        "wall_hours": _h(o.wall_hours),
+        "gpu_hours": _h(o.gpu_hours),
+        "cost": money_json(o.cost.amount),
+        "native_cost": {"amount": money_json(o.native_cost.amount), "currency": o.native_cost.currency},
+        "estimate": o.estimate,
+        "line_items": [
+            {
+                "description": i.description,
+                "quantity": decimal_json(i.quantity),
+                "unit": i.unit,
+                "unit_price": {"amount": decimal_json(i.unit_price.amount), "currency": i.unit_price.currency},
+                "cost": {"amount": money_json(i.cost.amount), "currency": i.cost.currency},
+            }
+            for i in o.line_items
+        ],
+        "instance_cost": money_json((o.instance_cost or o.cost).amount),
+        "extras": [
+            {
+                "item": i.item,
+                "description": i.description,
+                "quantity": decimal_json(i.quantity),
+                "unit": i.unit,
+                "rate": {"amount": decimal_json(i.unit_price.amount), "currency": i.unit_price.currency},
+                "amount": {"amount": money_json(i.cost.amount), "currency": i.cost.currency},
+                "source": i.source,
+            }
+            for i in o.extras
+        ],
+        "not_priced": list(o.not_priced),
+        "total": money_json(o.cost.amount),
+        "notes": list(o.notes),
+        "range": _range(o),
+        **({"scaling": no_exponents(o.scaling)} if o.scaling is not None else {}),
     }
 
 
@@ -138,7 +152,8 @@ ESTIMATED = "Billing marked * is an estimated price."
 TABLE_ROWS = 25  # the table's rows when --limit is not given; JSON, CSV and Markdown then list every option
 
 
-def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool, title: str) -> str | None:
+def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool,
+                title: str) -> str | Iterator[str] | None:
     """The plan as text in ``fmt``; a rich table prints itself and returns None.
 
     ``limit`` None: the table shows TABLE_ROWS rows and the other formats every option; a number (0: all) is
@@ -147,7 +162,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool, ti
     from gpuplan.console import stdout
 
     if fmt is OutputFormat.JSON:
-        return dump_json(plan_payload(p, limit or 0), exact=True)
+        return plan_json(p, limit or 0)
     cols = [Column(key=k, header=h, justify=j, priority=pr) for k, h, j, pr in PLAN_COLUMNS]
 
     def row(i: int, o: Any) -> dict[str, Any]:
@@ -167,6 +182,9 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool, ti
             "notes": "; ".join(o.notes),
         }
 
+    if fmt is OutputFormat.CSV:  # written as the options are built: a 200k-row plan is never held whole
+        listed = p.options if not limit else p.options[:limit]
+        return csv_streamed((row(i, o) for i, o in enumerate(listed, 1)), [*cols, Column(key="notes", header="notes")])
     if fmt is not OutputFormat.TABLE:
         listed = p.options if not limit else p.options[:limit]
         rows = [row(i, o) for i, o in enumerate(listed, 1)]

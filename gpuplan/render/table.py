@@ -10,7 +10,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 from decimal import Decimal
 from enum import Enum, StrEnum
@@ -101,6 +101,29 @@ def dump_json(payload: Any, *, exact: bool = False) -> str:
     return json.dumps(payload, indent=indent, ensure_ascii=False, default=_json_default)
 
 
+_SLOT = "\u0000gpuplan-stream\u0000"
+
+
+def dump_json_streamed(payload: dict[str, Any], key: str, items: Iterator[Any]) -> Iterator[str]:
+    """``dump_json(payload | {key: list(items)}, exact=True)``, piece by piece: the list is never held whole.
+
+    A 200k-row plan's options as one list of dicts and one string took gigabytes; written as they are
+    built, each option is gone once written. Indented (a terminal) it is built whole, as ``dump_json``.
+    """
+    import sys
+
+    if sys.stdout.isatty():
+        yield dump_json({**payload, key: list(items)}, exact=True)
+        return
+    head, tail = dump_json({**payload, key: _SLOT}, exact=True).split(json.dumps(_SLOT), 1)
+    yield head + "["
+    first = True
+    for item in items:
+        yield ("" if first else ", ") + json.dumps(item, ensure_ascii=False, default=_json_default)
+        first = False
+    yield "]" + tail
+
+
 class Column(BaseModel):
     """A table column. ``priority`` 0 is never cut, wrapped or dropped (an offer's name, its cost);
     on a narrow terminal the others wrap at spaces, then the highest numbers are dropped first,
@@ -119,6 +142,20 @@ def _cell(value: Any) -> str:
     if isinstance(value, Enum):
         return str(value.value)
     return str(value)
+
+
+def csv_streamed(rows: Iterator[dict[str, Any]], columns: Sequence[Column], chunk: int = 1000) -> Iterator[str]:
+    """``render_rows(list(rows), columns, CSV)``, in pieces of ``chunk`` rows."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([c.key for c in columns])
+    for n, r in enumerate(rows, 1):
+        writer.writerow([_cell(r.get(c.key)) for c in columns])
+        if n % chunk == 0:
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+    yield buf.getvalue()
 
 
 def render_rows(
