@@ -18,66 +18,16 @@ from typing import Any
 
 from pricing.errors import InputError, NotSupportedError, StateError
 from pricing.text import without_url_credentials
-from launch.ledger import Ledger
+from launch.ledger import MIGRATIONS, Ledger
 
 # gpuplan's advisory lock keys (any two fixed 64-bit numbers no other program is likely to use)
 MIGRATION_LOCK = 0x6770_706C_616E_0001
 BUDGET_LOCK = 0x6770_706C_616E_0002
 
-PG_MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE launches (
-        id TEXT PRIMARY KEY,
-        provider TEXT NOT NULL,
-        region TEXT NOT NULL,
-        zone TEXT,
-        instance_type TEXT NOT NULL,
-        billing TEXT NOT NULL,
-        months INTEGER NOT NULL DEFAULT 1,
-        count INTEGER NOT NULL,
-        image TEXT,
-        client_token TEXT NOT NULL UNIQUE,
-        state TEXT NOT NULL,
-        unit_price TEXT NOT NULL,
-        currency TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        expires_at TEXT,
-        max_cost TEXT,
-        max_cost_currency TEXT,
-        note TEXT NOT NULL DEFAULT '',
-        extras_unit TEXT,
-        teardown TEXT NOT NULL DEFAULT '',
-        owner TEXT NOT NULL DEFAULT '',
-        project TEXT NOT NULL DEFAULT '',
-        host TEXT NOT NULL DEFAULT ''
-    );
-    CREATE TABLE instances (
-        instance_id TEXT NOT NULL,
-        launch_id TEXT NOT NULL REFERENCES launches(id),
-        state TEXT NOT NULL,
-        zone TEXT NOT NULL DEFAULT '',
-        public_ip TEXT,
-        private_ip TEXT,
-        started_at TEXT,
-        ended_at TEXT,
-        PRIMARY KEY (launch_id, instance_id)
-    );
-    CREATE TABLE events (
-        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        launch_id TEXT NOT NULL,
-        at TEXT NOT NULL,
-        what TEXT NOT NULL
-    );
-    CREATE TABLE budgets (
-        scope TEXT NOT NULL,
-        name TEXT NOT NULL,
-        monthly TEXT NOT NULL,
-        currency TEXT NOT NULL,
-        set_at TEXT NOT NULL,
-        PRIMARY KEY (scope, name)
-    )
-    """,
-)
+# The SQLite ledger's schema history, step for step, in PostgreSQL's words: one history, one version number.
+PG_MIGRATIONS: tuple[str, ...] = tuple(
+    m.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY")
+    for m in MIGRATIONS)
 
 
 class _Db:
@@ -134,9 +84,10 @@ class PgLedger(Ledger):
         return int(rows[0]["version"]) if rows else 0
 
     def _migrate(self) -> None:
-        self.conn.execute("CREATE TABLE IF NOT EXISTS gpuplan_schema (version INTEGER NOT NULL)")
         self.conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
         try:
+            # under the lock: two CREATE TABLE IF NOT EXISTS at once can still collide in PostgreSQL's catalog
+            self.conn.execute("CREATE TABLE IF NOT EXISTS gpuplan_schema (version INTEGER NOT NULL)")
             version = self._version()  # read under the lock: another process may have just migrated
             if version > len(PG_MIGRATIONS):
                 raise InputError(f"the ledger database {self.shown} was written by a newer gpuplan (schema {version})",
