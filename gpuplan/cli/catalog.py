@@ -81,7 +81,7 @@ def offers(
     feed it back with --catalog FILE.
     """
     from pricing.catalog import paused_gc
-    from pricing.catalog import instances_csv
+    from pricing.catalog.parse import instances_csv_chunks
     from gpuplan.render.offers import render_offers
     from planner.plan.offers import catalog_rows, offer_rows, offers_payload
     from gpuplan.render.table import OutputFormat, dump_json, pick_format
@@ -96,11 +96,12 @@ def offers(
         cat = catalog_from(s, catalog)
         c = build_constraints(deadline=None, budget=None, min_vram=min_vram, provider=provider, billing=None,
                               region=region, gpu=gpu, max_gpus=None, settings=s, catalog=cat)
+        if fmt is OutputFormat.CSV:  # the catalog's rows, written as they are read: no table of offers built
+            emit(instances_csv_chunks(catalog_rows(cat, c, s)))
+            return
         items = offer_rows(cat, c, s)
         if fmt is OutputFormat.JSON:
             emit(dump_json(offers_payload(items, s)))
-        elif fmt is OutputFormat.CSV:
-            emit(instances_csv(catalog_rows(cat, items)))
         else:
             emit(render_offers(items, fmt, s, limit=limit))
 

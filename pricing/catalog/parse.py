@@ -335,15 +335,24 @@ def _nonblank(chunk: list[list[str]], start: int) -> tuple[list[list[str]], list
 
 def instances_csv(rows: Iterable[InstanceType]) -> str:
     """Rows in :data:`INSTANCE_COLUMNS`, as price fetchers write the cache and `offers -o csv` writes them."""
+    return "".join(instances_csv_chunks(rows))
+
+
+def instances_csv_chunks(rows: Iterable[InstanceType], chunk: int = 1000) -> Iterator[str]:
+    """:func:`instances_csv` in pieces of ``chunk`` rows, for writing as they come."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(INSTANCE_COLUMNS)
-    for i in rows:
+    for n, i in enumerate(rows, 1):
         d = i._asdict()
         d["zones"] = ";".join(i.zones)
         d["as_of"] = i.as_of.isoformat()
         w.writerow(["" if d.get(c) is None else str(d[c]) for c in INSTANCE_COLUMNS])
-    return buf.getvalue()
+        if n % chunk == 0:
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+    yield buf.getvalue()
 
 
 def write_instances(path: Path, rows: Iterable[InstanceType]) -> None:
