@@ -73,16 +73,17 @@ def catalog_rows(catalog: Catalog, c: Constraints, s: Settings) -> Iterator[Inst
     """The catalog rows behind the cloud offers the constraints allow, for ``offers -o csv`` (the ``--catalog``
     shape), in catalog order.
 
-    The same filter as :func:`offer_rows`, without its table: each offer is built, judged and dropped (a
-    200k-row catalog's offers and their rows of prices, kept as dicts, held 300 MB more).
+    The same filter as :func:`offer_rows`, without its table: each offer's facts are judged (a 200k-row
+    catalog's offers and their rows of prices, kept as dicts, held 300 MB more).
     """
     wanted: set[tuple[str, str, str]] = set()
     selected = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
                 if c.providers is None or p.name in c.providers]
-    tables = [(p, offer_table(p)) for p in selected]
-    check_regions(c.regions, (place for p, offers in tables for place in places(p.name, offers.facts())))
-    for _, offers in tables:
-        for o in offers:
-            if offer_filter(o, catalog.gpus[o.gpu], c, priced=False) is None:
-                wanted.add((o.provider, o.name, o.region))
+    # what the filter reads of an offer (GPU, count, region) is in its facts: no offer is built for a region-wide row
+    facts = [(p.name, list(offer_table(p).facts())) for p in selected]
+    check_regions(c.regions, (place for name, fs in facts for place in places(name, fs)))
+    for name, fs in facts:
+        for f in fs:
+            if offer_filter(f, catalog.gpus[f.gpu], c, priced=False) is None:
+                wanted.add((name, f.name, f.region))
     return (r for r in catalog.instances if (r.provider, r.instance_type, r.region) in wanted)
