@@ -270,8 +270,9 @@ def _hand_out_ranks(out: Any, key: Any, deadline_s: float) -> None:
 
     nodes = [Node(i.instance_id, i.public_ip or i.private_ip or "", i.private_ip or i.public_ip or "")
              for i in out.instances]
-    private = Path(key.path).with_suffix("") if key is not None else None
-    identity = private if private is not None and private.suffix == "" and private.is_file() else None
+    # the private half beside the public key (id_ed25519 for id_ed25519.pub); else ssh's own defaults and agent
+    private = Path(key.path).with_suffix("") if key is not None and key.path.endswith(".pub") else None
+    identity = private if private is not None and private.is_file() else None
     if len(nodes) == out.record.count and all(n.address for n in nodes):
         _say(f"handing each of the {len(nodes)} nodes its torchrun rank over SSH (as sshd comes up) ...")
         failed = push(nodes, identity, deadline_s=deadline_s)
