@@ -231,8 +231,11 @@ def _age(env: dict[str, str], launch_id: str) -> None:
 def test_ctrl_c_while_waiting_keeps_the_record_and_says_how_to_end_it(env: dict[str, str]) -> None:
     with fake_cvm_server(pending_describes=10**6) as slow:
         e = {**env, "GPUPLAN_TENCENT_ENDPOINT": slow.endpoint}
+        # Ctrl-C as at a terminal: a test session started in the background (`cmd &` in a script) ignores SIGINT,
+        # and Python keeps an ignored SIGINT ignored, so the CLI gets the default disposition back here
         p = subprocess.Popen([sys.executable, "-m", "gpuplan", *LAUNCH], env=e, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                             stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 30
         while not slow.instances and time.monotonic() < deadline:
             time.sleep(0.05)
