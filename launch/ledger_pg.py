@@ -65,7 +65,7 @@ class PgLedger(Ledger):
             why = " ".join(str(exc).split()) or type(exc).__name__
             raise StateError(f"cannot reach the ledger database {self.shown}: {without_url_credentials(why)}",
                              "check ledger_url (or GPUPLAN_LEDGER_URL): host, port, database, user and password; "
-                             "nothing was launched") from None
+                             "nothing was changed or launched") from None
         self.db = _Db(self.conn)
         try:
             self._migrate()

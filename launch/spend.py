@@ -93,7 +93,7 @@ def spend(ledger: Ledger, *, month: tuple[datetime, datetime], by: str, fx: Fx, 
           at: datetime) -> list[SpendRow]:
     """The month's cost by ``by`` (project, owner, provider, instance-type), dearest first."""
     if by not in BY:
-        raise InputError(f"--by {by!r}", f"use one of {', '.join(BY)}")
+        raise InputError(f"unknown --by {by!r}", f"use one of {', '.join(BY)}")
     start, end = month
     sums: dict[str, tuple[int, Decimal]] = {}
     for r in ledger.launches():
