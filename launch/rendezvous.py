@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from launch.boot import BOOT_DIR, LOGIN_USER
+from launch.boot import BOOT_DIR
+from providers.ssh_keys import ssh_command
 
 MASTER_PORT = 29500  # torchrun's default --master-port
 Runner = Callable[..., subprocess.CompletedProcess[str]]
@@ -36,15 +37,9 @@ def cluster_env(rank: int, nodes: Sequence[Node]) -> str:
     return "".join(f"{k}={shlex.quote(str(v))}\n" for k, v in values.items())
 
 
-def ssh_command(address: str, identity: Path | None, remote: Sequence[str]) -> list[str]:
-    """Non-interactive ssh: no prompt (a missing key fails), a new host key accepted, a changed one refused."""
-    return ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-o", "ConnectTimeout=10",
-            *(["-i", str(identity)] if identity is not None else []), f"{LOGIN_USER}@{address}", shlex.join(remote)]
-
-
 def push_command(node: Node, identity: Path | None) -> list[str]:
     # written beside config.env, to the root-owned boot folder: through sudo (passwordless for ubuntu)
-    return ssh_command(node.address, identity, ["sudo", "-n", "tee", f"{BOOT_DIR}/cluster.env"])
+    return ssh_command(node.address, identity, ["sudo", "-n", "tee", f"{BOOT_DIR}/cluster.env"], batch=True)
 
 
 def push(nodes: Sequence[Node], identity: Path | None, *, deadline_s: float = 300, retry_s: float = 10,

@@ -39,6 +39,8 @@ from providers.ssh_keys import SshKey
 from planner.plan.extras import ExtraItem, Extras, extras_bill
 from launch.boot import BootConfig, BootSpec, Driver, user_data
 from launch.ledger import LaunchRecord, LaunchState, Ledger, now
+# accrued_cost and projected_cost are part of this module's interface (ls, down): they live with the spend
+from launch.spend import accrued_cost, budget_check, hours_between, projected_cost
 
 ClientFor = Callable[[str, str], ComputeClient]
 LAUNCH_MODES = (BillingMode.HOURLY, BillingMode.MONTHLY, BillingMode.SPOT)
@@ -304,15 +306,11 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
     )
     if spec.dry_run:
         if fx is not None:
-            from launch.spend import budget_check
-
             budget_check(spec.project, spec.owner, q.projected, fx, created)(ledger)
         result = client.run(request)
         return LaunchOutcome(record=record, notes=["dry run: the provider says the launch would succeed",
                                                    *result.notes])
     if fx is not None:
-        from launch.spend import budget_check
-
         ledger.record_intent(record, check=budget_check(spec.project, spec.owner, q.projected, fx, created))
     else:
         ledger.record_intent(record)
@@ -378,36 +376,6 @@ class LaunchStatus(BaseModel):
     notes: list[str] = []
     ended: bool = True  # for `down`: False when the launch was not seen to end (still ending, or a fault)
     expired: bool = False  # past its TTL and not ended: it bills until `down` (or the cloud's timer) ends it
-
-
-def _hours(start: datetime, end: datetime) -> Decimal:
-    return Decimal(max(0.0, (end - start).total_seconds())) / 3600
-
-
-def accrued_cost(r: LaunchRecord, starts: list[tuple[datetime, datetime | None]], at: datetime) -> Money:
-    """What the machines have cost so far, by the billing rule: prepaid months up front, else the time run."""
-    more = r.extras_unit or Decimal(0)
-    if r.billing is BillingMode.MONTHLY:
-        return Money(amount=(r.unit_price.amount + more) * (r.months * len(starts)), currency=r.unit_price.currency)
-    rule = rule_for(r.provider, r.billing)
-    total = Decimal(0)
-    for begun, ended in starts:
-        hours = _hours(begun, ended or at)
-        total += rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
-        total += more * hours  # disks and addresses bill for the time, by the second
-    return Money(amount=total, currency=r.unit_price.currency)
-
-
-def projected_cost(r: LaunchRecord) -> Money | None:
-    more = r.extras_unit or Decimal(0)
-    if r.billing is BillingMode.MONTHLY:
-        return Money(amount=(r.unit_price.amount + more) * (r.months * r.count), currency=r.unit_price.currency)
-    if r.expires_at is None:
-        return None
-    rule = rule_for(r.provider, r.billing)
-    hours = _hours(r.created_at, r.expires_at)
-    one = rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
-    return Money(amount=(one + more * hours) * r.count, currency=r.unit_price.currency)
 
 
 def _find(r: LaunchRecord, client: ComputeClient, known: list[str]) -> list[InstanceInfo]:
@@ -566,7 +534,7 @@ def _status_of(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo], at: d
         notes.append(f"past its TTL ({r.expires_at:%Y-%m-%d %H:%M} UTC) and not ended: `gpuplan down --expired` "
                      "ends it")
     return LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at), projected=projected_cost(r),
-                        age_hours=_hours(r.created_at, at), notes=notes, ended=ended, expired=late)
+                        age_hours=hours_between(r.created_at, at), notes=notes, ended=ended, expired=late)
 
 
 def past_ttl(r: LaunchRecord, at: datetime) -> bool:

@@ -42,15 +42,35 @@ def month_of(text: str | None, at: datetime) -> tuple[datetime, datetime]:
     return start, end
 
 
-def _hours(start: datetime, end: datetime) -> Decimal:
+def hours_between(start: datetime, end: datetime) -> Decimal:
+    """Hours from ``start`` to ``end`` (0 when ``end`` is earlier)."""
     return Decimal(max(0.0, (end - start).total_seconds())) / 3600
 
 
-def _running_cost(r: LaunchRecord, hours: Decimal) -> Decimal:
-    """One machine of ``r`` for ``hours``: its billing rule on the instance, plus its disks and addresses."""
+def accrued_cost(r: LaunchRecord, starts: list[tuple[datetime, datetime | None]], at: datetime) -> Money:
+    """What the machines have cost so far, by the billing rule: prepaid months up front, else the time run."""
+    more = r.extras_unit or Decimal(0)
+    if r.billing is BillingMode.MONTHLY:
+        return Money(amount=(r.unit_price.amount + more) * (r.months * len(starts)), currency=r.unit_price.currency)
     rule = rule_for(r.provider, r.billing)
+    total = Decimal(0)
+    for begun, ended in starts:
+        hours = hours_between(begun, ended or at)
+        total += rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
+        total += more * hours  # disks and addresses bill for the time, by the second
+    return Money(amount=total, currency=r.unit_price.currency)
+
+
+def projected_cost(r: LaunchRecord) -> Money | None:
+    more = r.extras_unit or Decimal(0)
+    if r.billing is BillingMode.MONTHLY:
+        return Money(amount=(r.unit_price.amount + more) * (r.months * r.count), currency=r.unit_price.currency)
+    if r.expires_at is None:
+        return None
+    rule = rule_for(r.provider, r.billing)
+    hours = hours_between(r.created_at, r.expires_at)
     one = rate_cost(rule, r.unit_price.amount, hours) if rule else r.unit_price.amount * hours
-    return one + (r.extras_unit or Decimal(0)) * hours
+    return Money(amount=(one + more * hours) * r.count, currency=r.unit_price.currency)
 
 
 def _spans(r: LaunchRecord, machines: list[InstanceRecord]) -> list[tuple[datetime, datetime | None]]:
@@ -70,12 +90,9 @@ def launch_cost(r: LaunchRecord, machines: list[InstanceRecord], start: datetime
         bought = start <= r.created_at < end
         n = len(machines) or r.count
         return (r.unit_price.amount + (r.extras_unit or Decimal(0))) * r.months * n if bought else Decimal(0)
-    total = Decimal(0)
-    for begun, ended in _spans(r, machines):
-        lo, hi = max(begun, start), min(ended or at, end, at)
-        if hi > lo:
-            total += _running_cost(r, _hours(lo, hi))
-    return total
+    within = [(lo, hi) for lo, hi in ((max(b, start), min(e or at, end, at)) for b, e in _spans(r, machines))
+              if hi > lo]
+    return accrued_cost(r, within, at).amount  # the same rule `ls` accrues by, on each span cut to the window
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -20,6 +22,22 @@ from pricing.errors import InputError
 # OpenSSH public key types a cloud's ImportKeyPair takes (Tencent and EC2 both take these three families).
 KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521")
 MAX_KEY_BYTES = 16 * 1024  # an 8192-bit RSA public key is about 1.4 KB
+# Both clouds' default images (Tencent's public Ubuntu, AWS's Deep Learning AMI on Ubuntu) log in as ubuntu.
+LOGIN_USER = "ubuntu"
+
+
+def ssh_command(address: str, identity: Path | None = None, remote: Sequence[str] = (), *,
+                batch: bool = False) -> list[str]:
+    """The ssh line to a launched machine: ``gpuplan ssh`` and ``logs`` run it, a launch hands out ranks with it.
+
+    ``batch``: for a program, not a person: no prompt (a missing key fails), a new host key accepted, a
+    changed one refused, 10 s to connect. ssh hands ``remote`` to a shell, so each word is quoted.
+    """
+    options = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-o", "ConnectTimeout=10"]
+    return ["ssh", *(options if batch else []), *(["-i", str(identity)] if identity is not None else []),
+            f"{LOGIN_USER}@{address}", *([shlex.join(remote)] if remote else [])]
+
+
 # The security group every cloud adapter makes once (per region or VPC) and every gpuplan launch there joins,
 # so the ssh line it prints can connect: what it lets in, said the same way by each.
 SSH_GROUP = "gpuplan-ssh"

@@ -35,7 +35,7 @@ YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confir
 HALF_EVEN = ROUND_HALF_EVEN
 
 
-def _poll_seconds(name: str = "GPUPLAN_POLL_SECONDS", default: str = "5") -> float:
+def _env_seconds(name: str = "GPUPLAN_POLL_SECONDS", default: str = "5") -> float:
     """Seconds from the environment: read before any call that can spend money, so a bad value starts nothing."""
     # Tests and slow APIs set these; 5 s between describes keeps well inside every provider's rate limit.
     text = os.environ.get(name, default)
@@ -126,9 +126,9 @@ def launch(
         _given(v, f) for v, f in ((provider, "--provider"), (instance_type, "--instance-type"), (region, "--region"),
                                   (zone, "--zone"), (image, "--image"), (ttl, "--ttl"), (max_cost, "--max-cost")))
     wait_hours = parse_duration(wait_timeout, "--wait-timeout")
-    poll = _poll_seconds()
+    poll = _env_seconds()
     # how long a several-node launch keeps trying to hand the nodes their ranks while sshd comes up
-    push_s = _poll_seconds("GPUPLAN_RENDEZVOUS_PUSH_SECONDS", "300")
+    push_s = _env_seconds("GPUPLAN_RENDEZVOUS_PUSH_SECONDS", "300")
     boot = _boot_spec(setup, run, down_when, idle, driver, cam_role)
     key = _ssh_key(ssh_key, no_ssh_key)
     s = settings_from()
@@ -183,10 +183,11 @@ def launch(
     check_budget(q, s.fx_table())
     _show_quote(q)
     if not dry_run:
+        from launch.ledger import now
         from launch.spend import budget_check
 
         with open_ledger() as ledger:  # said before the question; held again in the intent's transaction
-            budget_check(spec.project, spec.owner, q.projected, s.fx_table(), _now())(ledger)
+            budget_check(spec.project, spec.owner, q.projected, s.fx_table(), now())(ledger)
     if (short := ttl_before_the_run(spec.ttl_hours, run_hours)) is not None:
         _say(f"warning: {short}")
     if not dry_run and not yes:
@@ -226,12 +227,6 @@ def _boot_spec(setup: str | None, run: str | None, down_when: str | None, idle: 
                     down_when_done=down_when is not None, idle_seconds=idle_s,
                     driver=parse_enum(Driver, driver, "--driver") if driver is not None else None,
                     cam_role=_given(cam_role, "--cam-role"))
-
-
-def _now() -> Any:
-    from launch.ledger import now
-
-    return now()
 
 
 def _mine() -> set[str]:
@@ -584,7 +579,7 @@ def down(
     if bool(provider) != bool(region):
         raise InputError("--untracked needs both --provider and --region to look somewhere new")
     timeout = float(parse_duration(wait_timeout, "--wait-timeout")) * 3600
-    poll = _poll_seconds()
+    poll = _env_seconds()
     if untracked:
         _down_untracked(provider, region, yes, timeout, poll, as_json)
         return
@@ -660,12 +655,9 @@ def _exec_ssh(address: str, identity: Path | None, print_only: bool, remote: lis
     """Run ssh in place of this process (or print the command): the session is the user's from here."""
     import shlex
 
-    from launch.boot import LOGIN_USER
+    from providers.ssh_keys import ssh_command
 
-    command = ["ssh", *(["-i", str(identity)] if identity is not None else []), f"{LOGIN_USER}@{address}"]
-    if remote:
-        # ssh hands the remote command to a shell: quote each word so that it arrives as written
-        command.append(shlex.join(remote))
+    command = ssh_command(address, identity, remote or ())
     if print_only:
         print(shlex.join(command))
         return

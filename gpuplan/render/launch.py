@@ -7,7 +7,7 @@ from typing import Any
 
 from pricing.money import Money, decimal_json, money_json
 from providers.capabilities import InstanceInfo
-from launch.boot import LOGIN_USER
+from providers.ssh_keys import LOGIN_USER
 from launch.rendezvous import MASTER_PORT
 from launch.ledger import LaunchRecord
 from launch.service import LaunchOutcome, LaunchStatus

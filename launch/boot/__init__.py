@@ -23,12 +23,12 @@ from importlib import resources
 
 from pricing.errors import InputError
 from providers.capabilities import SelfEnd
+from providers.ssh_keys import LOGIN_USER
 
-__all__ = ["BOOT_DIR", "LOGIN_USER", "LOG_DIR", "LOG_FILES", "BootConfig", "BootSpec", "Driver", "boot_steps", "config_env",
+__all__ = ["BOOT_DIR", "LOG_DIR", "LOG_FILES", "BootConfig", "BootSpec", "Driver", "boot_steps", "config_env",
            "read_script", "user_data"]
 
 BOOT_DIR = "/var/lib/gpuplan"
-LOGIN_USER = "ubuntu"  # both clouds' default images (Tencent's public Ubuntu, AWS's DLAMI on Ubuntu) log in as ubuntu
 LOG_DIR = "/var/log/gpuplan"
 LOG_FILES = ("run", "setup", "state", "driver", "idle", "end", "boot")
 BUSY_PERCENT = 5  # a GPU above this utilization is busy (a policy, not a measurement)

@@ -8,13 +8,13 @@ output can be edited and fed back with ``--catalog FILE``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog, InstanceType
-from providers.base import Offer
+from providers.base import Offer, Provider
 from providers.registry import all_providers
 from planner.plan.filters import check_regions, offer_filter, places
 from planner.plan.model import Constraints
@@ -25,41 +25,48 @@ from planner.settings import Settings
 _BIG = Decimal("1e30")
 
 
+def _allowed(catalog: Catalog, c: Constraints, s: Settings,
+             read: Callable[[Provider], Sequence[Any]]) -> Iterator[tuple[str, Any]]:
+    """(provider name, offer) for each offer of the selected providers that the constraints let through, the
+    offers as ``read`` gives them (built, or only their facts); a region no offer has is refused first."""
+    selected = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
+                if c.providers is None or p.name in c.providers]
+    listed = [(p.name, read(p)) for p in selected]  # read once, gone through twice
+    check_regions(c.regions, (place for name, offers in listed for place in places(name, offers)))
+    for name, offers in listed:
+        for o in offers:
+            if offer_filter(o, catalog.gpus[o.gpu], c, priced=False) is None:
+                yield name, o
+
+
 def offer_rows(catalog: Catalog, c: Constraints, s: Settings) -> list[dict[str, Any]]:
     """Offers the constraints allow, cheapest per GPU-hour first (cards by price)."""
     fxt = s.fx_table()
     items: list[dict[str, Any]] = []
-    selected = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
-                if c.providers is None or p.name in c.providers]
-    listed = [(p, p.list_offers()) for p in selected]  # built once, each read twice
-    check_regions(c.regions, (place for p, offers in listed for place in places(p.name, offers)))
-    for prov, offers in listed:
-        for o in offers:
-            spec = catalog.gpus[o.gpu]
-            vram = spec.vram_gb * o.gpu_count
-            if offer_filter(o, spec, c, priced=False) is not None:
-                continue
+    for _, o in _allowed(catalog, c, s, lambda p: p.list_offers()):
+        spec = catalog.gpus[o.gpu]
+        vram = spec.vram_gb * o.gpu_count
 
-            def shown(mode: BillingMode, per: float = 1.0, _o: Offer = o) -> Decimal | None:
-                rate = _o.rates.get(mode)
-                if rate is None:
-                    return None
-                # what fxt.convert(Money(rate)) comes to, without two Money objects per price of 50k offers
-                return rate * fxt.rate(_o.currency, s.currency) / Decimal(repr(per))
+        def shown(mode: BillingMode, per: float = 1.0, _o: Offer = o) -> Decimal | None:
+            rate = _o.rates.get(mode)
+            if rate is None:
+                return None
+            # what fxt.convert(Money(rate)) comes to, without two Money objects per price of 50k offers
+            return rate * fxt.rate(_o.currency, s.currency) / Decimal(repr(per))
 
-            items.append({
-                "provider": o.provider, "offer": o.name, "region": o.region, "zones": list(o.zones),
-                "gpu": o.gpu, "gpu_count": o.gpu_count,
-                "vram_gb_total": vram, "vcpu": o.vcpu, "mem_gb": o.mem_gb, "native_currency": o.currency,
-                "hourly": shown(BillingMode.HOURLY), "per_gpu_hour": shown(BillingMode.HOURLY, o.gpu_count),
-                "per_gb_vram_hour": shown(BillingMode.HOURLY, vram), "monthly": shown(BillingMode.MONTHLY),
-                "spot": shown(BillingMode.SPOT), "spot_estimated": BillingMode.SPOT in o.estimated,
-                "reserved_1y": shown(BillingMode.RESERVED_1Y), "reserved_3y": shown(BillingMode.RESERVED_3Y),
-                "buy": shown(BillingMode.BUY), "native_rates": {m.value: decimal_json(r) for m, r in o.rates.items()},
-                "rate_zones": {m.value: z for m, z in o.rate_zones.items()},
-                "sold_out_zones": list(o.sold_out_zones), "live": o.live,
-                "source": o.source, "as_of": o.as_of,
-            })
+        items.append({
+            "provider": o.provider, "offer": o.name, "region": o.region, "zones": list(o.zones),
+            "gpu": o.gpu, "gpu_count": o.gpu_count,
+            "vram_gb_total": vram, "vcpu": o.vcpu, "mem_gb": o.mem_gb, "native_currency": o.currency,
+            "hourly": shown(BillingMode.HOURLY), "per_gpu_hour": shown(BillingMode.HOURLY, o.gpu_count),
+            "per_gb_vram_hour": shown(BillingMode.HOURLY, vram), "monthly": shown(BillingMode.MONTHLY),
+            "spot": shown(BillingMode.SPOT), "spot_estimated": BillingMode.SPOT in o.estimated,
+            "reserved_1y": shown(BillingMode.RESERVED_1Y), "reserved_3y": shown(BillingMode.RESERVED_3Y),
+            "buy": shown(BillingMode.BUY), "native_rates": {m.value: decimal_json(r) for m, r in o.rates.items()},
+            "rate_zones": {m.value: z for m, z in o.rate_zones.items()},
+            "sold_out_zones": list(o.sold_out_zones), "live": o.live,
+            "source": o.source, "as_of": o.as_of,
+        })
     items.sort(key=lambda i: (i["per_gpu_hour"] if i["per_gpu_hour"] is not None else _BIG, i["buy"] or _BIG))
     return items
 
@@ -76,14 +83,6 @@ def catalog_rows(catalog: Catalog, c: Constraints, s: Settings) -> Iterator[Inst
     The same filter as :func:`offer_rows`, without its table: each offer's facts are judged (a 200k-row
     catalog's offers and their rows of prices, kept as dicts, held 300 MB more).
     """
-    wanted: set[tuple[str, str, str]] = set()
-    selected = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
-                if c.providers is None or p.name in c.providers]
     # what the filter reads of an offer (GPU, count, region) is in its facts: no offer is built for a region-wide row
-    facts = [(p.name, list(offer_table(p).facts())) for p in selected]
-    check_regions(c.regions, (place for name, fs in facts for place in places(name, fs)))
-    for name, fs in facts:
-        for f in fs:
-            if offer_filter(f, catalog.gpus[f.gpu], c, priced=False) is None:
-                wanted.add((name, f.name, f.region))
+    wanted = {(name, f.name, f.region) for name, f in _allowed(catalog, c, s, lambda p: list(offer_table(p).facts()))}
     return (r for r in catalog.instances if (r.provider, r.instance_type, r.region) in wanted)
