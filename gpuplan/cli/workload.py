@@ -103,11 +103,29 @@ def estimate(
     gpus: Annotated[float, typer.Option("--gpus", help="Number of GPUs.")] = 1,
     *,
     workload: WorkloadFlags,  # --help lists the flags of MODEL_AND_TRAINING, RUN and SHAPE here (takes_workload)
+    serve: Annotated[Optional[str], typer.Option("--serve", help="Estimate serving this model instead (a preset, or 'custom' with --params): output tokens/s at the best layout.", rich_help_panel="Serving")] = None,
+    prompt_tokens: Annotated[Optional[int], typer.Option("--prompt-tokens", help="Tokens in each request's prompt. [default: 1000]", rich_help_panel="Serving")] = None,
+    output_tokens: Annotated[Optional[int], typer.Option("--output-tokens", help="Tokens in each answer. [default: 300]", rich_help_panel="Serving")] = None,
+    ttft: Annotated[Optional[str], typer.Option("--ttft", help="Time-to-first-token target, e.g. 1s or 800ms.", rich_help_panel="Serving")] = None,
+    tpot: Annotated[Optional[str], typer.Option("--tpot", help="Time-per-output-token target, e.g. 50ms.", rich_help_panel="Serving")] = None,
+    percentile: Annotated[Optional[str], typer.Option("--percentile", help="Which TTFT the target bounds: p50 or p95. [default: p50]", rich_help_panel="Serving")] = None,
+    kv_precision: Annotated[Optional[str], typer.Option("--kv-precision", help="KV-cache format: fp16, bf16 or fp8. [default: fp16]", rich_help_panel="Serving")] = None,
+    max_batch: Annotated[Optional[int], typer.Option("--max-batch", help="Most sequences a replica runs at once (vLLM --max-num-seqs). [default: 256]", rich_help_panel="Serving")] = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """GPU-hours and wall-clock time of a training workload on GPUS x GPU, with a calibrated low-high range."""
+    """GPU-hours and wall-clock time of a training workload on GPUS x GPU, with a calibrated low-high range;
+    with --serve, the output tokens/s a served model reaches there (--precision takes bf16, fp16, fp8, int8, int4)."""
     import math
+
+    if serve is not None:
+        _serve_estimate(serve, gpu, gpus, workload, output, as_json, prompt_tokens=prompt_tokens,
+                        output_tokens=output_tokens, ttft=ttft, tpot=tpot, percentile=percentile,
+                        kv_precision=kv_precision, max_batch=max_batch)
+        return
+    if any(v is not None for v in (prompt_tokens, output_tokens, ttft, tpot, percentile, kv_precision, max_batch)):
+        raise InputError("--prompt-tokens, --output-tokens, --ttft, --tpot, --percentile, --kv-precision and "
+                         "--max-batch describe serving", "add --serve MODEL")
 
     from planner.workload.estimate import estimate_images, estimate_training
     from planner.limits import check, check_fields
@@ -163,6 +181,63 @@ def estimate(
     rows += [{"what": "note", "value": n} for n in payload["notes"]]
     emit(render_rows(rows, [Column(key="what", header="what", priority=0), Column(key="value", header="value")], fmt,
                       title="Estimate"))
+
+
+_TRAINING_ONLY = ("workload_file", "model", "tokens", "seq_len", "batch", "optimizer", "recompute", "sharding",
+                  "method", "lora_rank", "lora_targets", "mfu", "overhead", "images", "epochs", "flash")
+
+
+def _serve_estimate(serve: str, gpu: str, gpus: float, workload: WorkloadFlags, output: Any, as_json: bool,
+                    **flags: Any) -> None:
+    """``estimate --serve``: parse, call :func:`planner.serve.estimate.serve_estimate`, render."""
+    import math
+
+    from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
+    from planner.serve.estimate import serve_estimate
+    from planner.serve.inputs import serve_workload_from_options
+
+    fmt = pick_format(output, as_json)
+    given = [k for k in _TRAINING_ONLY if workload.get(k) not in (None, False)]  # type: ignore[misc]
+    if given:
+        flag = "--" + given[0].replace("_", "-").replace("workload-file", "workload")
+        raise InputError(f"{flag} describes training; --serve names the served model",
+                         "drop it, or drop --serve to estimate training")
+    if not math.isfinite(gpus) or gpus < 1 or gpus != int(gpus) or gpus > 64:
+        raise InputError(f"--gpus for serving must be a whole number from 1 to 64 (one machine), got {gpus:g}")
+    w = serve_workload_from_options(
+        serve, params=workload.get("params"), layers=workload.get("layers"), hidden=workload.get("hidden"),
+        heads=workload.get("heads"), kv_heads=workload.get("kv_heads"), vocab=workload.get("vocab"),
+        precision=workload.get("precision"), **flags)
+    cat = catalog_from(settings_from())
+    spec = cat.gpu(gpu)
+    payload = serve_estimate(w, spec, int(gpus), spec.interconnect)
+    if fmt is OutputFormat.JSON:
+        emit(dump_json(payload))
+        return
+    rows = [{"what": "model", "value": f"{w.arch.name} ({w.arch.params / 1e9:.1f}B), {w.weights} weights, "
+                                      f"{w.kv} KV cache, {payload['memory']['weights_gib']:,.1f} GiB of weights"},
+            {"what": "request", "value": f"{w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens"}]
+    if not payload["fits"]:
+        rows.append({"what": "does not fit", "value": payload["reason"]})
+    for key, label in (("max_throughput", "max throughput"), ("at_targets", "at the targets")):
+        part = payload.get(key)
+        if not part:
+            continue
+        if "reason" in part:
+            rows.append({"what": label, "value": part["reason"]})
+            continue
+        t, r, lay = part["output_tokens_per_s"], part["requests_per_s"], part["layout"]
+        rows.append({"what": label, "value": f"{t['expected']:,.0f} output tokens/s ({t['low']:,.0f} to {t['high']:,.0f}),"
+                                             f" {r['expected']:,.2f} requests/s"})
+        rows.append({"what": "  layout", "value": f"{lay['replicas']} replica(s) x TP {lay['tensor_parallel']}, batch "
+                                                  f"{lay['batch_per_replica']} (memory allows {lay['max_batch_by_memory']}; "
+                                                  f"limited by {lay['batch_limited_by']})"})
+        rows.append({"what": "  latency", "value": f"TTFT {w.percentile} {lay['ttft_s'] * 1000:,.0f} ms, "
+                                                   f"TPOT {lay['tpot_s'] * 1000:,.1f} ms"})
+    rows.append({"what": "range", "value": payload["range"]})
+    rows += [{"what": "note", "value": n} for n in payload["notes"]]
+    emit(render_rows(rows, [Column(key="what", header="what", priority=0), Column(key="value", header="value")], fmt,
+                     title=f"Serving estimate on {int(gpus)}x {spec.key}"))
 
 
 def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat: Any,

@@ -1,0 +1,62 @@
+"""``estimate --serve``: output tokens/s of a served model on one machine, with its layout and range."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pricing.catalog import GpuSpec, Interconnect
+from planner.serve.calibration import Calibration, shipped
+from planner.serve.layout import Layout, best_layout
+from planner.serve.roofline import GIB
+from planner.serve.spec import ServeWorkload
+
+# GPUs with published serving results in data/serving_runs.csv: elsewhere the model runs on datasheet figures only.
+CALIBRATED_GPUS = frozenset({"H100-SXM5-80GB", "H200-SXM-141GB", "L40S", "A100-SXM4-80GB"})
+
+
+def _rates(layout: Layout, w: ServeWorkload, c: Calibration) -> dict[str, Any]:
+    tokens = c.spread.of(layout.tokens_per_s)
+    return {"output_tokens_per_s": {k: round(v, 1) for k, v in tokens.items()},
+            "requests_per_s": {k: round(v / w.output_tokens, 3) for k, v in tokens.items()},
+            "layout": layout.as_json()}
+
+
+def serve_estimate(w: ServeWorkload, gpu: GpuSpec, gpus: int, interconnect: Interconnect,
+                   c: Calibration | None = None) -> dict[str, Any]:
+    """The JSON contract of ``gpuplan estimate --serve``: raises nothing for a model that does not fit, it says so."""
+    c = c or shipped()
+    m = w.model
+    notes: list[str] = []
+    if gpu.key not in CALIBRATED_GPUS:
+        notes.append(f"no published serving result on {gpu.key}: its figures come from its datasheet bandwidth and "
+                     "FLOPs with constants fitted on H100, H200, L40S and A100 runs")
+    if w.arch.moe:
+        notes.append("mixture of experts: every expert's weights are counted as read on each decode step (true at "
+                     "large batch); FLOPs use the active parameters")
+    if w.arch.shape_inferred:
+        notes.append(f"shape inferred from the parameter count: {w.arch.layers} layers, hidden {w.arch.hidden}")
+    if m.weights.tensor_multiplier(gpu.arch) == 1 and m.weights.value in ("fp8", "int8"):
+        notes.append(f"{gpu.arch} has no {m.weights.value} tensor rate: weights are stored in {m.weights.value} and "
+                     "the matmuls run in 16 bits")
+    top = best_layout(w, gpu, gpus, interconnect, c, targets=False)
+    payload: dict[str, Any] = {
+        "workload": w.as_json(), "gpu": gpu.key, "gpus": gpus,
+        "memory": {"weights_gib": round(m.weight_bytes / GIB, 2),
+                   "kv_cache_mib_per_token": round(m.kv_bytes_per_token / 2**20, 4),
+                   "usable_fraction": 0.9},
+        "range": c.spread.basis,
+        "calibration": {"memory_bandwidth_fraction": round(c.efficiency.memory, 4),
+                        "compute_fraction": round(c.efficiency.compute, 4),
+                        "seconds_per_pass": c.efficiency.pass_s, "seconds_per_request": c.efficiency.request_s,
+                        "fit_runs": c.fit_runs},
+    }
+    if isinstance(top, str):
+        return {**payload, "fits": False, "reason": top, "max_throughput": None, "at_targets": None,
+                "output_tokens_per_s": None, "notes": notes}
+    payload |= {"fits": True, "reason": None, "max_throughput": _rates(top, w, c), "at_targets": None}
+    if w.has_targets:
+        at = best_layout(w, gpu, gpus, interconnect, c, targets=True)
+        payload["at_targets"] = {"reason": at} if isinstance(at, str) else _rates(at, w, c)
+    payload["output_tokens_per_s"] = payload["max_throughput"]["output_tokens_per_s"]
+    payload["notes"] = notes
+    return payload

@@ -1,0 +1,79 @@
+"""A serving workload from the flags users type (``--serve llama-3-70b --rate 20 --ttft 1s``)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from pricing.errors import InputError
+from planner.serve.roofline import KvFormat, WeightFormat
+from planner.serve.spec import DEFAULT_MAX_BATCH, Percentile, ServeWorkload
+from planner.units import parse_enum
+from planner.workload.inputs import arch_for
+
+_SECONDS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6}
+_RATE = {"": 1.0, "/s": 1.0, "/min": 1 / 60, "/h": 1 / 3600, "/d": 1 / 86400}
+MAX_TOKENS = 10_000_000  # a prompt or answer longer than any model's context is a typo
+
+
+def parse_seconds(text: str, flag: str) -> float:
+    """Seconds in ``1s``, ``800ms``, ``0.5`` (seconds)."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([a-z]*)\s*", text.lower())
+    if not m or m.group(2) not in _SECONDS:
+        raise InputError(f"cannot read {flag} {text!r}", "write it like 1s, 800ms or 0.5")
+    value = float(m.group(1)) * _SECONDS[m.group(2)]
+    if not math.isfinite(value) or value <= 0 or value > 3600:
+        raise InputError(f"{flag} must be between 0 and 1 hour, got {text!r}")
+    return value
+
+
+def parse_rate(text: str) -> float:
+    """Requests per second from ``20``, ``20/s``, ``1200/min``, ``50000/d``."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*(/\s*[a-z]+)?\s*", text.lower())
+    unit = (m.group(2) or "").replace(" ", "") if m else ""
+    if not m or unit not in _RATE:
+        raise InputError(f"cannot read --rate {text!r}", "write requests per second like 20, 1200/min or 50000/d")
+    value = float(m.group(1)) * _RATE[unit]
+    if not math.isfinite(value) or value <= 0 or value > 1e7:
+        raise InputError(f"--rate must be above 0 and at most 10 million requests/s, got {text!r}")
+    return value
+
+
+def _tokens(value: int | None, flag: str, default: int) -> int:
+    if value is None:
+        return default
+    if not 1 <= value <= MAX_TOKENS:
+        raise InputError(f"{flag} must be 1 to {MAX_TOKENS:,}, got {value}")
+    return value
+
+
+def serve_workload_from_options(
+    serve: str, *, params: float | None = None, layers: int | None = None, hidden: int | None = None,
+    heads: int | None = None, kv_heads: int | None = None, vocab: int | None = None, precision: str | None = None,
+    kv_precision: str | None = None, prompt_tokens: int | None = None, output_tokens: int | None = None,
+    rate: str | None = None, ttft: str | None = None, tpot: str | None = None, percentile: str | None = None,
+    hours_per_day: float | None = None, peak_ratio: float | None = None, max_batch: int | None = None,
+) -> ServeWorkload:
+    """The workload, every flag checked here so that bad input is an InputError, never a traceback."""
+    arch = arch_for(serve if serve.strip().lower() not in ("custom", "") else None, params, layers=layers,
+                    hidden=hidden, heads=heads, kv_heads=kv_heads, vocab=vocab)
+    weights = parse_enum(WeightFormat, precision, "--precision") or WeightFormat.BF16
+    kv = parse_enum(KvFormat, kv_precision, "--kv-precision") or KvFormat.FP16
+    if hours_per_day is not None and not (math.isfinite(hours_per_day) and 0 < hours_per_day <= 24):
+        raise InputError(f"--hours-per-day must be above 0 and at most 24, got {hours_per_day:g}")
+    if peak_ratio is not None and not (math.isfinite(peak_ratio) and 1 <= peak_ratio <= 1000):
+        raise InputError(f"--peak-ratio is the peak rate over the average: 1 to 1000, got {peak_ratio:g}")
+    if max_batch is not None and not 1 <= max_batch <= 65536:
+        raise InputError(f"--max-batch must be 1 to 65536, got {max_batch}")
+    return ServeWorkload(
+        arch=arch, weights=weights, kv=kv,
+        prompt_tokens=_tokens(prompt_tokens, "--prompt-tokens", 1000),
+        output_tokens=_tokens(output_tokens, "--output-tokens", 300),
+        rate=parse_rate(rate) if rate is not None else None,
+        ttft_s=parse_seconds(ttft, "--ttft") if ttft is not None else None,
+        tpot_s=parse_seconds(tpot, "--tpot") if tpot is not None else None,
+        percentile=parse_enum(Percentile, percentile, "--percentile") or Percentile.P50,
+        hours_per_day=hours_per_day if hours_per_day is not None else 24.0,
+        peak_ratio=peak_ratio if peak_ratio is not None else 1.0,
+        max_batch=max_batch if max_batch is not None else DEFAULT_MAX_BATCH,
+    )

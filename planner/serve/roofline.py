@@ -1,0 +1,196 @@
+"""Seconds per forward pass of a transformer being served, from bytes and FLOPs.
+
+A decode step reads every weight (split over the tensor-parallel GPUs) and the KV cache
+of every sequence in the batch, and does 2 FLOPs per active parameter per token plus the
+attention over the context; it takes the longer of the two (a roofline) at the fractions of
+datasheet bandwidth and peak that :class:`Efficiency` says, plus the tensor-parallel
+all-reduces and a fixed cost per pass. A prefill is the same pass over the prompt's tokens:
+compute-bound for any prompt longer than a few dozen tokens.
+
+Formulas (``docs/performance.md``, "Serving"): weights Psi x bytes per weight; KV cache per
+token 2 x layers x kv_heads x head_dim x bytes; attention 4 x layers x hidden FLOPs per token
+per token of context; two all-reduces per layer of batch x hidden x 2 bytes, each moving
+2(t-1)/t of that over the GPU's bus.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pricing.catalog import GpuSpec
+from planner.workload.spec import TransformerArch
+
+GIB = 2**30
+# vLLM's default gpu_memory_utilization (docs.vllm.ai EngineArgs, "--gpu-memory-utilization ... default 0.9") and
+# TensorRT-LLM's kv_cache_free_gpu_mem_fraction (perf-overview: "the default setting of 0.90"): the rest is the
+# engine's activations, CUDA graphs and allocator slack.
+MEMORY_FRACTION = 0.9
+ACT_BYTES = 2  # activations stay 16-bit whatever the weights are
+
+
+class WeightFormat(StrEnum):
+    """How the weights are stored, and so what a GPU reads per decode step and which tensor rate computes."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+
+    @property
+    def bytes_per_param(self) -> float:
+        # int4 (GPTQ/AWQ) keeps a 16-bit scale and zero per group of 128 weights: 4 bytes per 128.
+        return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5 + 4 / 128}[self.value]
+
+    def tensor_multiplier(self, arch: str) -> float:
+        """The tensor rate over the 16-bit one: FP8 runs at twice it on Ada and Hopper (datasheets: H100 1979
+        vs 989 dense, L40S 733 vs 362), INT8 at twice it from Turing on; elsewhere (and int4, weight-only) the
+        matmuls run in 16 bits after dequantising."""
+        if self is WeightFormat.FP8 and arch in FP8_ARCHS:
+            return 2.0
+        if self is WeightFormat.INT8 and arch in INT8_ARCHS:
+            return 2.0
+        return 1.0
+
+
+FP8_ARCHS = frozenset({"Ada Lovelace", "Hopper", "Blackwell"})
+INT8_ARCHS = frozenset({"Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"})
+
+
+class KvFormat(StrEnum):
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+
+    @property
+    def bytes(self) -> float:
+        return 1.0 if self is KvFormat.FP8 else 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+    """What the engine gets out of the hardware: the calibrated constants (``serving_fit.toml``)."""
+
+    memory: float  # fraction of datasheet memory bandwidth a decode step streams at
+    compute: float  # fraction of peak tensor FLOP/s the matmuls reach
+    pass_s: float  # fixed seconds per forward pass: kernel launches, sampling, scheduling
+    request_s: float = 0.0  # fixed seconds before a request's first pass: admission, context set-up
+
+
+@dataclass(frozen=True, slots=True)
+class Replica:
+    """One copy of the model: ``tp`` GPUs of one kind, tensor-parallel over a bus of ``bus_gbytes_s``."""
+
+    gpu: GpuSpec
+    tp: int
+    bus_gbytes_s: float | None  # None: one GPU, or no known link (tp must then be 1)
+
+    @property
+    def peak_16bit_flops(self) -> float:
+        tf = self.gpu.tensor_fp16_tflops or self.gpu.fp32_tflops or 0.0
+        return tf * 1e12
+
+    @property
+    def bandwidth(self) -> float:
+        return (self.gpu.mem_bw_gbs or 0.0) * 1e9
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """The numbers of a served model that the pass times need."""
+
+    arch: TransformerArch
+    weights: WeightFormat
+    kv: KvFormat
+
+    @property
+    def layers(self) -> int:
+        return int(self.arch.layers or 0)
+
+    @property
+    def hidden(self) -> int:
+        return int(self.arch.hidden or 0)
+
+    @property
+    def kv_heads(self) -> int:
+        return int(self.arch.kv_heads or self.arch.heads or 0)
+
+    @property
+    def weight_bytes(self) -> float:
+        return self.arch.params * self.weights.bytes_per_param
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        head_dim = self.hidden / int(self.arch.heads or 1)
+        return 2.0 * self.layers * self.kv_heads * head_dim * self.kv.bytes
+
+    def kv_split(self, tp: int) -> int:
+        """How many ways the KV cache divides: by heads, so never more than the KV heads (others replicate)."""
+        return max(1, min(tp, self.kv_heads))
+
+
+def _comm_s(m: Model, r: Replica, tokens: float) -> float:
+    """Two all-reduces per layer of the pass's activations, ring traffic over the bus."""
+    if r.tp <= 1 or not r.bus_gbytes_s:
+        return 0.0
+    per_gpu = 2 * m.layers * tokens * m.hidden * ACT_BYTES * 2 * (r.tp - 1) / r.tp
+    return per_gpu / (r.bus_gbytes_s * 1e9)
+
+
+def pass_seconds(m: Model, r: Replica, e: Efficiency, *, batch: float, new_tokens: float, context: float,
+                 extra_flops: float = 0.0) -> float:
+    """One forward pass of ``batch`` sequences, each adding ``new_tokens`` at an average attended ``context``.
+
+    ``extra_flops`` is compute that shares the pass without reading the weights again (the prompts a
+    continuous batcher folds into a decode step)."""
+    tokens = batch * new_tokens
+    read = m.weight_bytes / r.tp + batch * context * m.kv_bytes_per_token / m.kv_split(r.tp)
+    flops = (2.0 * m.arch.compute_params * tokens + 4.0 * m.layers * m.hidden * context * tokens + extra_flops) / r.tp
+    peak = r.peak_16bit_flops * m.weights.tensor_multiplier(r.gpu.arch)
+    t_mem = read / (r.bandwidth * e.memory)
+    t_flops = flops / (peak * e.compute)
+    return max(t_mem, t_flops) + _comm_s(m, r, tokens) + e.pass_s
+
+
+def prompt_flops(m: Model, prompt: int) -> float:
+    """FLOPs of one prompt's prefill: 2 per active parameter per token, plus causal attention (half the square)."""
+    return 2.0 * m.arch.compute_params * prompt + 4.0 * m.layers * m.hidden * prompt * prompt / 2
+
+
+def ttft_seconds(m: Model, r: Replica, e: Efficiency, prompt: int) -> float:
+    """Time to the first token of one prompt on an idle replica: its admission and its prefill pass."""
+    return e.request_s + pass_seconds(m, r, e, batch=1, new_tokens=prompt, context=prompt / 2)
+
+
+def static_tokens_per_s(m: Model, r: Replica, e: Efficiency, *, batch: int, prompt: int, output: int) -> float:
+    """Output tokens/s of a static batch: all prompts prefilled in one pass, then ``output - 1`` decode steps."""
+    prefill = pass_seconds(m, r, e, batch=batch, new_tokens=prompt, context=prompt / 2)
+    step = pass_seconds(m, r, e, batch=batch, new_tokens=1, context=prompt + output / 2)
+    return batch * output / (prefill + (output - 1) * step)
+
+
+def max_batch(m: Model, r: Replica, *, prompt: int, output: int) -> int:
+    """Sequences whose KV cache fits beside the weights: each holds, on average, its prompt and half its answer
+    (paged attention allocates as a sequence grows, so a steady batch is halfway through its answers)."""
+    per_gpu = r.gpu.vram_gb * GIB * MEMORY_FRACTION - m.weight_bytes / r.tp
+    if per_gpu <= 0:
+        return 0
+    per_seq = (prompt + output / 2) * m.kv_bytes_per_token / m.kv_split(r.tp)
+    return int(per_gpu // per_seq) if per_seq > 0 else 0
+
+
+def continuous_step(m: Model, r: Replica, e: Efficiency, *, batch: float, prompt: int, output: int) -> float:
+    """Seconds of one iteration of a continuous batcher at ``batch`` running sequences: a decode step for all
+    of them plus the prefill of the ``batch / output`` prompts that replace the ones finishing."""
+    return pass_seconds(m, r, e, batch=batch, new_tokens=1, context=prompt + output / 2,
+                        extra_flops=batch / output * prompt_flops(m, prompt))
+
+
+def continuous_tokens_per_s(m: Model, r: Replica, e: Efficiency, *, batch: float, prompt: int, output: int) -> float:
+    return batch / continuous_step(m, r, e, batch=batch, prompt=prompt, output=output)
+
+
+def fits(m: Model, r: Replica, *, prompt: int, output: int) -> bool:
+    return max_batch(m, r, prompt=prompt, output=output) >= 1
+

@@ -1,0 +1,53 @@
+"""A serving workload: which model, in which number formats, at what load and latency."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from planner.serve.roofline import KvFormat, Model, WeightFormat
+from planner.workload.spec import TransformerArch
+
+# vLLM's default --max-num-seqs (docs.vllm.ai EngineArgs: "Maximum number of sequences per iteration", 256): the
+# batch a replica runs at most unless --max-batch says otherwise.
+DEFAULT_MAX_BATCH = 256
+
+
+class Percentile(StrEnum):
+    P50 = "p50"
+    P95 = "p95"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServeWorkload:
+    arch: TransformerArch
+    weights: WeightFormat = WeightFormat.BF16
+    kv: KvFormat = KvFormat.FP16
+    prompt_tokens: int = 1000
+    output_tokens: int = 300
+    rate: float | None = None  # average requests per second
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    percentile: Percentile = Percentile.P50
+    hours_per_day: float = 24.0
+    peak_ratio: float = 1.0  # peak rate over the average: the fleet is sized for the peak
+    max_batch: int = DEFAULT_MAX_BATCH
+
+    @property
+    def model(self) -> Model:
+        return Model(self.arch, self.weights, self.kv)
+
+    @property
+    def has_targets(self) -> bool:
+        return self.ttft_s is not None or self.tpot_s is not None
+
+    @property
+    def peak_output_tokens_per_s(self) -> float | None:
+        return None if self.rate is None else self.rate * self.peak_ratio * self.output_tokens
+
+    def as_json(self) -> dict[str, object]:
+        return {"model": self.arch.name, "params": self.arch.params, "weights": self.weights.value,
+                "kv_cache": self.kv.value, "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
+                "rate_requests_per_s": self.rate, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
+                "percentile": self.percentile.value, "hours_per_day": self.hours_per_day,
+                "peak_ratio": self.peak_ratio, "max_batch": self.max_batch}

@@ -1,0 +1,91 @@
+"""The serving pass times: hand-checked bytes, FLOPs and seconds, and the shape of the curves."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pricing.catalog.shipped import shipped_gpus
+from planner.serve.roofline import (
+    GIB, Efficiency, KvFormat, Model, Replica, WeightFormat, continuous_step, continuous_tokens_per_s, max_batch,
+    pass_seconds, ttft_seconds,
+)
+from planner.workload.inputs import arch_for
+
+GPUS = shipped_gpus()
+E = Efficiency(memory=0.7, compute=0.5, pass_s=0.001, request_s=0.0)
+
+
+def model(name: str, w: str = "fp16", kv: str = "fp16") -> Model:
+    return Model(arch_for(name, None), WeightFormat(w), KvFormat(kv))
+
+
+def test_kv_cache_per_token_of_llama_2_70b_by_hand() -> None:
+    # 2 (K and V) x 80 layers x 8 KV heads x 128 head dim x 2 bytes
+    assert model("llama-2-70b").kv_bytes_per_token == 2 * 80 * 8 * 128 * 2
+    assert model("llama-2-70b", kv="fp8").kv_bytes_per_token == 2 * 80 * 8 * 128
+
+
+def test_one_decode_step_at_batch_1_is_the_weights_read_at_the_fitted_bandwidth() -> None:
+    m, a100 = model("llama-2-7b"), GPUS["A100-SXM4-80GB"]
+    r = Replica(a100, 1, None)
+    weights = 6_738_415_616 * 2
+    kv = 100 * 2 * 32 * 32 * 128 * 2  # 100 tokens of context, 32 layers x 32 KV heads x 128
+    expected = (weights + kv) / (2039e9 * 0.7) + 0.001
+    assert pass_seconds(m, r, E, batch=1, new_tokens=1, context=100) == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_long_prefill_is_compute_bound_at_the_fitted_fraction_of_peak() -> None:
+    m, h100 = model("llama-2-7b", "fp8", "fp8"), GPUS["H100-SXM5-80GB"]
+    p = 4096
+    flops = 2 * 6_738_415_616 * p + 4 * 32 * 4096 * p * p / 2
+    # fp8 on Hopper runs at twice the 16-bit tensor rate: 2 x 989 TFLOP/s
+    expected = flops / (2 * 989e12 * 0.5) + 0.001
+    assert ttft_seconds(m, Replica(h100, 1, None), E, p) == pytest.approx(expected, rel=1e-9)
+
+
+def test_fp8_only_speeds_up_matmuls_where_the_gpu_has_an_fp8_rate() -> None:
+    assert WeightFormat.FP8.tensor_multiplier("Hopper") == 2
+    assert WeightFormat.FP8.tensor_multiplier("Ada Lovelace") == 2
+    assert WeightFormat.FP8.tensor_multiplier("Ampere") == 1
+    assert WeightFormat.INT8.tensor_multiplier("Ampere") == 2
+    assert WeightFormat.INT4.tensor_multiplier("Hopper") == 1
+
+
+def test_the_kv_cache_fills_what_the_weights_leave() -> None:
+    m, h100 = model("llama-2-7b"), GPUS["H100-SXM5-80GB"]
+    free = 80 * GIB * 0.9 - 6_738_415_616 * 2
+    per_seq = (1000 + 300 / 2) * m.kv_bytes_per_token
+    assert max_batch(m, Replica(h100, 1, None), prompt=1000, output=300) == int(free // per_seq)
+
+
+def test_a_model_larger_than_the_card_does_not_fit() -> None:
+    assert max_batch(model("llama-2-70b"), Replica(GPUS["H100-SXM5-80GB"], 1, None), prompt=10, output=10) == 0
+    assert max_batch(model("llama-2-70b"), Replica(GPUS["H100-SXM5-80GB"], 2, 675.0), prompt=10, output=10) > 0
+
+
+def test_tensor_parallelism_charges_the_all_reduces_on_the_bus() -> None:
+    m, h100 = model("llama-2-70b"), GPUS["H100-SXM5-80GB"]
+    slow, fast = Replica(h100, 4, 12.0), Replica(h100, 4, 675.0)
+    kw = {"batch": 64, "new_tokens": 1, "context": 500}
+    gap = pass_seconds(m, slow, E, **kw) - pass_seconds(m, fast, E, **kw)
+    ring = 2 * 80 * 64 * 8192 * 2 * 2 * 3 / 4  # two all-reduces per layer, 2(t-1)/t of the activations
+    assert gap == pytest.approx(ring / 12e9 - ring / 675e9, rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(b=st.integers(1, 400), more=st.integers(1, 400), out=st.integers(1, 4000))
+def test_a_bigger_batch_never_lowers_throughput_and_never_shortens_the_step(b: int, more: int, out: int) -> None:
+    m, r = model("llama-3-8b", "fp8", "fp8"), Replica(GPUS["H100-SXM5-80GB"], 1, None)
+    kw = {"prompt": 500, "output": out}
+    assert continuous_step(m, r, E, batch=b + more, **kw) >= continuous_step(m, r, E, batch=b, **kw)
+    assert continuous_tokens_per_s(m, r, E, batch=b + more, **kw) >= continuous_tokens_per_s(m, r, E, batch=b, **kw)
+
+
+@settings(max_examples=60, deadline=None)
+@given(prompt=st.integers(1, 30000), more=st.integers(1, 30000))
+def test_a_longer_prompt_never_fits_more_sequences_nor_answers_sooner(prompt: int, more: int) -> None:
+    m, r = model("llama-3-8b"), Replica(GPUS["L40S"], 1, None)
+    assert max_batch(m, r, prompt=prompt + more, output=300) <= max_batch(m, r, prompt=prompt, output=300)
+    assert ttft_seconds(m, r, E, prompt + more) > ttft_seconds(m, r, E, prompt)
