@@ -13,6 +13,10 @@ from gpuplan.cli.app import command_app
 from gpuplan.cli.extras_opts import (
     BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
 )
+from gpuplan.cli.serve_opts import (
+    AllowSpotOpt, HoursPerDayOpt, KvPrecisionOpt, MaxBatchOpt, MonthsOpt, OutputTokensOpt, PeakRatioOpt,
+    PercentileOpt, PromptTokensOpt, RateOpt, ServeOpt, TpotOpt, TtftOpt,
+)
 from gpuplan.cli.options import (
     MODEL_AND_TRAINING, RUN, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, JsonOpt,
     MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotEstimatesOpt, SpotPriceOpt, WideOpt, WorkloadFlags, build_constraints,
@@ -58,11 +62,25 @@ def plan(
     storage_gb: StorageGbOpt = None,
     setup_minutes: SetupMinutesOpt = None,
     bandwidth_mbps: BandwidthOpt = None,
+    serve: ServeOpt = None,
+    rate: RateOpt = None,
+    prompt_tokens: PromptTokensOpt = None,
+    output_tokens: OutputTokensOpt = None,
+    ttft: TtftOpt = None,
+    tpot: TpotOpt = None,
+    percentile: PercentileOpt = None,
+    kv_precision: KvPrecisionOpt = None,
+    max_batch: MaxBatchOpt = None,
+    hours_per_day: HoursPerDayOpt = None,
+    peak_ratio: PeakRatioOpt = None,
+    months: MonthsOpt = None,
+    allow_spot: AllowSpotOpt = False,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Rank every way to get the work done: each cloud offer and card purchase, under each billing mode."""
+    """Rank every way to get the work done: each cloud offer and card purchase, under each billing mode.
+    With --serve, the cheapest fleets that serve a model at --rate, per month."""
     from pricing.catalog import paused_gc
     from planner.limits import bounded
     from planner.plan import make_plan
@@ -73,6 +91,25 @@ def plan(
     use_wide(wide)
     if limit is not None:
         bounded(limit, "limit")
+    serving = {"rate": rate, "prompt_tokens": prompt_tokens, "output_tokens": output_tokens, "ttft": ttft,
+               "tpot": tpot, "percentile": percentile, "kv_precision": kv_precision, "max_batch": max_batch,
+               "hours_per_day": hours_per_day, "peak_ratio": peak_ratio}
+    if serve is not None:
+        if gpu_hours is not None or any(v is not None for v in workload.values()):
+            raise InputError("--serve plans a service; --gpu-hours and the training flags plan a job",
+                             "give one of the two")
+        if export is not None or deadline is not None or nodes is not None:
+            raise InputError("--export, --deadline and --nodes apply to training plans", "drop them with --serve")
+        s = settings_from(currency, fx, hours_per_month, discount, spot_price=spot_price)
+        cat = catalog_from(s, catalog)
+        c = build_constraints(deadline=None, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
+                              region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
+        _serve_plan(serve, serving, precision, c.model_copy(update={"spot_estimates": spot_estimates}), s, cat,
+                    months=months, allow_spot=allow_spot, fmt=fmt, limit=limit, explain=explain)
+        return
+    if any(v is not None for v in serving.values()) or months is not None or allow_spot:
+        raise InputError("--rate, --prompt-tokens, --ttft and the other serving flags describe a service",
+                         "add --serve MODEL")
     extras = extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps)
     s = settings_from(
         currency, fx, hours_per_month, discount,
@@ -104,6 +141,20 @@ def plan(
         emit(render_plan(p, fmt, limit, explain, title))
 
 
+
+
+def _serve_plan(serve: str, serving: dict[str, Any], precision: str, c: Any, s: Any, cat: Any, *,
+                months: int | None, allow_spot: bool, fmt: Any, limit: int | None, explain: bool) -> None:
+    """``plan --serve``: parse, call :func:`planner.serve.fleet.serve_plan`, render."""
+    from gpuplan.render.serve import render_serve_plan
+    from planner.serve.fleet import DEFAULT_MONTHS, serve_plan
+    from planner.serve.inputs import serve_workload_from_options
+
+    w = serve_workload_from_options(serve, precision=None if precision == "mixed" else precision, **serving)
+    if w.rate is None:
+        raise InputError("plan --serve needs the load", "give --rate, e.g. --rate 20 (requests per second)")
+    p = serve_plan(w, c, s, catalog=cat, months=DEFAULT_MONTHS if months is None else months, allow_spot=allow_spot)
+    emit(render_serve_plan(p, fmt, limit, explain))
 
 
 def _engine(export: tuple[str, Path] | None) -> Any:

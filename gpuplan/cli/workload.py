@@ -14,6 +14,9 @@ import typer
 
 from pricing.errors import InputError
 from gpuplan.cli.app import command_app
+from gpuplan.cli.serve_opts import (
+    KvPrecisionOpt, MaxBatchOpt, OutputTokensOpt, PercentileOpt, PromptTokensOpt, ServeOpt, TpotOpt, TtftOpt,
+)
 from gpuplan.cli.options import (
     MEMORY, MODEL_AND_TRAINING, RUN, SHAPE, JsonOpt, OutputOpt, WideOpt, WorkloadFlags, catalog_from, emit,
     parse_multi, settings_from, takes_workload, use_wide,
@@ -103,14 +106,14 @@ def estimate(
     gpus: Annotated[float, typer.Option("--gpus", help="Number of GPUs.")] = 1,
     *,
     workload: WorkloadFlags,  # --help lists the flags of MODEL_AND_TRAINING, RUN and SHAPE here (takes_workload)
-    serve: Annotated[Optional[str], typer.Option("--serve", help="Estimate serving this model instead (a preset, or 'custom' with --params): output tokens/s at the best layout.", rich_help_panel="Serving")] = None,
-    prompt_tokens: Annotated[Optional[int], typer.Option("--prompt-tokens", help="Tokens in each request's prompt. [default: 1000]", rich_help_panel="Serving")] = None,
-    output_tokens: Annotated[Optional[int], typer.Option("--output-tokens", help="Tokens in each answer. [default: 300]", rich_help_panel="Serving")] = None,
-    ttft: Annotated[Optional[str], typer.Option("--ttft", help="Time-to-first-token target, e.g. 1s or 800ms.", rich_help_panel="Serving")] = None,
-    tpot: Annotated[Optional[str], typer.Option("--tpot", help="Time-per-output-token target, e.g. 50ms.", rich_help_panel="Serving")] = None,
-    percentile: Annotated[Optional[str], typer.Option("--percentile", help="Which TTFT the target bounds: p50 or p95. [default: p50]", rich_help_panel="Serving")] = None,
-    kv_precision: Annotated[Optional[str], typer.Option("--kv-precision", help="KV-cache format: fp16, bf16 or fp8. [default: fp16]", rich_help_panel="Serving")] = None,
-    max_batch: Annotated[Optional[int], typer.Option("--max-batch", help="Most sequences a replica runs at once (vLLM --max-num-seqs). [default: 256]", rich_help_panel="Serving")] = None,
+    serve: ServeOpt = None,
+    prompt_tokens: PromptTokensOpt = None,
+    output_tokens: OutputTokensOpt = None,
+    ttft: TtftOpt = None,
+    tpot: TpotOpt = None,
+    percentile: PercentileOpt = None,
+    kv_precision: KvPrecisionOpt = None,
+    max_batch: MaxBatchOpt = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

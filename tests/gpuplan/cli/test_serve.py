@@ -81,3 +81,102 @@ def test_the_table_names_layout_latency_and_range(gpuplan: Run) -> None:
     assert code == 0, err
     for word in ("max throughput", "layout", "TTFT", "range", "at the targets"):
         assert word in out
+
+
+def serve_plan(gpuplan: Run, *args: str) -> dict:
+    code, out, err = gpuplan("plan", "--serve", *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def offers(gpuplan: Run, provider: str) -> dict[str, dict]:
+    code, out, err = gpuplan("offers", "--provider", provider, "--json")
+    assert code == 0, err
+    return {(o["offer"], o["region"]): o for o in json.loads(out)["offers"]}
+
+
+def test_an_hourly_fleet_costs_its_instances_rate_times_the_hours_served(gpuplan: Run) -> None:
+    p = serve_plan(gpuplan, "llama-3-8b", "--rate", "5", "--prompt-tokens", "500", "--output-tokens", "200",
+                   "--provider", "aws", "--billing", "hourly")
+    assert p["demand"]["peak_output_tokens_per_s"] == 1000.0
+    rates = offers(gpuplan, "aws")
+    for o in p["options"][:10]:
+        hourly = float(rates[(o["offer"], o["region"])]["hourly"])
+        assert float(o["cost_per_month"]["amount"]) == pytest.approx(hourly * 730 * o["instances"], abs=0.01)
+        # the fewest instances whose expected capacity covers the peak
+        per_instance = o["capacity_output_tokens_per_s"] / o["instances"]
+        assert per_instance * o["instances"] >= 1000 > per_instance * (o["instances"] - 1)
+        tokens = 1000 * 730 * 3600
+        assert float(o["cost_per_million_output_tokens"]["amount"]) == pytest.approx(
+            float(o["cost_per_month"]["amount"]) / tokens * 1e6, abs=0.006)
+
+
+def test_the_fleet_capacity_is_what_estimate_serve_says_one_instance_serves(gpuplan: Run) -> None:
+    p = serve_plan(gpuplan, "llama-3-70b", "--rate", "20", "--ttft", "1s", "--precision", "fp8",
+                   "--kv-precision", "fp8", "--provider", "aws", "--billing", "hourly")
+    top = p["options"][0]
+    est = estimate(gpuplan, "llama-3-70b", "--gpu", top["gpu"], "--gpus", str(top["gpus_per_instance"]), "--ttft", "1s",
+                   "--precision", "fp8", "--kv-precision", "fp8")
+    per_instance = est["at_targets"]["output_tokens_per_s"]["expected"]
+    assert top["capacity_output_tokens_per_s"] / top["instances"] == pytest.approx(per_instance, rel=1e-3)
+    assert top["layout"]["ttft_s"] <= 1.0
+
+
+def test_the_cheapest_fleet_is_never_dearer_than_any_listed(gpuplan: Run) -> None:
+    p = serve_plan(gpuplan, "llama-3-8b", "--rate", "50")
+    costs = [float(o["cost_per_month"]["amount"]) for o in p["options"]]
+    assert costs == sorted(costs) and len(costs) == p["options_total"]
+    for mode, best in p["cheapest_by_billing"].items():
+        assert float(best["cost_per_month"]["amount"]) == min(
+            float(o["cost_per_month"]["amount"]) for o in p["options"] if o["billing"] == mode)
+
+
+def test_a_service_that_runs_a_third_of_the_day_pays_a_third_by_the_hour_but_all_of_a_month(gpuplan: Run) -> None:
+    def costs(hours: str) -> dict[tuple[str, str], float]:
+        p = serve_plan(gpuplan, "llama-3-8b", "--rate", "2", "--hours-per-day", hours, "--provider", "tencent")
+        return {(o["offer"], o["billing"]): float(o["cost_per_month"]["amount"]) for o in p["options"]}
+    full, third = costs("24"), costs("8")
+    hourly = [k for k in full if k[1] == "hourly"]
+    monthly = [k for k in full if k[1] == "monthly"]
+    assert hourly and monthly
+    for k in hourly:
+        assert third[k] < full[k] / 2.5  # tiered hourly billing makes long runs a little cheaper per hour
+    for k in monthly:
+        assert third[k] == full[k]
+
+
+def test_a_24_7_service_is_cheaper_on_a_subscription_or_owned_than_by_the_hour(gpuplan: Run) -> None:
+    p = serve_plan(gpuplan, "llama-3-8b", "--rate", "10")
+    best = {k: float(v["cost_per_month"]["amount"]) for k, v in p["cheapest_by_billing"].items()}
+    assert min(best["monthly"], best["buy"]) < best["hourly"]
+    assert p["options"][0]["billing"] in ("monthly", "buy")
+
+
+def test_spot_serves_only_when_allowed(gpuplan: Run) -> None:
+    p = serve_plan(gpuplan, "llama-3-8b", "--rate", "10", "--provider", "aws")
+    assert all(o["billing"] != "spot" for o in p["options"])
+    assert any("--allow-spot" in e["reason"] for e in p["excluded"])
+    allowed = serve_plan(gpuplan, "llama-3-8b", "--rate", "10", "--provider", "aws", "--allow-spot")
+    assert any(o["billing"] == "spot" for o in allowed["options"])
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--serve", "llama-3-8b"], "needs the load"),
+    (["--serve", "llama-3-8b", "--rate", "5", "--gpu-hours", "200"], "give one of the two"),
+    (["--rate", "5"], "add --serve"),
+    (["--serve", "llama-3-8b", "--rate", "5", "--hours-per-day", "25"], "--hours-per-day"),
+    (["--serve", "llama-3-8b", "--rate", "5", "--peak-ratio", "0.5"], "--peak-ratio"),
+    (["--serve", "llama-3-8b", "--rate", "5", "--months", "0"], "--months"),
+    (["--serve", "llama-3-8b", "--rate", "5", "--tpot", "1us"], "no offer can serve"),
+    (["--serve", "no-such-model", "--rate", "5"], "no-such-model"),
+])
+def test_bad_plan_serve_input_is_a_message_not_a_traceback(gpuplan: Run, args: list[str], says: str) -> None:
+    code, _, err = gpuplan("plan", *args)
+    assert code == 2 and says in err and "Traceback" not in err, err
+
+
+def test_the_table_names_the_winner_and_each_billing_modes_best(gpuplan: Run) -> None:
+    code, out, err = gpuplan("plan", "--serve", "llama-3-70b", "--rate", "20", "--prompt-tokens", "1000",
+                             "--output-tokens", "300", "--ttft", "1s")
+    assert code == 0, err
+    assert "wins:" in out and "hourly" in out and "per month" in out

@@ -1,0 +1,71 @@
+"""How a serving plan is shown: a table of fleets, or its JSON and CSV contracts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pricing.money import money_text
+from planner.serve.fleet import ServePlan
+from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
+
+COLUMNS = [
+    Column(key="rank", header="#", justify="right", priority=0),
+    Column(key="provider", header="provider", priority=0),
+    Column(key="offer", header="offer", priority=0),
+    Column(key="region", header="region", priority=3),
+    Column(key="billing", header="billing", priority=0),
+    Column(key="fleet", header="fleet", priority=1),
+    Column(key="layout", header="per instance", priority=2),
+    Column(key="capacity", header="tokens/s", justify="right", priority=2),
+    Column(key="load", header="load", justify="right", priority=3),
+    Column(key="per_month", header="per month", justify="right", priority=0),
+    Column(key="per_million", header="per 1M tokens", justify="right", priority=1),
+    Column(key="if_slow", header="if slow", justify="right", priority=3),
+]
+
+
+def _rows(p: ServePlan, limit: int | None) -> list[dict[str, Any]]:
+    shown = p.options if not limit else p.options[:limit]
+    rows = []
+    for i, o in enumerate(shown, 1):
+        lay = o.layout
+        rows.append({
+            "rank": i, "provider": o.provider, "offer": o.offer, "region": o.region, "billing": str(o.billing),
+            "fleet": f"{o.instances} x ({o.instances * o.gpu_count} x {o.gpu})",
+            "layout": f"{lay.replicas} x TP{lay.tp}, batch {lay.batch}",
+            "capacity": f"{o.capacity_tokens_per_s:,.0f}", "load": f"{o.load:.0%}",
+            "per_month": money_text(o.cost_per_month.amount, str(o.cost_per_month.currency)),
+            "per_million": money_text(o.cost_per_million_tokens.amount, None, places=3),
+            "if_slow": money_text(o.cost_per_month_if_slow.amount, None, places=0),
+        })
+    return rows
+
+
+def summary(p: ServePlan) -> str:
+    """One line per billing mode's cheapest fleet, and which wins."""
+    best = p.best_by_billing()
+    win = p.cheapest
+    parts = [f"{mode} {money_text(o.cost_per_month.amount, p.currency, places=0)}/month "
+             f"({o.instances} x {o.offer})" for mode, o in best.items()]
+    return f"{win.billing} wins: " + "; ".join(parts)
+
+
+def render_serve_plan(p: ServePlan, fmt: OutputFormat, limit: int | None, explain: bool) -> str | None:
+    if fmt is OutputFormat.JSON:
+        return dump_json(p.as_json(limit))
+    table_limit = 25 if limit is None and fmt is OutputFormat.TABLE else limit
+    w, d = p.workload, p.demand
+    title = (f"Fleets serving {w.arch.name} ({w.weights}) at {w.rate:g} requests/s x {w.output_tokens} output tokens"
+             f" ({d.peak_tokens_per_s:,.0f} tokens/s at the peak), cheapest per month over {p.months} months")
+    targets = ", ".join(t for t in (f"TTFT {w.percentile} <= {w.ttft_s:g} s" if w.ttft_s else "",
+                                    f"TPOT <= {w.tpot_s * 1000:g} ms" if w.tpot_s else "") if t) or "no latency target"
+    caption = (f"{summary(p)}. {targets}; {w.hours_per_day:g} h a day. 'if slow': the monthly cost if the model "
+               f"serves at the low end of its range ({p.range_basis}).")
+    if p.cheapest.notes:
+        caption += " #1: " + "; ".join(p.cheapest.notes) + "."
+    if explain and p.excluded:
+        reasons: dict[str, int] = {}
+        for _, _, r in p.excluded:
+            reasons[r] = reasons.get(r, 0) + 1
+        caption += " Excluded: " + "; ".join(f"{n} x {r}" for r, n in sorted(reasons.items(), key=lambda x: -x[1]))
+    return render_rows(_rows(p, table_limit), COLUMNS, fmt, title=title, caption=caption)

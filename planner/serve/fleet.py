@@ -1,0 +1,245 @@
+"""``plan --serve``: the cheapest fleet that serves a model at a load and latency, per billing mode.
+
+For every offer (an instance type, or cards to buy) the best layout on its GPUs at the latency
+targets gives what one instance serves; the fleet is the fewest instances whose expected
+throughput covers the peak (average rate x ``peak_ratio``), and would be larger if the model
+is as slow as the low end of its calibrated range (``instances_if_slow``).
+
+Each billing mode is costed over the horizon (``months``, 36 by default, as ``gpuplan tco``)
+with the provider's own quote for the hours the service runs, then divided by the months:
+pay-as-you-go and spot pay the hours served; a monthly subscription pays every month; a
+reservation pays its whole term; bought cards are paid once (no resale, no host: the TCO
+report's business) plus their energy at TDP for the hours served. Spot runs only where the user
+allows interruptions (``allow_spot``): a serving replica that vanishes drops its requests.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from pricing.billing import BillingMode
+from pricing.catalog import Catalog, Interconnect
+from pricing.errors import InputError, PriceMissingError
+from pricing.money import Money, money_json
+from providers.base import Offer
+from providers.registry import all_providers
+from planner.plan.filters import check_regions, offer_filter, places
+from planner.plan.model import ESTIMATED_SPOT, Constraints
+from planner.serve.calibration import Calibration, shipped
+from planner.serve.layout import Layout, best_layout
+from planner.serve.spec import ServeWorkload
+from planner.settings import Settings
+
+DEFAULT_MONTHS = 36
+
+
+def _money(m: Money) -> dict[str, str]:
+    return {"amount": money_json(m.amount), "currency": str(m.currency)}
+
+MAX_INSTANCES = 1000  # a fleet larger than this is a different project: say so rather than price it
+SECONDS_PER_HOUR = 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    """One way to serve: ``instances`` x an offer under one billing mode, with its monthly cost."""
+
+    provider: str
+    offer: str
+    region: str
+    gpu: str
+    gpu_count: int
+    billing: BillingMode
+    instances: int
+    instances_if_slow: int
+    layout: Layout
+    capacity_tokens_per_s: float  # the fleet's expected output tokens/s
+    load: float  # peak demand over the fleet's capacity
+    cost_per_month: Money  # display currency
+    native_cost_per_month: Money
+    cost_per_million_tokens: Money
+    cost_per_month_if_slow: Money
+    estimate: bool
+    live: bool
+    notes: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider, "offer": self.offer, "region": self.region, "gpu": self.gpu,
+            "gpus_per_instance": self.gpu_count, "billing": str(self.billing), "instances": self.instances,
+            "instances_if_slow": self.instances_if_slow, "layout": self.layout.as_json(),
+            "capacity_output_tokens_per_s": round(self.capacity_tokens_per_s, 1), "load": round(self.load, 4),
+            "cost_per_month": _money(self.cost_per_month), "native_cost_per_month": _money(self.native_cost_per_month),
+            "cost_per_million_output_tokens": _money(self.cost_per_million_tokens),
+            "cost_per_month_if_slow": _money(self.cost_per_month_if_slow),
+            "estimate": self.estimate, "live": self.live, "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    peak_tokens_per_s: float
+    average_tokens_per_s: float
+    hours_per_month: Decimal  # hours the service runs in a month
+    tokens_per_month: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {"peak_output_tokens_per_s": round(self.peak_tokens_per_s, 3),
+                "average_output_tokens_per_s": round(self.average_tokens_per_s, 3),
+                "hours_served_per_month": float(self.hours_per_month),
+                "output_tokens_per_month": round(self.tokens_per_month)}
+
+
+@dataclass(frozen=True, slots=True)
+class ServePlan:
+    workload: ServeWorkload
+    demand: Demand
+    months: int
+    currency: str
+    options: tuple[Fleet, ...]
+    excluded: tuple[tuple[str, str, str], ...]  # (provider, offer or offer@mode, reason)
+    range_basis: str
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def cheapest(self) -> Fleet:
+        return self.options[0]
+
+    def best_by_billing(self) -> dict[str, Fleet]:
+        best: dict[str, Fleet] = {}
+        for o in self.options:  # already cheapest first
+            best.setdefault(str(o.billing), o)
+        return best
+
+    def as_json(self, limit: int | None = None) -> dict[str, Any]:
+        shown = self.options if not limit else self.options[:limit]
+        return {
+            "workload": self.workload.as_json(), "demand": self.demand.as_json(), "horizon_months": self.months,
+            "currency": self.currency, "range": self.range_basis, "notes": list(self.notes),
+            "cheapest_by_billing": {k: {"provider": v.provider, "offer": v.offer, "instances": v.instances,
+                                        "cost_per_month": _money(v.cost_per_month)}
+                                    for k, v in self.best_by_billing().items()},
+            "options": [o.as_json() for o in shown], "options_total": len(self.options),
+            "excluded": [{"provider": p, "offer": o, "reason": r} for p, o, r in self.excluded],
+        }
+
+
+def _demand(w: ServeWorkload, s: Settings) -> Demand:
+    if w.rate is None:
+        raise InputError("plan --serve needs the load", "give --rate, e.g. --rate 20 (requests per second)")
+    hours = s.hours_per_month * Decimal(repr(w.hours_per_day)) / 24
+    avg = w.rate * w.output_tokens
+    return Demand(avg * w.peak_ratio, avg, hours, avg * float(hours) * SECONDS_PER_HOUR)
+
+
+def _owned_month(offer: Offer, spec: Any, w: ServeWorkload, s: Settings, catalog: Catalog, months: int,
+                 load: float) -> tuple[Money, list[str], bool]:
+    """Owning one instance's cards for a month, as ``gpuplan tco`` counts it: cards and a sized host paid once per
+    life less resale, spread over the horizon, plus energy (GPUs busy for the hours served, at the load), upkeep
+    and, for a server, colocation."""
+    from planner.tco.owned import make_owned
+    from planner.tco.scenario import Scenario
+
+    condition = offer.name.rsplit("(", 1)[-1].rstrip(")") if "(" in offer.name else None
+    owned = make_owned(spec, int(offer.gpu_count), Scenario(condition=condition), currency=s.currency,
+                       fx=s.fx_table(), hours_per_month=s.hours_per_month, catalog=catalog)
+    busy = Decimal(repr(min(1.0, load) * w.hours_per_day / 24))
+    month = owned.capex_per_month(months) + owned.opex_per_month(busy)
+    notes = [f"owned: cards and a sized host ({owned.host_price}) paid once per {owned.life_months}-month life less "
+             f"{owned.resale_fraction:.0%} resale, over {months} months; energy at {busy:.0%} busy, PUE {owned.pue}, "
+             f"upkeep {owned.maintenance_fraction:.0%} a year" + (", colocation" if owned.colo_per_kw_month else "")
+             + f" ({owned.profile} profile; gpuplan tco for the details)"]
+    return Money(amount=month, currency=owned.currency), notes, False
+
+
+def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalog, months: int = DEFAULT_MONTHS,
+               allow_spot: bool = False, calibration: Calibration | None = None) -> ServePlan:
+    """Every fleet that serves ``w``, cheapest per month first; raises InputError when none can."""
+    if not 1 <= months <= 120:
+        raise InputError(f"--months must be 1 to 120, got {months}")
+    cal = calibration or shipped()
+    demand = _demand(w, s)
+    fx = s.fx_table()
+    horizon = Decimal(months)
+    served = demand.hours_per_month * horizon
+    held_all = s.hours_per_month * horizon
+    layouts: dict[tuple[str, int, Interconnect], Layout | str] = {}
+    options: list[Fleet] = []
+    excluded: list[tuple[str, str, str]] = []
+    providers = [p for p in all_providers(catalog, spot_pricing=s.spot_price)
+                 if c.providers is None or p.name in c.providers]
+    listed = [(p, p.list_offers()) for p in providers]
+    check_regions(c.regions, (place for p, offers in listed for place in places(p.name, offers)))
+    for provider, offers in listed:
+        for offer in offers:
+            spec = catalog.gpus[offer.gpu]
+            if (why := offer_filter(offer, spec, c)) is not None:
+                excluded.append((offer.provider, offer.name, why[1]))
+                continue
+            n = offer.gpu_count
+            if n < 1 or n != int(n):
+                excluded.append((offer.provider, offer.name, f"{n:g} GPUs: a share of a GPU serves no replica"))
+                continue
+            key = (spec.key, int(n), offer.interconnect)
+            if key not in layouts:
+                layouts[key] = best_layout(w, spec, int(n), offer.interconnect, cal)
+            lay = layouts[key]
+            if isinstance(lay, str):
+                excluded.append((offer.provider, offer.name, lay))
+                continue
+            need = math.ceil(demand.peak_tokens_per_s / lay.tokens_per_s)
+            slow = math.ceil(demand.peak_tokens_per_s / (lay.tokens_per_s * cal.spread.low))
+            if need > MAX_INSTANCES:
+                excluded.append((offer.provider, offer.name, f"needs {need:,} instances, over {MAX_INSTANCES:,}"))
+                continue
+            for mode in offer.rates:
+                if c.billing is not None and mode not in c.billing:
+                    continue
+                label = f"{offer.name} {mode}"
+                if mode is BillingMode.SPOT and not allow_spot:
+                    excluded.append((offer.provider, label, "spot instances can be taken back mid-request: "
+                                                            "add --allow-spot if the service tolerates it"))
+                    continue
+                if mode in offer.estimated and not c.spot_estimates:
+                    excluded.append((offer.provider, label, ESTIMATED_SPOT))
+                    continue
+                try:
+                    if mode is BillingMode.BUY:
+                        per_instance, notes, estimate = _owned_month(offer, spec, w, s, catalog, months,
+                                                                     demand.peak_tokens_per_s / (lay.tokens_per_s * need))
+                    else:
+                        # an instance on a term is held the whole horizon; by the hour it runs only when serving
+                        held = served if mode in (BillingMode.HOURLY, BillingMode.SPOT) else held_all
+                        quote = provider.quote(offer, mode, held, hours_per_month=s.hours_per_month)
+                        per_instance = Money(amount=quote.cost.amount / horizon, currency=quote.cost.currency)
+                        notes, estimate = list(quote.notes), quote.estimate
+                except PriceMissingError as exc:
+                    excluded.append((offer.provider, label, str(exc)))
+                    continue
+                native = per_instance * need
+                cost = fx.convert(native, s.currency)
+                per_million = Money(amount=cost.amount / Decimal(repr(demand.tokens_per_month)) * Decimal(1_000_000),
+                                    currency=cost.currency) if demand.tokens_per_month > 0 else cost
+                if offer.notes:
+                    notes.append(offer.notes.rstrip("; "))
+                if mode in (BillingMode.MONTHLY, BillingMode.RESERVED_1Y, BillingMode.RESERVED_3Y) \
+                        and w.hours_per_day < 24:
+                    notes.append(f"pays every hour of the {mode} term for a service that runs "
+                                 f"{w.hours_per_day:g} h a day")
+                if estimate:
+                    notes.append(f"{mode} price is an estimate")
+                options.append(Fleet(
+                    provider=offer.provider, offer=offer.name, region=offer.region, gpu=offer.gpu,
+                    gpu_count=int(n), billing=mode, instances=need, instances_if_slow=slow, layout=lay,
+                    capacity_tokens_per_s=lay.tokens_per_s * need, load=demand.peak_tokens_per_s / (lay.tokens_per_s * need),
+                    cost_per_month=cost, native_cost_per_month=native, cost_per_million_tokens=per_million,
+                    cost_per_month_if_slow=fx.convert(per_instance * slow, s.currency), estimate=estimate,
+                    live=offer.live, notes=tuple(notes)))
+    if not options:
+        reasons = sorted({r for _, _, r in excluded})
+        raise InputError("no offer can serve this", "; ".join(reasons[:3]) or "no offers in the catalog")
+    options.sort(key=lambda o: (o.cost_per_month.amount, o.instances, o.provider, o.offer, str(o.billing)))
+    return ServePlan(w, demand, months, str(s.currency), tuple(options), tuple(excluded), cal.spread.basis)
