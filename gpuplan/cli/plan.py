@@ -98,14 +98,16 @@ def plan(
         if gpu_hours is not None or any(v is not None for v in workload.values()):
             raise InputError("--serve plans a service; --gpu-hours and the training flags plan a job",
                              "give one of the two")
-        if export is not None or deadline is not None or nodes is not None:
-            raise InputError("--export, --deadline and --nodes apply to training plans", "drop them with --serve")
+        if deadline is not None or nodes is not None:
+            raise InputError("--deadline and --nodes apply to training plans", "drop them with --serve")
+        engine = _engine(export)
         s = settings_from(currency, fx, hours_per_month, discount, spot_price=spot_price)
         cat = catalog_from(s, catalog)
         c = build_constraints(deadline=None, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                               region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
         _serve_plan(serve, serving, precision, c.model_copy(update={"spot_estimates": spot_estimates}), s, cat,
-                    months=months, allow_spot=allow_spot, fmt=fmt, limit=limit, explain=explain)
+                    months=months, allow_spot=allow_spot, fmt=fmt, limit=limit, explain=explain,
+                    export=(engine, export[1]) if engine is not None and export is not None else None)
         return
     if any(v is not None for v in serving.values()) or months is not None or allow_spot:
         raise InputError("--rate, --prompt-tokens, --ttft and the other serving flags describe a service",
@@ -144,7 +146,8 @@ def plan(
 
 
 def _serve_plan(serve: str, serving: dict[str, Any], precision: str, c: Any, s: Any, cat: Any, *,
-                months: int | None, allow_spot: bool, fmt: Any, limit: int | None, explain: bool) -> None:
+                months: int | None, allow_spot: bool, fmt: Any, limit: int | None, explain: bool,
+                export: tuple[Any, Path] | None) -> None:
     """``plan --serve``: parse, call :func:`planner.serve.fleet.serve_plan`, render."""
     from gpuplan.render.serve import render_serve_plan
     from planner.serve.fleet import DEFAULT_MONTHS, serve_plan
@@ -154,6 +157,17 @@ def _serve_plan(serve: str, serving: dict[str, Any], precision: str, c: Any, s: 
     if w.rate is None:
         raise InputError("plan --serve needs the load", "give --rate, e.g. --rate 20 (requests per second)")
     p = serve_plan(w, c, s, catalog=cat, months=DEFAULT_MONTHS if months is None else months, allow_spot=allow_spot)
+    if export is not None:
+        from gpuplan.console import stderr
+        from gpuplan.render.export import task_name
+        from gpuplan.render.serve_export import export_service
+
+        model = w.arch.name if w.arch.name != "custom" else f"custom-{_count(w.arch.params)}"
+        name = task_name((model, "serve", f"{_count(w.rate or 0)}rps", str(w.weights)))
+        path, rank, f = export_service(p, export[0], export[1], name=name,
+                                       gpu_memory_gb={k: g.vram_gb for k, g in cat.gpus.items()})
+        stderr().print(f"wrote {export[0]} service for {f.instances} x {f.offer} {f.billing} (the plan's #{rank}) "
+                       f"to {path}", highlight=False, markup=False)
     emit(render_serve_plan(p, fmt, limit, explain))
 
 

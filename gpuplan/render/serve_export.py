@@ -1,0 +1,124 @@
+"""Hand a serving plan's fleet to an engine: a SkyPilot service or a dstack service running vLLM.
+
+The fleet exported is the cheapest one the engine can run (a plan's first fleet may be cards to
+buy, or on Tencent Cloud, which neither engine supports). Each instance runs one vLLM server with
+the plan's layout (``--tensor-parallel-size``, ``--data-parallel-size`` for several replicas on
+one instance, ``--max-num-seqs`` the batch); the engines run ``instances`` copies and autoscale up
+to ``instances_if_slow`` on requests per second, the rate one instance is expected to serve.
+The server command is the user's to change (another engine, a quantised checkpoint).
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from pricing.errors import InputError
+from pricing.money import money_text
+from providers.registry import engine_runs
+from planner.serve.fleet import Fleet, ServePlan
+from gpuplan.render.export import SKY_ACCELERATORS, Engine, q
+
+PORT = 8000
+# Public Hugging Face repositories of the presets' chat/instruct checkpoints; any other model gets a placeholder.
+HF_IDS = {
+    "llama-2-7b": "meta-llama/Llama-2-7b-chat-hf", "llama-2-13b": "meta-llama/Llama-2-13b-chat-hf",
+    "llama-2-70b": "meta-llama/Llama-2-70b-chat-hf", "llama-3-8b": "meta-llama/Meta-Llama-3-8B-Instruct",
+    "llama-3-70b": "meta-llama/Meta-Llama-3-70B-Instruct", "mistral-7b": "mistralai/Mistral-7B-Instruct-v0.1",
+    "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1", "gpt-j-6b": "EleutherAI/gpt-j-6b",
+}
+PLACEHOLDER = "your-org/your-model"
+
+
+def exportable(plan: ServePlan, engine: Engine) -> tuple[int, Fleet]:
+    """(rank, fleet) of the cheapest fleet ``engine`` runs; an InputError naming why when there is none."""
+    for i, f in enumerate(plan.options, 1):
+        if f.provider != "local" and engine_runs(engine, f.provider) and str(f.billing) in ("hourly", "spot"):
+            return i, f
+    raise InputError(f"no fleet in the plan is one {engine} can run: nothing was written",
+                     f"{engine} rents by the hour or spot on the clouds it supports: plan with --provider aws")
+
+
+def vllm_command(plan: ServePlan, f: Fleet) -> str:
+    w, lay = plan.workload, f.layout
+    args = ["vllm", "serve", "$MODEL_ID", "--port", str(PORT), "--tensor-parallel-size", str(lay.tp),
+            "--max-num-seqs", str(lay.batch), "--max-model-len", str(w.prompt_tokens + w.output_tokens)]
+    if lay.replicas > 1:
+        args += ["--data-parallel-size", str(lay.replicas)]
+    if w.weights.value == "fp8":
+        args += ["--quantization", "fp8"]
+    if w.kv.value == "fp8":
+        args += ["--kv-cache-dtype", "fp8"]
+    return " ".join(a if a.startswith("$") else shlex.quote(a) for a in args)
+
+
+def _header(plan: ServePlan, rank: int, f: Fleet) -> list[str]:
+    w = plan.workload
+    lines = [f"# Written by gpuplan: {w.arch.name} at {w.rate:g} requests/s ({w.prompt_tokens} prompt + "
+             f"{w.output_tokens} output tokens), {f.instances} x {f.offer} ({f.gpu_count} x {f.gpu}) {f.billing} in "
+             f"{f.region}",
+             f"# Estimated {money_text(f.cost_per_month.amount, plan.currency)} a month "
+             f"({money_text(f.cost_per_million_tokens.amount, plan.currency, places=3)} per million output tokens); "
+             f"{f.instances_if_slow} instances if the model serves at the low end of its range.",
+             f"# Each instance: {f.layout.replicas} replica(s) x tensor parallel {f.layout.tp}, batch {f.layout.batch},"
+             f" TTFT {f.layout.ttft_s * 1000:,.0f} ms, TPOT {f.layout.tpot_s * 1000:,.1f} ms (gpuplan's estimates)."]
+    if rank > 1:
+        lines.append(f"# The plan's #1 ({plan.cheapest.provider} {plan.cheapest.offer} {plan.cheapest.billing}) is not "
+                     f"something the engine runs: this is its #{rank}.")
+    if HF_IDS.get(w.arch.name) is None:
+        lines.append(f"# Set MODEL_ID to your checkpoint ({PLACEHOLDER} is a placeholder).")
+    if w.weights.value in ("int8", "int4"):
+        lines.append(f"# {w.weights} weights: point MODEL_ID at a pre-quantised checkpoint (GPTQ/AWQ), vLLM detects it.")
+    return lines
+
+
+def _target_rps(f: Fleet, plan: ServePlan) -> float:
+    per_instance = f.capacity_tokens_per_s / f.instances / plan.workload.output_tokens
+    return round(per_instance, 2)
+
+
+def skypilot_service(plan: ServePlan, rank: int, f: Fleet, name: str) -> str:
+    acc = SKY_ACCELERATORS.get(f.gpu)
+    model = HF_IDS.get(plan.workload.arch.name, PLACEHOLDER)
+    lines = [*_header(plan, rank, f), f"name: {q(name)}", "service:", "  readiness_probe: /v1/models"]
+    if f.instances_if_slow > f.instances:
+        lines += ["  replica_policy:", f"    min_replicas: {f.instances}", f"    max_replicas: {f.instances_if_slow}",
+                  f"    target_qps_per_replica: {_target_rps(f, plan)}"]
+    else:
+        lines.append(f"  replicas: {f.instances}")
+    lines += ["envs:", f"  MODEL_ID: {q(model)}", "resources:", f"  cloud: {f.provider}", f"  region: {q(f.region)}",
+              f"  instance_type: {q(f.offer)}"]
+    if acc:
+        lines.append(f"  accelerators: {q(f'{acc}:{f.gpu_count}')}")
+    lines += [f"  use_spot: {'true' if str(f.billing) == 'spot' else 'false'}", f"  ports: {PORT}",
+              "setup: |", "  pip install vllm", "run: |", f"  {vllm_command(plan, f)}"]
+    return "\n".join(lines) + "\n"
+
+
+def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_gb: float) -> str:
+    acc = SKY_ACCELERATORS.get(f.gpu, f.gpu).split("-")[0]
+    model = HF_IDS.get(plan.workload.arch.name, PLACEHOLDER)
+    lines = [*_header(plan, rank, f), "type: service", f"name: {q(name)}", "env:", f"  - {q('MODEL_ID=' + model)}",
+             "  - HF_TOKEN", "commands:", "  - pip install vllm", f"  - {q(vllm_command(plan, f))}",
+             f"port: {PORT}", f"model: {q(model)}"]
+    if f.instances_if_slow > f.instances:
+        lines += [f"replicas: {q(f'{f.instances}..{f.instances_if_slow}')}", "scaling:", "  metric: rps",
+                  f"  target: {_target_rps(f, plan)}"]
+    else:
+        lines.append(f"replicas: {f.instances}")
+    lines += ["resources:", f"  gpu: {q(f'{acc}:{gpu_memory_gb:g}GB:{f.gpu_count}')}",
+              f"spot_policy: {'spot' if str(f.billing) == 'spot' else 'on-demand'}",
+              f"backends: [{f.provider}]", f"regions: [{q(f.region)}]"]
+    return "\n".join(lines) + "\n"
+
+
+def export_service(plan: ServePlan, engine: Engine, path: Path, *, name: str, gpu_memory_gb: dict[str, float]
+                   ) -> tuple[Path, int, Fleet]:
+    """Write the cheapest fleet ``engine`` runs to ``path``; nothing is written when there is none."""
+    if not path.parent.exists():
+        raise InputError(f"folder {path.parent} does not exist: nothing was written", "create it or pick another path")
+    rank, f = exportable(plan, engine)
+    text = (skypilot_service(plan, rank, f, name) if engine is Engine.SKYPILOT
+            else dstack_service(plan, rank, f, name, gpu_memory_gb[f.gpu]))
+    path.write_text(text, encoding="utf-8")
+    return path, rank, f

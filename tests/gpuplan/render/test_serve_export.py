@@ -1,0 +1,80 @@
+"""`plan --serve --export`: services that SkyPilot's and dstack's own code accept, running the plan's layout."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.gpuplan.render.test_export import Run, dstack_parse, sky_validate
+
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.filterwarnings("ignore::PendingDeprecationWarning"),
+              pytest.mark.filterwarnings("ignore::UserWarning")]
+SERVE = ("plan", "--serve", "llama-3-70b", "--rate", "20", "--prompt-tokens", "1000", "--output-tokens", "300",
+         "--ttft", "1s", "--precision", "fp8", "--kv-precision", "fp8")
+
+
+def _plan(gpuplan: Run, *extra: str) -> dict:
+    code, out, err = gpuplan(*SERVE, *extra, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _first_cloud(plan: dict) -> dict:
+    return next(o for o in plan["options"] if o["provider"] == "aws" and o["billing"] in ("hourly", "spot"))
+
+
+def test_skypilot_service_loads_in_skyserve_with_the_plans_fleet_and_layout(gpuplan: Run, tmp_path: Path) -> None:
+    from sky.serve.service_spec import SkyServiceSpec
+
+    path = tmp_path / "service.yaml"
+    code, _, err = gpuplan(*SERVE, "--export", "skypilot", str(path))
+    assert code == 0, err
+    task = sky_validate(path)
+    spec = SkyServiceSpec.from_yaml_config(task["service"])
+    win = _first_cloud(_plan(gpuplan))
+    assert spec.min_replicas == win["instances"]
+    assert (spec.max_replicas or spec.min_replicas) == win["instances_if_slow"]
+    assert task["resources"]["instance_type"] == win["offer"] and task["resources"]["use_spot"] is False
+    run = shlex.split(task["run"])
+    lay = win["layout"]
+    assert run[run.index("--tensor-parallel-size") + 1] == str(lay["tensor_parallel"])
+    assert run[run.index("--max-num-seqs") + 1] == str(lay["batch_per_replica"])
+    assert "--quantization" in run and "--kv-cache-dtype" in run
+    plan = _plan(gpuplan)
+    rank = plan["options"].index(win) + 1
+    first = plan["options"][0]
+    assert rank > 1 and f"The plan's #1 ({first['provider']} {first['offer']} {first['billing']})" in path.read_text()
+    assert f"this is its #{rank}." in path.read_text()
+
+
+def test_skypilot_task_with_the_service_passes_skypilots_task_checks(gpuplan: Run, tmp_path: Path) -> None:
+    import sky
+
+    path = tmp_path / "service.yaml"
+    assert gpuplan(*SERVE, "--export", "skypilot", str(path))[0] == 0
+    task = sky.Task.from_yaml_config(yaml.safe_load(path.read_text(encoding="utf-8")))
+    assert task.service is not None and task.name.startswith("llama-3-70b-serve")
+
+
+def test_dstack_service_parses_in_dstack_with_replicas_and_autoscaling(gpuplan: Run, tmp_path: Path) -> None:
+    path = tmp_path / ".dstack.yml"
+    code, _, err = gpuplan(*SERVE, "--export", "dstack", str(path))
+    assert code == 0, err
+    conf = dstack_parse(path)
+    win = _first_cloud(_plan(gpuplan))
+    assert conf.type == "service" and conf.port.container_port == 8000
+    assert conf.replicas.min == win["instances"] and conf.replicas.max == win["instances_if_slow"]
+    per_instance_rps = win["capacity_output_tokens_per_s"] / win["instances"] / 300
+    assert conf.scaling.target == pytest.approx(per_instance_rps, abs=0.01)
+    assert conf.model.name == "meta-llama/Meta-Llama-3-70B-Instruct"
+
+
+def test_a_plan_with_no_fleet_the_engine_runs_writes_nothing(gpuplan: Run, tmp_path: Path) -> None:
+    path = tmp_path / "service.yaml"
+    code, _, err = gpuplan(*SERVE, "--provider", "tencent,local", "--export", "skypilot", str(path))
+    assert code == 2 and "nothing was written" in err and not path.exists()
