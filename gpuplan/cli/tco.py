@@ -14,6 +14,10 @@ import typer
 
 from pricing.errors import InputError, first_error
 from gpuplan.cli.app import command_app
+from gpuplan.cli.serve_opts import (
+    AllowSpotOpt, KvPrecisionOpt, MaxBatchOpt, OutputTokensOpt, PeakRatioOpt, PercentileOpt, PromptTokensOpt, RateOpt,
+    ServeOpt, TpotOpt, TtftOpt,
+)
 from gpuplan.cli.options import (
     CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, SpotEstimatesOpt, WideOpt, catalog_from, emit, not_empty,
     parse_multi, use_wide, write_file,
@@ -124,8 +128,20 @@ def tco(
     markdown_file: Annotated[Optional[Path], typer.Option("--markdown", help="Also write the report as Markdown.", metavar="FILE")] = None,
     html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report with the chart.", metavar="FILE")] = None,
     chart_file: Annotated[Optional[list[Path]], typer.Option("--chart", help="Also write the cumulative-cost chart (.png or .svg; needs gpuplan[chart]; repeatable).", metavar="FILE")] = None,
+    serve: ServeOpt = None,
+    rate: RateOpt = None,
+    prompt_tokens: PromptTokensOpt = None,
+    output_tokens: OutputTokensOpt = None,
+    ttft: TtftOpt = None,
+    tpot: TpotOpt = None,
+    percentile: PercentileOpt = None,
+    kv_precision: KvPrecisionOpt = None,
+    max_batch: MaxBatchOpt = None,
+    peak_ratio: PeakRatioOpt = None,
+    allow_spot: AllowSpotOpt = False,
 ) -> None:
-    """Buy vs rent over time: cumulative cost per option, break-even month and utilization, a verdict."""
+    """Buy vs rent over time: cumulative cost per option, break-even month and utilization, a verdict.
+    With --serve, owning the fleet that serves a model at --rate against renting it."""
     from pricing.money import to_decimal
     from gpuplan.console import stderr
     from gpuplan.render.table import OutputFormat, dump_json, pick_format
@@ -164,6 +180,19 @@ def tco(
                  currency=currency, fx=fx,
                  ref_gpu=not_empty(ref_gpu, "--ref-gpu"), workload_class=not_empty(workload_class, "--class"),
                  precision=not_empty(precision, "--precision"))
+    serving = {"rate": rate, "prompt_tokens": prompt_tokens, "output_tokens": output_tokens, "ttft": ttft,
+               "tpot": tpot, "percentile": percentile, "kv_precision": kv_precision, "max_batch": max_batch,
+               "peak_ratio": peak_ratio}
+    if serve is None and (any(v is not None for v in serving.values()) or allow_spot):
+        raise InputError("--rate, --prompt-tokens, --ttft and the other serving flags describe a service",
+                         "add --serve MODEL")
+    if serve is not None:
+        if usage is not None or charts or markdown_file or html_file:
+            raise InputError("--usage, --chart, --markdown and --html belong to training TCO",
+                             "drop them with --serve (use --json or -o csv)")
+        _serve_tco(serve, serving, flags, scenario, discount=discount, catalog=catalog, allow_spot=allow_spot,
+                   fmt=fmt)
+        return
     sc = make_scenario(flags, scenario)
     settings = load_settings(currency=sc.currency, fx=tuple(sc.fx) if sc.fx else None,
                              hours_per_month=sc.hours_per_month, spot_overhead=sc.spot_overhead,
@@ -189,3 +218,32 @@ def tco(
         print_tables(result)
     for w in written:
         stderr().print(f"wrote {w}", highlight=False)
+
+
+def _serve_tco(serve: str, serving: dict[str, Any], flags: dict[str, Any], scenario: Path | None, *,
+               discount: Any, catalog: Any, allow_spot: bool, fmt: Any) -> None:
+    """``tco --serve``: parse, size the fleets with the serving plan, compare them month by month, render."""
+    from gpuplan.cli.options import build_constraints
+    from gpuplan.render.serve import render_serve_tco
+    from gpuplan.settings import load_settings
+    from planner.serve.fleet import serve_plan
+    from planner.serve.inputs import serve_workload_from_options
+    from planner.serve.tco import serve_tco
+
+    hours = flags.pop("hours_per_day")
+    sc = make_scenario({**flags, "hours_per_day": None}, scenario)
+    settings = load_settings(currency=sc.currency, fx=tuple(sc.fx) if sc.fx else None,
+                             hours_per_month=sc.hours_per_month, spot_overhead=sc.spot_overhead,
+                             discount=tuple(discount) if discount else None)
+    cat = catalog_from(settings, catalog)
+    w = serve_workload_from_options(serve, precision=None if sc.precision in (None, "mixed") else sc.precision,
+                                    hours_per_day=None if hours is None else float(hours), **serving)
+    if w.rate is None:
+        raise InputError("tco --serve needs the load", "give --rate, e.g. --rate 20 (requests per second)")
+    billing = list(sc.billing or [])
+    c = build_constraints(deadline=None, budget=None, min_vram=None, provider=None,
+                          billing=[*billing, "buy"] if billing else None, region=[sc.region] if sc.region else None,
+                          gpu=None, max_gpus=None, settings=settings, catalog=cat)
+    p = serve_plan(w, c.model_copy(update={"spot_estimates": sc.spot_estimates}), settings, catalog=cat,
+                   months=sc.months, allow_spot=allow_spot, owned_scenario=sc)
+    emit(render_serve_tco(serve_tco(p, cat, buy=list(sc.buy), vs=list(sc.vs)), fmt))

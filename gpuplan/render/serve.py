@@ -69,3 +69,33 @@ def render_serve_plan(p: ServePlan, fmt: OutputFormat, limit: int | None, explai
             reasons[r] = reasons.get(r, 0) + 1
         caption += " Excluded: " + "; ".join(f"{n} x {r}" for r, n in sorted(reasons.items(), key=lambda x: -x[1]))
     return render_rows(_rows(p, table_limit), COLUMNS, fmt, title=title, caption=caption)
+
+
+def render_serve_tco(t: Any, fmt: OutputFormat) -> str | None:
+    """``tco --serve``: each fleet's monthly and total cost over the horizon, break-evens and the verdict."""
+    from planner.serve.tco import ServeTco
+
+    assert isinstance(t, ServeTco)
+    if fmt is OutputFormat.JSON:
+        return dump_json(t.as_json())
+    cur = t.plan.currency
+    if fmt is OutputFormat.CSV:
+        cols = [Column(key="month", header="month")] + [Column(key=o.name, header=o.name) for o in t.options]
+        rows = [{"month": m + 1, **{o.name: f"{o.cumulative[m]:.2f}" for o in t.options}} for m in range(t.plan.months)]
+        return render_rows(rows, cols, fmt)
+    owned = next((o for o in t.options if str(o.fleet.billing) == "buy"), None)
+    even = {v: m for b, v, m in t.breakeven if owned is not None and b == owned.name}
+    rows = [{"option": o.name, "billing": str(o.fleet.billing), "gpus": f"{o.fleet.instances * o.fleet.gpu_count} x {o.fleet.gpu}",
+             "month1": money_text(o.monthly[0], None), "later": money_text(o.monthly[min(1, len(o.monthly) - 1)], None),
+             "total": money_text(o.total, cur), "per_million": money_text(o.per_million, None, places=3),
+             "even": ("-" if o is owned or owned is None else
+                      (f"month {even[o.name]}" if even.get(o.name) else "never"))} for o in t.options]
+    cols = [Column(key="option", header="option", priority=0), Column(key="billing", header="billing", priority=1),
+            Column(key="gpus", header="GPUs", priority=2),
+            Column(key="month1", header="month 1", justify="right", priority=2),
+            Column(key="later", header="then a month", justify="right", priority=1),
+            Column(key="total", header=f"{t.plan.months} months", justify="right", priority=0),
+            Column(key="per_million", header="per 1M tokens", justify="right", priority=1),
+            Column(key="even", header="owning breaks even", priority=1)]
+    return render_rows(rows, cols, fmt, title=f"Owning vs renting a {t.plan.workload.arch.name} service",
+                       caption=t.verdict + f" Throughput range: {t.plan.range_basis}.")

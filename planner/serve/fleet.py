@@ -65,6 +65,7 @@ class Fleet:
     estimate: bool
     live: bool
     notes: tuple[str, ...] = ()
+    owned: Any = None  # the Owned build behind a bought fleet's cost (planner.tco.owned), for its month-by-month cash
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -135,28 +136,35 @@ def _demand(w: ServeWorkload, s: Settings) -> Demand:
     return Demand(avg * w.peak_ratio, avg, hours, avg * float(hours) * SECONDS_PER_HOUR)
 
 
+def busy_share(load: float, w: ServeWorkload) -> Decimal:
+    """The share of a month owned GPUs draw full power: the hours served, at the fleet's load."""
+    return Decimal(repr(min(1.0, load) * w.hours_per_day / 24))
+
+
 def _owned_month(offer: Offer, spec: Any, w: ServeWorkload, s: Settings, catalog: Catalog, months: int,
-                 load: float) -> tuple[Money, list[str], bool]:
+                 load: float, scenario: Any) -> tuple[Money, list[str], Any]:
     """Owning one instance's cards for a month, as ``gpuplan tco`` counts it: cards and a sized host paid once per
     life less resale, spread over the horizon, plus energy (GPUs busy for the hours served, at the load), upkeep
-    and, for a server, colocation."""
+    and, for a server, colocation. ``scenario`` carries tco's owned-hardware flags (None: the defaults)."""
     from planner.tco.owned import make_owned
     from planner.tco.scenario import Scenario
 
     condition = offer.name.rsplit("(", 1)[-1].rstrip(")") if "(" in offer.name else None
-    owned = make_owned(spec, int(offer.gpu_count), Scenario(condition=condition), currency=s.currency,
+    sc = (scenario or Scenario()).model_copy(update={"condition": condition})
+    owned = make_owned(spec, int(offer.gpu_count), sc, currency=s.currency,
                        fx=s.fx_table(), hours_per_month=s.hours_per_month, catalog=catalog)
-    busy = Decimal(repr(min(1.0, load) * w.hours_per_day / 24))
+    busy = busy_share(load, w)
     month = owned.capex_per_month(months) + owned.opex_per_month(busy)
     notes = [f"owned: cards and a sized host ({owned.host_price}) paid once per {owned.life_months}-month life less "
              f"{owned.resale_fraction:.0%} resale, over {months} months; energy at {busy:.0%} busy, PUE {owned.pue}, "
              f"upkeep {owned.maintenance_fraction:.0%} a year" + (", colocation" if owned.colo_per_kw_month else "")
              + f" ({owned.profile} profile; gpuplan tco for the details)"]
-    return Money(amount=month, currency=owned.currency), notes, False
+    return Money(amount=month, currency=owned.currency), notes, owned
 
 
 def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalog, months: int = DEFAULT_MONTHS,
-               allow_spot: bool = False, calibration: Calibration | None = None) -> ServePlan:
+               allow_spot: bool = False, calibration: Calibration | None = None, owned_scenario: Any = None
+               ) -> ServePlan:
     """Every fleet that serves ``w``, cheapest per month first; raises InputError when none can."""
     if not 1 <= months <= 120:
         raise InputError(f"--months must be 1 to 120, got {months}")
@@ -207,9 +215,12 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                     excluded.append((offer.provider, label, ESTIMATED_SPOT))
                     continue
                 try:
+                    owned = None
                     if mode is BillingMode.BUY:
-                        per_instance, notes, estimate = _owned_month(offer, spec, w, s, catalog, months,
-                                                                     demand.peak_tokens_per_s / (lay.tokens_per_s * need))
+                        per_instance, notes, owned = _owned_month(offer, spec, w, s, catalog, months,
+                                                                  demand.peak_tokens_per_s / (lay.tokens_per_s * need),
+                                                                  owned_scenario)
+                        estimate = False
                     else:
                         # an instance on a term is held the whole horizon; by the hour it runs only when serving
                         held = served if mode in (BillingMode.HOURLY, BillingMode.SPOT) else held_all
@@ -237,7 +248,7 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                     capacity_tokens_per_s=lay.tokens_per_s * need, load=demand.peak_tokens_per_s / (lay.tokens_per_s * need),
                     cost_per_month=cost, native_cost_per_month=native, cost_per_million_tokens=per_million,
                     cost_per_month_if_slow=fx.convert(per_instance * slow, s.currency), estimate=estimate,
-                    live=offer.live, notes=tuple(notes)))
+                    live=offer.live, notes=tuple(notes), owned=owned))
     if not options:
         reasons = sorted({r for _, _, r in excluded})
         raise InputError("no offer can serve this", "; ".join(reasons[:3]) or "no offers in the catalog")

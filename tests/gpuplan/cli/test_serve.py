@@ -180,3 +180,42 @@ def test_the_table_names_the_winner_and_each_billing_modes_best(gpuplan: Run) ->
                              "--output-tokens", "300", "--ttft", "1s")
     assert code == 0, err
     assert "wins:" in out and "hourly" in out and "per month" in out
+
+
+def serve_tco(gpuplan: Run, *args: str) -> dict:
+    code, out, err = gpuplan("tco", "--serve", *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+TCO = ("llama-3-70b", "--rate", "20", "--ttft", "1s", "--precision", "fp8", "--kv-precision", "fp8")
+
+
+def test_tco_serve_totals_are_the_plans_monthly_costs_over_the_horizon(gpuplan: Run) -> None:
+    t = serve_tco(gpuplan, *TCO)
+    p = serve_plan(gpuplan, *TCO)
+    monthly = {(o["offer"], o["region"], o["billing"]): float(o["cost_per_month"]["amount"]) for o in p["options"]}
+    assert {o["billing"] for o in t["options"]} >= {"buy", "hourly"}
+    for o in t["options"]:
+        assert float(o["total"]) == pytest.approx(monthly[(o["offer"], o["region"], o["billing"])] * 36, abs=0.05 * 36)
+        assert len(o["monthly"]) == len(o["cumulative"]) == 36
+
+
+def test_tco_serve_break_evens_agree_with_the_cost_curves(gpuplan: Run) -> None:
+    t = serve_tco(gpuplan, *TCO)
+    by_name = {o["name"]: [float(c) for c in o["cumulative"]] for o in t["options"]}
+    assert t["breakeven"]
+    for b in t["breakeven"]:
+        buy, rent = by_name[b["buy"]], by_name[b["vs"]]
+        first = next((i + 1 for i, (x, y) in enumerate(zip(buy, rent)) if x <= y), None)
+        assert b["month"] == first
+
+
+def test_tco_serve_compares_the_builds_and_instances_named(gpuplan: Run) -> None:
+    t = serve_tco(gpuplan, *TCO, "--buy", "8x H100", "--vs", "p5.48xlarge", "--billing", "hourly")
+    names = {(o["offer"].split(" (")[0], o["billing"]) for o in t["options"]}
+    assert names == {("8x H100-SXM5-80GB", "buy"), ("p5.48xlarge", "hourly")}
+    code, _, err = gpuplan("tco", "--serve", *TCO, "--vs", "no-such-instance")
+    assert code == 2 and "no rented fleet" in err
+    code, _, err = gpuplan("tco", "--serve", *TCO, "--usage", "300")
+    assert code == 2 and "--usage" in err
