@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
+from pathlib import Path
+from typing import Any
 
 from pricing.errors import InputError
 from planner.serve.roofline import KvFormat, WeightFormat
@@ -47,6 +50,29 @@ def _tokens(value: int | None, flag: str, default: int) -> int:
     return value
 
 
+SERVICE_KEYS = ("model", "params", "layers", "hidden", "heads", "kv_heads", "vocab", "precision", "kv_precision",
+                "prompt_tokens", "output_tokens", "rate", "ttft", "tpot", "percentile", "hours_per_day", "peak_ratio",
+                "max_batch")
+
+
+def load_service(path: Path) -> dict[str, Any]:
+    """The keys of a service TOML file (``examples/llama3-70b-service.toml``), under ``[service]`` or at the top."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"cannot read service file {str(path)!r}: {exc}") from None
+    data = {k.replace("-", "_"): v for k, v in dict(raw.get("service", raw)).items()}
+    if unknown := sorted(set(data) - set(SERVICE_KEYS)):
+        raise InputError(f"service file {str(path)!r} has unknown keys: {', '.join(unknown)}",
+                         f"known keys: {', '.join(SERVICE_KEYS)}")
+    if "model" not in data and "params" not in data:
+        raise InputError(f"service file {str(path)!r} names no model", "add model = \"llama-3-8b\" or params = 7e9")
+    for key in ("rate", "ttft", "tpot"):
+        if key in data:
+            data[key] = str(data[key])
+    return data
+
+
 def serve_workload_from_options(
     serve: str, *, params: float | None = None, layers: int | None = None, hidden: int | None = None,
     heads: int | None = None, kv_heads: int | None = None, vocab: int | None = None, precision: str | None = None,
@@ -54,7 +80,21 @@ def serve_workload_from_options(
     rate: str | None = None, ttft: str | None = None, tpot: str | None = None, percentile: str | None = None,
     hours_per_day: float | None = None, peak_ratio: float | None = None, max_batch: int | None = None,
 ) -> ServeWorkload:
-    """The workload, every flag checked here so that bad input is an InputError, never a traceback."""
+    """The workload, every flag checked here so that bad input is an InputError, never a traceback.
+
+    ``serve`` is a preset name, ``custom`` (with ``params``), or a service TOML file whose keys the flags override."""
+    if serve.strip().lower().endswith(".toml"):
+        given = {"params": params, "layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv_heads,
+                 "vocab": vocab, "precision": precision, "kv_precision": kv_precision, "prompt_tokens": prompt_tokens,
+                 "output_tokens": output_tokens, "rate": rate, "ttft": ttft, "tpot": tpot, "percentile": percentile,
+                 "hours_per_day": hours_per_day, "peak_ratio": peak_ratio, "max_batch": max_batch}
+        data = load_service(Path(serve))
+        data.update({k: v for k, v in given.items() if v is not None})
+        model = str(data.pop("model", "custom"))
+        try:
+            return serve_workload_from_options(model, **data)
+        except TypeError as exc:  # a TOML value of the wrong type for a count
+            raise InputError(f"bad value in service file {serve!r}: {exc}") from None
     arch = arch_for(serve if serve.strip().lower() not in ("custom", "") else None, params, layers=layers,
                     hidden=hidden, heads=heads, kv_heads=kv_heads, vocab=vocab)
     weights = parse_enum(WeightFormat, precision, "--precision") or WeightFormat.BF16

@@ -219,3 +219,26 @@ def test_tco_serve_compares_the_builds_and_instances_named(gpuplan: Run) -> None
     assert code == 2 and "no rented fleet" in err
     code, _, err = gpuplan("tco", "--serve", *TCO, "--usage", "300")
     assert code == 2 and "--usage" in err
+
+
+def test_a_service_file_describes_the_service_and_flags_override_it(gpuplan: Run) -> None:
+    from pathlib import Path
+
+    example = Path(__file__).parents[3] / "examples" / "llama3-70b-service.toml"
+    p = serve_plan(gpuplan, str(example), "--provider", "aws")
+    w = p["workload"]
+    assert (w["model"], w["weights"], w["rate_requests_per_s"], w["peak_ratio"], w["percentile"]) == (
+        "llama-3-70b", "fp8", 20, 1.5, "p95")
+    assert p["demand"]["peak_output_tokens_per_s"] == pytest.approx(20 * 1.5 * 300)
+    q = serve_plan(gpuplan, str(example), "--provider", "aws", "--rate", "5")
+    assert q["workload"]["rate_requests_per_s"] == 5
+
+
+def test_a_bad_service_file_is_a_message(gpuplan: Run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "s.toml"
+    bad.write_text('modle = "llama-3-8b"\n', encoding="utf-8")
+    code, _, err = gpuplan("plan", "--serve", str(bad), "--rate", "1")
+    assert code == 2 and "unknown keys: modle" in err
+    bad.write_text('model = "llama-3-8b"\nprompt_tokens = "many"\n', encoding="utf-8")
+    code, _, err = gpuplan("plan", "--serve", str(bad), "--rate", "1")
+    assert code == 2 and "Traceback" not in err
