@@ -36,7 +36,7 @@ def plan(
     workload_class: Annotated[str, typer.Option("--class", help="Workload class for relative speed: transformer or cnn.")] = "transformer",
     precision: Annotated[str, typer.Option("--precision", help="mixed (fp16/bf16 AMP) or fp32; with a workload also bf16, fp16, fp8.")] = "mixed",
     deadline: Annotated[Optional[str], typer.Option("--deadline", help="Latest finish, e.g. 36h, 3d, 2w.")] = None,
-    budget: Annotated[Optional[str], typer.Option("--budget", help="Most you will spend, e.g. 5000 or '30000 CNY'.")] = None,
+    budget: Annotated[Optional[str], typer.Option("--budget", help="Most you will spend, e.g. 5000 or '30000 CNY' (with --serve: per month).")] = None,
     min_vram: MinVramOpt = None,
     provider: ProviderOpt = None,
     billing: Annotated[Optional[list[str]], typer.Option("--billing", help="hourly, monthly, spot, reserved_1y, reserved_3y, buy (repeatable).")] = None,
@@ -95,7 +95,7 @@ def plan(
                "tpot": tpot, "percentile": percentile, "kv_precision": kv_precision, "max_batch": max_batch,
                "hours_per_day": hours_per_day, "peak_ratio": peak_ratio}
     if serve is not None:
-        if gpu_hours is not None or any(v is not None for v in workload.values()):
+        if gpu_hours is not None or any(v is not None for k, v in workload.items() if k != "params"):
             raise InputError("--serve plans a service; --gpu-hours and the training flags plan a job",
                              "give one of the two")
         if deadline is not None or nodes is not None:
@@ -105,7 +105,8 @@ def plan(
         cat = catalog_from(s, catalog)
         c = build_constraints(deadline=None, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                               region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
-        _serve_plan(serve, serving, precision, c.model_copy(update={"spot_estimates": spot_estimates}), s, cat,
+        _serve_plan(serve, {**serving, "params": workload.get("params")}, precision,
+                    c.model_copy(update={"spot_estimates": spot_estimates}), s, cat,
                     months=months, allow_spot=allow_spot, fmt=fmt, limit=limit, explain=explain,
                     export=(engine, export[1]) if engine is not None and export is not None else None)
         return

@@ -174,6 +174,7 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
     horizon = Decimal(months)
     served = demand.hours_per_month * horizon
     held_all = s.hours_per_month * horizon
+    budget = None if c.budget is None else fx.convert(c.budget, s.currency).amount  # --budget is per month here
     layouts: dict[tuple[str, int, Interconnect], Layout | str] = {}
     options: list[Fleet] = []
     excluded: list[tuple[str, str, str]] = []
@@ -232,6 +233,9 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                     continue
                 native = per_instance * need
                 cost = fx.convert(native, s.currency)
+                if budget is not None and cost.amount > budget:
+                    excluded.append((offer.provider, label, f"costs {cost} a month, over the budget {c.budget}"))
+                    continue
                 per_million = Money(amount=cost.amount / Decimal(repr(demand.tokens_per_month)) * Decimal(1_000_000),
                                     currency=cost.currency) if demand.tokens_per_month > 0 else cost
                 if offer.notes:

@@ -95,7 +95,10 @@ def serve_workload_from_options(
             return serve_workload_from_options(model, **data)
         except TypeError as exc:  # a TOML value of the wrong type for a count
             raise InputError(f"bad value in service file {serve!r}: {exc}") from None
-    arch = arch_for(serve if serve.strip().lower() not in ("custom", "") else None, params, layers=layers,
+    custom = serve.strip().lower() in ("custom", "")
+    if custom and params is None:
+        raise InputError("--serve custom needs --params", "e.g. --serve custom --params 13e9, or name a preset")
+    arch = arch_for(None if custom else serve, params, layers=layers,
                     hidden=hidden, heads=heads, kv_heads=kv_heads, vocab=vocab)
     weights = parse_enum(WeightFormat, precision, "--precision") or WeightFormat.BF16
     kv = parse_enum(KvFormat, kv_precision, "--kv-precision") or KvFormat.FP16

@@ -169,6 +169,8 @@ def test_spot_serves_only_when_allowed(gpuplan: Run) -> None:
     (["--serve", "llama-3-8b", "--rate", "5", "--months", "0"], "--months"),
     (["--serve", "llama-3-8b", "--rate", "5", "--tpot", "1us"], "no offer can serve"),
     (["--serve", "no-such-model", "--rate", "5"], "no-such-model"),
+    (["--serve", "custom", "--rate", "5"], "--serve custom needs --params"),
+    (["--serve", "llama-3-8b", "--rate", "5", "--tokens", "1e9"], "give one of the two"),
 ])
 def test_bad_plan_serve_input_is_a_message_not_a_traceback(gpuplan: Run, args: list[str], says: str) -> None:
     code, _, err = gpuplan("plan", *args)
@@ -219,6 +221,18 @@ def test_tco_serve_compares_the_builds_and_instances_named(gpuplan: Run) -> None
     assert code == 2 and "no rented fleet" in err
     code, _, err = gpuplan("tco", "--serve", *TCO, "--usage", "300")
     assert code == 2 and "--usage" in err
+
+
+def test_a_budget_is_a_most_per_month(gpuplan: Run) -> None:
+    p = serve_plan(gpuplan, "llama-3-8b", "--rate", "5", "--budget", "500")
+    assert p["options"] and all(float(o["cost_per_month"]["amount"]) <= 500 for o in p["options"])
+    assert any("over the budget" in e["reason"] for e in p["excluded"])
+
+
+def test_a_custom_model_is_served_by_its_parameter_count(gpuplan: Run) -> None:
+    p = serve_plan(gpuplan, "custom", "--params", "13e9", "--rate", "5", "--provider", "aws")
+    assert p["workload"]["model"] == "custom" and p["workload"]["params"] == 13e9
+    assert p["options"]
 
 
 def test_a_service_file_describes_the_service_and_flags_override_it(gpuplan: Run) -> None:
