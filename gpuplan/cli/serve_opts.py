@@ -26,7 +26,7 @@ MaxBatchOpt = Annotated[Optional[int], typer.Option(
     "--max-batch", help="Most sequences a replica runs at once (vLLM --max-num-seqs). [default: 256]",
     rich_help_panel=PANEL)]
 RateOpt = Annotated[Optional[str], typer.Option(
-    "--rate", help="Average load in requests per second, e.g. 20, 1200/min or 50000/d.", rich_help_panel=PANEL)]
+    "--rate", help="Average load in requests per second, e.g. 20, 1200/min or 50000/d, or output tokens, e.g. 6000tok/s.", rich_help_panel=PANEL)]
 HoursPerDayOpt = Annotated[Optional[float], typer.Option(
     "--hours-per-day", help="Hours a day the service runs. [default: 24]", rich_help_panel=PANEL)]
 PeakRatioOpt = Annotated[Optional[float], typer.Option(

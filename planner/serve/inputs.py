@@ -30,13 +30,15 @@ def parse_seconds(text: str, flag: str) -> float:
     return value
 
 
-def parse_rate(text: str) -> float:
-    """Requests per second from ``20``, ``20/s``, ``1200/min``, ``50000/d``."""
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*(/\s*[a-z]+)?\s*", text.lower())
-    unit = (m.group(2) or "").replace(" ", "") if m else ""
-    if not m or unit not in _RATE:
-        raise InputError(f"cannot read --rate {text!r}", "write requests per second like 20, 1200/min or 50000/d")
-    value = float(m.group(1)) * _RATE[unit]
+def parse_rate(text: str, output_tokens: int = 1) -> float:
+    """Requests per second from ``20``, ``20/s``, ``1200/min``, ``50000/d``, or output tokens as ``6000tok/s``
+    (divided by the answer length)."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*(tok(?:ens)?)?\s*(/\s*[a-z]+)?\s*", text.lower())
+    unit = (m.group(3) or "").replace(" ", "") if m else ""
+    if not m or unit not in _RATE or (m.group(2) and not unit):
+        raise InputError(f"cannot read --rate {text!r}",
+                         "write requests per second like 20, 1200/min or 50000/d, or output tokens like 6000tok/s")
+    value = float(m.group(1)) * _RATE[unit] / (output_tokens if m.group(2) else 1)
     if not math.isfinite(value) or value <= 0 or value > 1e7:
         raise InputError(f"--rate must be above 0 and at most 10 million requests/s, got {text!r}")
     return value
@@ -112,7 +114,7 @@ def serve_workload_from_options(
         arch=arch, weights=weights, kv=kv,
         prompt_tokens=_tokens(prompt_tokens, "--prompt-tokens", 1000),
         output_tokens=_tokens(output_tokens, "--output-tokens", 300),
-        rate=parse_rate(rate) if rate is not None else None,
+        rate=parse_rate(rate, _tokens(output_tokens, "--output-tokens", 300)) if rate is not None else None,
         ttft_s=parse_seconds(ttft, "--ttft") if ttft is not None else None,
         tpot_s=parse_seconds(tpot, "--tpot") if tpot is not None else None,
         percentile=parse_enum(Percentile, percentile, "--percentile") or Percentile.P50,

@@ -170,6 +170,7 @@ def test_spot_serves_only_when_allowed(gpuplan: Run) -> None:
     (["--serve", "llama-3-8b", "--rate", "5", "--tpot", "1us"], "no offer can serve"),
     (["--serve", "no-such-model", "--rate", "5"], "no-such-model"),
     (["--serve", "custom", "--rate", "5"], "--serve custom needs --params"),
+    (["--serve", "llama-3-8b", "--rate", "5tok"], "cannot read --rate"),
     (["--serve", "llama-3-8b", "--rate", "5", "--tokens", "1e9"], "give one of the two"),
 ])
 def test_bad_plan_serve_input_is_a_message_not_a_traceback(gpuplan: Run, args: list[str], says: str) -> None:
@@ -221,6 +222,13 @@ def test_tco_serve_compares_the_builds_and_instances_named(gpuplan: Run) -> None
     assert code == 2 and "no rented fleet" in err
     code, _, err = gpuplan("tco", "--serve", *TCO, "--usage", "300")
     assert code == 2 and "--usage" in err
+
+
+def test_a_rate_in_output_tokens_is_the_same_load_in_requests(gpuplan: Run) -> None:
+    a = serve_plan(gpuplan, "llama-3-8b", "--rate", "6000tok/s", "--output-tokens", "300", "--provider", "aws")
+    b = serve_plan(gpuplan, "llama-3-8b", "--rate", "1200/min", "--output-tokens", "300", "--provider", "aws")
+    assert a["workload"]["rate_requests_per_s"] == 20 == b["workload"]["rate_requests_per_s"]
+    assert a["options"][0]["cost_per_month"] == b["options"][0]["cost_per_month"]
 
 
 def test_a_budget_is_a_most_per_month(gpuplan: Run) -> None:
