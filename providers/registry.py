@@ -39,8 +39,8 @@ class Cloud:
 
     name: str
     currency: Currency  # what the cloud bills in by default (its price fetcher and quotes use it)
-    extra: str  # the pip extra that installs the SDK, e.g. "gpuplan[aws]"
-    sdk: str  # a module of that SDK: checked before any capability module is imported
+    extra: str = ""  # the pip extra that installs the SDK, e.g. "gpuplan[aws]" (none: no capability needs one)
+    sdk: str = ""  # a module of that SDK: checked before any capability module is imported
     price_fetcher: str | None = None  # a PriceFetcher class (`catalog refresh`)
     price_inquiry: str | None = None  # an exact-quote function for one configuration (`quote`)
     compute_client: str | None = None  # a ComputeClient class (`launch`, `ls`, `down`)
@@ -60,6 +60,8 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
           compute_client="providers.aws.compute:AwsCompute", sdk_errors="providers.aws.session:sdk_error",
           engines=frozenset({"skypilot", "dstack"}),
           endpoint_envs=("AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL")),
+    # List prices only (pricing/data/instances/lambda.csv); SkyPilot's and dstack's own adapters launch it.
+    Cloud("lambda", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
 )}  # neither SkyPilot nor dstack knows Tencent Cloud
 
 
@@ -93,7 +95,11 @@ def _load(provider: str, capability: str, what: str) -> Any:
     target = getattr(cloud, capability) if cloud is not None else None
     if cloud is None or target is None:
         have = ", ".join(sorted(n for n, c in CLOUDS.items() if getattr(c, capability) is not None)) or "none"
-        raise NotSupportedError(f"{provider} has no {what} in gpuplan", f"providers with {what}: {have}")
+        hint = f"providers with {what}: {have}"
+        if cloud is not None and cloud.engines and capability == "compute_client":
+            engines = " or ".join(f"--export {e}" for e in sorted(cloud.engines))
+            hint = f"hand it to an engine that launches {provider}: gpuplan plan ... {engines} FILE; {hint}"
+        raise NotSupportedError(f"{provider} has no {what} in gpuplan", hint)
     module, attr = target.split(":")
     try:
         # The capability modules import the SDK only inside the calls that use it: check it is

@@ -35,7 +35,10 @@ from planner.plan import Option, Plan
 # Our GPU keys -> the accelerator names SkyPilot's catalog uses (skypilot-catalog v8 vms.csv).
 SKY_ACCELERATORS = {
     "V100-SXM2-16GB": "V100", "V100-SXM2-32GB": "V100-32GB", "A100-SXM4-40GB": "A100", "A100-SXM4-80GB": "A100-80GB",
-    "H100-SXM5-80GB": "H100", "H200": "H200", "L4": "L4", "L40S": "L40S", "A10G": "A10G", "T4": "T4",
+    "H100-SXM5-80GB": "H100", "H200-SXM-141GB": "H200", "L4": "L4", "L40S": "L40S", "A10G": "A10G", "T4": "T4",
+    # Lambda Cloud's, as SkyPilot's catalogs/v8/lambda/vms.csv names them
+    "A10": "A10", "RTX-A6000": "A6000", "QUADRO-RTX-6000": "RTX6000", "A100-PCIE-40GB": "A100",
+    "H100-PCIE-80GB": "H100",
 }
 from pricing.extras import DEFAULT_DISK_GB  # one size for the exports, the plan and the launch
 NAME_MAX = 41  # dstack's run names: ^[a-z][a-z0-9-]{1,40}$ (dstack._internal.core.services)
@@ -91,6 +94,13 @@ def _check(option: Option, engine: Engine) -> None:
         )
 
 
+def region_lines(region: str, template: str) -> list[str]:
+    """The engine's region line; none for a price that holds in every region (``global``): the engine picks one."""
+    if region in PSEUDO_REGIONS:
+        return [f"# the price holds in every region ({region}): the engine picks one with capacity"]
+    return [template.format(q(region))]
+
+
 def _header(plan: Plan, option: Option) -> list[str]:
     o = option
     return [
@@ -128,7 +138,7 @@ def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     o = option
     acc = SKY_ACCELERATORS.get(o.gpu)
     lines = [*_header(plan, o), f"name: {q(name)}", f"num_nodes: {o.nodes}", "resources:",
-             f"  cloud: {o.provider}", f"  region: {q(o.region)}"]
+             f"  cloud: {o.provider}", *region_lines(o.region, "  region: {}")]
     if o.zone:
         lines += _zone_comment(o)
     lines += [f"  instance_type: {q(o.offer)}"]
@@ -154,7 +164,7 @@ def dstack_task(plan: Plan, option: Option, name: str, gpu_memory_gb: float) -> 
              "resources:", f"  gpu: {q(f'{acc}:{gpu_memory_gb:g}GB:{o.gpu_count:g}')}",
              f"  disk: {q(f'{_disk_gb(plan)}GB..')}",
              f"spot_policy: {'spot' if o.billing == 'spot' else 'on-demand'}",
-             f"backends: [{o.provider}]", f"regions: [{q(o.region)}]"]
+             f"backends: [{o.provider}]", *region_lines(o.region, "regions: [{}]")]
     if o.billing not in ("spot", "hourly"):
         lines.insert(len(_header(plan, o)), f"# note: dstack runs on-demand or spot; the plan's {o.billing} "
                      "billing is not something dstack can buy")

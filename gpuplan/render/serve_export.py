@@ -17,7 +17,7 @@ from pricing.errors import InputError
 from pricing.money import money_text
 from providers.registry import engine_runs
 from planner.serve.fleet import Fleet, ServePlan
-from gpuplan.render.export import SKY_ACCELERATORS, Engine, q
+from gpuplan.render.export import SKY_ACCELERATORS, Engine, q, region_lines
 
 PORT = 8000
 # Public Hugging Face repositories of the presets' chat/instruct checkpoints; any other model gets a placeholder.
@@ -86,8 +86,8 @@ def skypilot_service(plan: ServePlan, rank: int, f: Fleet, name: str) -> str:
                   f"    target_qps_per_replica: {_target_rps(f, plan)}"]
     else:
         lines.append(f"  replicas: {f.instances}")
-    lines += ["envs:", f"  MODEL_ID: {q(model)}", "resources:", f"  cloud: {f.provider}", f"  region: {q(f.region)}",
-              f"  instance_type: {q(f.offer)}"]
+    lines += ["envs:", f"  MODEL_ID: {q(model)}", "resources:", f"  cloud: {f.provider}",
+              *region_lines(f.region, "  region: {}"), f"  instance_type: {q(f.offer)}"]
     if acc:
         lines.append(f"  accelerators: {q(f'{acc}:{f.gpu_count}')}")
     lines += [f"  use_spot: {'true' if str(f.billing) == 'spot' else 'false'}", f"  ports: {PORT}",
@@ -108,7 +108,7 @@ def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_g
         lines.append(f"replicas: {f.instances}")
     lines += ["resources:", f"  gpu: {q(f'{acc}:{gpu_memory_gb:g}GB:{f.gpu_count}')}",
               f"spot_policy: {'spot' if str(f.billing) == 'spot' else 'on-demand'}",
-              f"backends: [{f.provider}]", f"regions: [{q(f.region)}]"]
+              f"backends: [{f.provider}]", *region_lines(f.region, "regions: [{}]")]
     return "\n".join(lines) + "\n"
 
 

@@ -25,7 +25,10 @@ def _plan(gpuplan: Run, *extra: str) -> dict:
 
 
 def _first_cloud(plan: dict) -> dict:
-    return next(o for o in plan["options"] if o["provider"] == "aws" and o["billing"] in ("hourly", "spot"))
+    from providers.registry import engine_runs
+
+    return next(o for o in plan["options"]
+                if o["provider"] != "local" and engine_runs("skypilot", o["provider"]) and o["billing"] in ("hourly", "spot"))
 
 
 def test_skypilot_service_loads_in_skyserve_with_the_plans_fleet_and_layout(gpuplan: Run, tmp_path: Path) -> None:
