@@ -92,3 +92,28 @@ def clear(cache: Path, provider: str | None = None, regions: tuple[str, ...] = (
                 f.unlink()
                 removed.append(f)
     return removed
+
+
+def refresh_market(providers: list[str], catalog: Catalog, *, cache: Path, regions: tuple[str, ...] = (),
+                   endpoint: str | None = None) -> tuple[list[RefreshResult], dict[str, set[str]]]:
+    """gpuhunt's catalogs of ``providers`` into the cache, one file per provider and region (only ``regions``
+    when given); (what was written, the GPU names per provider that no catalog key matched)."""
+    from providers.market.gpuhunt_source import fetch
+
+    market = fetch(providers, catalog)
+    results = []
+    picked = {k: v for k, v in market.rows.items() if not regions or any(k[1].startswith(r) for r in regions)}
+    if not picked:
+        raise ProviderError(f"gpuhunt's catalogs have no offer in {', '.join(regions)}",
+                            "check the region names; the cache was left as it was")
+    for (provider, region), rows in sorted(picked.items()):
+        path = cache_path(cache, provider, region)
+        write_instances(path, rows)
+        write_private(meta_path(path), json.dumps({"endpoint": endpoint, "source": "gpuhunt",
+                                                   "versions": market.versions,
+                                                   "refreshed_at": datetime.now(UTC).isoformat(timespec="seconds")}))
+        results.append(RefreshResult(
+            provider=provider, region=region, path=path, rows=len(rows), endpoint=endpoint,
+            instance_types=len({r.instance_type for r in rows}), zones=tuple(sorted({r.zone for r in rows if r.zone})),
+            sold_out=0, as_of=max((r.as_of for r in rows), default=None)))
+    return results, market.unknown_gpus

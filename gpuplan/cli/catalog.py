@@ -2,7 +2,7 @@
 
 # No `from __future__ import annotations`: typer evaluates option annotations at run time.
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -176,9 +176,10 @@ def catalog_clear(
 
 @catalog_app.command("refresh")
 def catalog_refresh(
-    provider: Annotated[str, typer.Option("--provider", help="Cloud whose live prices to read: tencent or aws.")],
-    region: Annotated[list[str], typer.Option("--region", help="Region to read, e.g. ap-guangzhou, us-east-1 (repeatable).")],
+    provider: Annotated[str, typer.Option("--provider", help="Cloud whose live prices to read: tencent or aws; with --source gpuhunt, any of its catalogs (gcp, azure, lambda, oci, nebius, runpod, ...; comma list).")],
+    region: Annotated[Optional[list[str]], typer.Option("--region", help="Region to read, e.g. ap-guangzhou, us-east-1 (repeatable; with --source gpuhunt: only these, default all).")] = None,
     profile: Annotated[Optional[str], typer.Option("--profile", help="AWS profile name (AWS only).")] = None,
+    source: Annotated[str, typer.Option("--source", help="cloud: the cloud's own price API; gpuhunt: gpuhunt's catalogs (needs gpuplan[market]; GPUHUNT_CATALOG_URL points it elsewhere).")] = "cloud",
     as_json: JsonOpt = False,
 ) -> None:
     """Read live prices (and stock where the API gives it) into the user cache; plan and offers then use them."""
@@ -190,6 +191,14 @@ def catalog_refresh(
 
     s = settings_from()
     cat = catalog_from(s)
+    wanted = source.strip().lower()
+    if wanted == "gpuhunt":
+        _refresh_market(provider, region, cat, as_json)
+        return
+    if wanted != "cloud":
+        raise InputError(f"unknown --source {source!r}", "use cloud or gpuhunt")
+    if not region:
+        raise InputError("--region is needed to read a cloud's own prices", "e.g. --region us-east-1")
     name = parse_provider(provider, cat)
     options = {"profile": profile} if profile else {}
     results = []
@@ -207,6 +216,39 @@ def catalog_refresh(
                                highlight=False, markup=False)
     if as_json:
         emit(dump_json({"refreshed": [r.model_dump(mode="json") for r in results]}))
+
+
+def _refresh_market(provider: str, region: list[str] | None, cat: Any, as_json: bool) -> None:
+    """``catalog refresh --source gpuhunt``."""
+    import os
+
+    from gpuplan.console import stderr
+    from gpuplan.paths import catalog_cache_dir
+    from gpuplan.render.table import dump_json
+    from pricing.text import without_url_credentials
+    from providers.refresh import refresh_market
+
+    names = parse_multi([provider], "--provider") or []
+    url = os.environ.get("GPUHUNT_CATALOG_URL", "").strip()
+    endpoint = f"GPUHUNT_CATALOG_URL={without_url_credentials(url.rstrip('/'))}" if url else None
+    results, unknown = refresh_market(names, cat, cache=catalog_cache_dir(),
+                                      regions=tuple(parse_multi(region, "--region") or ()), endpoint=endpoint)
+    if as_json:
+        emit(dump_json({"refreshed": [r.model_dump(mode="json") for r in results],
+                        "unknown_gpus": {k: sorted(v) for k, v in unknown.items()}}))
+        return
+    by_provider: dict[str, list[Any]] = {}
+    for r in results:
+        by_provider.setdefault(r.provider, []).append(r)
+    for p, rs in by_provider.items():
+        stderr().print(f"{p}: {sum(r.rows for r in rs)} GPU offers in {len(rs)} region(s) from gpuhunt; saved under "
+                       f"{rs[0].path.parent}", highlight=False, markup=False)
+    for p, names_ in unknown.items():
+        stderr().print(f"{p}: left out GPUs the catalog does not know: {', '.join(sorted(names_))}",
+                       highlight=False, markup=False)
+    if endpoint:
+        stderr().print(f"note: read through {endpoint}; plans use these prices until `gpuplan catalog clear`",
+                       highlight=False, markup=False)
 
 
 def _endpoint_override(provider: str) -> str | None:
