@@ -71,6 +71,7 @@ def offers(
     fx: FxOpt = None,
     limit: Annotated[int, typer.Option("--limit", help="Rows in the table, cheapest per GPU-hour first; 0 shows all. "
                                                         "JSON and csv list every offer.")] = OFFERS_SHOWN,
+    group_by: Annotated[Optional[str], typer.Option("--group-by", help="One row per gpu or provider: the cheapest per GPU-hour on demand and spot, and where.")] = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
@@ -96,6 +97,15 @@ def offers(
         cat = catalog_from(s, catalog)
         c = build_constraints(deadline=None, budget=None, min_vram=min_vram, provider=provider, billing=None,
                               region=region, gpu=gpu, max_gpus=None, settings=s, catalog=cat)
+        if group_by is not None:
+            from gpuplan.render.offers import render_groups
+            from planner.plan.offers import group_offers
+
+            by = group_by.strip().lower()
+            groups = group_offers(offer_rows(cat, c, s), by)
+            emit(dump_json({"currency": s.currency, "group_by": by, "groups": groups})
+                 if fmt is OutputFormat.JSON else render_groups(groups, by, fmt, s))
+            return
         if fmt is OutputFormat.CSV:  # the catalog's rows, written as they are read: no table of offers built
             emit(instances_csv_chunks(catalog_rows(cat, c, s)))
             return

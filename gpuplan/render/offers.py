@@ -41,3 +41,22 @@ def render_offers(items: list[dict[str, Any]], fmt: OutputFormat, s: Settings, *
         notes.append("Spot marked * is an estimated price.")
     cols = keep_telling_apart(rows, cols, "region", ("provider", "offer"))
     return render_rows(rows, cols, fmt, title=f"Offers (prices in {s.currency})", caption=" ".join(notes))
+
+
+def render_groups(groups: list[dict[str, Any]], by: str, fmt: OutputFormat, s: Settings) -> str | None:
+    """``offers --group-by``: one row per GPU or provider."""
+    other = "providers" if by == "gpu" else "gpus"
+    rows = [{by: g[by], "offers": g["offers"], other: ", ".join(g[other]),
+             "per_gpu_hour": _money(g["cheapest_per_gpu_hour"]), "cheapest": g["cheapest_offer"],
+             "spot": _money(g["cheapest_spot_per_gpu_hour"]), "cheapest_spot": g["cheapest_spot_offer"],
+             "buy": _money(g["cheapest_card"])}
+            for g in groups]
+    cols = [Column(key=by, header=by, priority=0), Column(key="offers", header="offers", justify="right", priority=2),
+            Column(key=other, header=other, priority=3),
+            Column(key="per_gpu_hour", header="from per GPU-h", justify="right", priority=0),
+            Column(key="cheapest", header="cheapest on demand", priority=1),
+            Column(key="spot", header="spot per GPU-h", justify="right", priority=1),
+            Column(key="cheapest_spot", header="cheapest spot", priority=4),
+            Column(key="buy", header="buy (per card)", justify="right", priority=2)]
+    return render_rows(rows, cols, fmt, title=f"Offers by {by} (prices in {s.currency} per GPU-hour)",
+                       caption="- = no price of that kind; estimated spot prices are left out.")

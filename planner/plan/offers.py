@@ -86,3 +86,38 @@ def catalog_rows(catalog: Catalog, c: Constraints, s: Settings) -> Iterator[Inst
     # what the filter reads of an offer (GPU, count, region) is in its facts: no offer is built for a region-wide row
     wanted = {(name, f.name, f.region) for name, f in _allowed(catalog, c, s, lambda p: list(offer_table(p).facts()))}
     return (r for r in catalog.instances if (r.provider, r.instance_type, r.region) in wanted)
+
+
+GROUP_KEYS = ("gpu", "provider")
+
+
+def group_offers(items: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
+    """One row per GPU (or provider), as ``dstack offer --group-by`` shows a market too wide to read offer by offer:
+    how many offers, from which providers, the cheapest per GPU-hour on demand and on spot (by the hour, per GPU,
+    in the display currency) and the offer that has it, and the cheapest card to buy; cheapest group first. ``items`` are :func:`offer_rows`."""
+    if by not in GROUP_KEYS:
+        from pricing.errors import InputError
+
+        raise InputError(f"unknown --group-by {by!r}", f"use one of {', '.join(GROUP_KEYS)}")
+    groups: dict[str, dict[str, Any]] = {}
+    for i in items:
+        g = groups.setdefault(i[by], {by: i[by], "offers": 0, "providers": set(), "gpus": set(),
+                                      "cheapest_per_gpu_hour": None, "cheapest_offer": None,
+                                      "cheapest_spot_per_gpu_hour": None, "cheapest_spot_offer": None,
+                                      "cheapest_card": None})
+        g["offers"] += 1
+        g["providers"].add(i["provider"])
+        g["gpus"].add(i["gpu"])
+        per = i["per_gpu_hour"]
+        if per is not None and (g["cheapest_per_gpu_hour"] is None or per < g["cheapest_per_gpu_hour"]):
+            g["cheapest_per_gpu_hour"], g["cheapest_offer"] = per, f"{i['provider']} {i['offer']} {i['region']}"
+        if i["buy"] is not None and (g["cheapest_card"] is None or i["buy"] < g["cheapest_card"]):
+            g["cheapest_card"] = i["buy"]
+        if i["spot"] is not None and not i["spot_estimated"]:
+            spot = i["spot"] / Decimal(repr(i["gpu_count"]))
+            if g["cheapest_spot_per_gpu_hour"] is None or spot < g["cheapest_spot_per_gpu_hour"]:
+                g["cheapest_spot_per_gpu_hour"] = spot
+                g["cheapest_spot_offer"] = f"{i['provider']} {i['offer']} {i['region']}"
+    out = [{**g, "providers": sorted(g["providers"]), "gpus": sorted(g["gpus"])} for g in groups.values()]
+    out.sort(key=lambda g: (g["cheapest_per_gpu_hour"] if g["cheapest_per_gpu_hour"] is not None else _BIG, g[by]))
+    return out

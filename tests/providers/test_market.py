@@ -88,3 +88,33 @@ def test_the_plan_path_never_imports_gpuhunt() -> None:
             "assert 'gpuhunt' not in sys.modules, 'gpuhunt imported'")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::UserWarning")
+def test_a_gcp_winner_from_the_market_exports_to_files_the_engines_accept(gpuplan: Run, bucket: str,
+                                                                         tmp_path: Path) -> None:
+    from tests.gpuplan.render.test_export import dstack_parse, sky_validate
+
+    assert gpuplan("catalog", "refresh", "--source", "gpuhunt", "--provider", "gcp")[0] == 0
+    sky, dst = tmp_path / "task.yaml", tmp_path / ".dstack.yml"
+    args = ("plan", "--gpu-hours", "20", "--provider", "gcp", "--billing", "hourly")
+    assert gpuplan(*args, "--export", "skypilot", str(sky))[0] == 0
+    assert gpuplan(*args, "--export", "dstack", str(dst))[0] == 0
+    task = sky_validate(sky)
+    assert (task["resources"]["cloud"], task["resources"]["region"]) == ("gcp", "us-central1")
+    conf = dstack_parse(dst)
+    assert conf.backends == ["gcp"] and conf.regions == ["us-central1"]
+
+
+def test_offers_group_by_gpu_shows_each_gpus_cheapest_offer_across_providers(gpuplan: Run, bucket: str) -> None:
+    assert gpuplan("catalog", "refresh", "--source", "gpuhunt", "--provider", "gcp,lambda")[0] == 0
+    code, out, err = gpuplan("offers", "--group-by", "gpu", "--json")
+    assert code == 0, err
+    groups = {g["gpu"]: g for g in json.loads(out)["groups"]}
+    h100 = groups["H100-SXM5-80GB"]
+    assert h100["cheapest_offer"] == "lambda gpu_8x_h100_sxm5 us-east-1" and h100["cheapest_per_gpu_hour"] == "0.25"
+    assert {"aws", "lambda"} <= set(h100["providers"])
+    per = [float(g["cheapest_per_gpu_hour"]) for g in groups.values() if g["cheapest_per_gpu_hour"]]
+    assert per == sorted(per)
+    code, _, err = gpuplan("offers", "--group-by", "zone")
+    assert code == 2 and "--group-by" in err

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_each_cloud_is_one_frozen_record_naming_its_extra_and_currency() -> None:
-    assert set(CLOUDS) == {"aws", "tencent", "lambda"}
+    assert set(CLOUDS) == {"aws", "tencent", "lambda", "gcp", "azure"}
     assert CLOUDS["aws"].extra == "gpuplan[aws]" and CLOUDS["aws"].currency is Currency.USD
     assert CLOUDS["tencent"].extra == "gpuplan[tencent]" and CLOUDS["tencent"].currency is Currency.CNY
     with pytest.raises(dataclasses.FrozenInstanceError):
