@@ -112,43 +112,48 @@ MEMORY = frozenset({"overhead_gb", "infer", "weight_bits", "context"})
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
-def takes_workload(*groups: frozenset[str]) -> Callable[[_Command], _Command]:
-    """Give a command the workload flags of ``groups`` where its ``workload`` parameter stands.
+def takes_flags(flags_type: type, param: str, *groups: frozenset[str]) -> Callable[[_Command], _Command]:
+    """Give a command the flags of ``groups`` (declared once, in ``flags_type``) where its ``param`` parameter stands.
 
     typer reads a command's options from its signature and cannot share a group of them, so
-    the command's signature, as typer sees it, has the flags in place of ``workload``; the
-    command itself gets their values as one :class:`WorkloadFlags`.
+    the command's signature, as typer sees it, has the flags in place of ``param``; the
+    command itself gets their values as one dict of ``flags_type``.
     """
-    declared = WorkloadFlags.__annotations__
+    declared = flags_type.__annotations__
     taken = frozenset().union(*groups)
     if unknown := sorted(taken - declared.keys()):
-        raise TypeError(f"not workload flags: {', '.join(unknown)}")
-    # A switch is off unless given; any other flag not given is None, so the workload's default applies.
+        raise TypeError(f"not {param} flags: {', '.join(unknown)}")
+    # A switch is off unless given; any other flag not given is None, so the default downstream applies.
     defaults = {name: False if get_args(annotation)[0] is bool else None
                 for name, annotation in declared.items() if name in taken}
 
     def decorate(command: _Command) -> _Command:
         signature = inspect.signature(command)
         own = list(signature.parameters)
-        if "workload" not in own:
-            raise TypeError(f"{command.__name__} needs a `workload: WorkloadFlags` parameter for its workload flags")
+        if param not in own:
+            raise TypeError(f"{command.__name__} needs a `{param}: {flags_type.__name__}` parameter for its flags")
         if clash := sorted(taken & set(own)):
-            raise TypeError(f"{command.__name__} declares workload flags of its own: {', '.join(clash)}")
-        at = own.index("workload")
-        kind = signature.parameters["workload"].kind
+            raise TypeError(f"{command.__name__} declares {param} flags of its own: {', '.join(clash)}")
+        at = own.index(param)
+        kind = signature.parameters[param].kind
         flags = [inspect.Parameter(name, kind, default=default, annotation=declared[name])
                  for name, default in defaults.items()]
 
         @functools.wraps(command)
         def run(*args: Any, **kwargs: Any) -> Any:
-            workload = cast(WorkloadFlags, {name: kwargs.pop(name, default) for name, default in defaults.items()})
-            return command(*args, workload=workload, **kwargs)
+            values = {name: kwargs.pop(name, default) for name, default in defaults.items()}
+            return command(*args, **{param: values}, **kwargs)
 
         params = list(signature.parameters.values())
         run.__signature__ = signature.replace(parameters=[*params[:at], *flags, *params[at + 1:]])  # type: ignore[attr-defined]
         return cast(_Command, run)
 
     return decorate
+
+
+def takes_workload(*groups: frozenset[str]) -> Callable[[_Command], _Command]:
+    """The workload flags of ``groups`` where a command's ``workload`` parameter stands (:func:`takes_flags`)."""
+    return takes_flags(WorkloadFlags, "workload", *groups)
 
 
 def settings_from(

@@ -13,10 +13,7 @@ from gpuplan.cli.app import command_app
 from gpuplan.cli.extras_opts import (
     BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
 )
-from gpuplan.cli.serve_opts import (
-    AllowSpotOpt, HoursPerDayOpt, KvPrecisionOpt, MaxBatchOpt, MonthsOpt, OutputTokensOpt, PeakRatioOpt,
-    PercentileOpt, PromptTokensOpt, RateOpt, ServeOpt, TpotOpt, TtftOpt,
-)
+from gpuplan.cli.serve_opts import HORIZON, LOAD, MODEL as SERVE_MODEL, ServingFlags, given, takes_serving
 from gpuplan.cli.options import (
     MODEL_AND_TRAINING, RUN, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, JsonOpt,
     MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotEstimatesOpt, SpotPriceOpt, WideOpt, WorkloadFlags, build_constraints,
@@ -28,6 +25,7 @@ app = command_app()  # the root loads this module when one of its commands runs 
 
 @app.command()
 @takes_workload(MODEL_AND_TRAINING, RUN)
+@takes_serving(SERVE_MODEL, LOAD, HORIZON)
 def plan(
     gpu_hours: Annotated[Optional[str], typer.Option("--gpu-hours", help="Work to do, in GPU-hours on the reference GPU.")] = None,
     *,
@@ -62,19 +60,7 @@ def plan(
     storage_gb: StorageGbOpt = None,
     setup_minutes: SetupMinutesOpt = None,
     bandwidth_mbps: BandwidthOpt = None,
-    serve: ServeOpt = None,
-    rate: RateOpt = None,
-    prompt_tokens: PromptTokensOpt = None,
-    output_tokens: OutputTokensOpt = None,
-    ttft: TtftOpt = None,
-    tpot: TpotOpt = None,
-    percentile: PercentileOpt = None,
-    kv_precision: KvPrecisionOpt = None,
-    max_batch: MaxBatchOpt = None,
-    hours_per_day: HoursPerDayOpt = None,
-    peak_ratio: PeakRatioOpt = None,
-    months: MonthsOpt = None,
-    allow_spot: AllowSpotOpt = False,
+    serving: ServingFlags,  # --help lists the serving flags here (takes_serving)
     output: OutputOpt = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
@@ -91,10 +77,7 @@ def plan(
     use_wide(wide)
     if limit is not None:
         bounded(limit, "limit")
-    serving = {"rate": rate, "prompt_tokens": prompt_tokens, "output_tokens": output_tokens, "ttft": ttft,
-               "tpot": tpot, "percentile": percentile, "kv_precision": kv_precision, "max_batch": max_batch,
-               "hours_per_day": hours_per_day, "peak_ratio": peak_ratio}
-    if serve is not None:
+    if (serve := serving.get("serve")) is not None:
         if gpu_hours is not None or any(v is not None for k, v in workload.items() if k != "params"):
             raise InputError("--serve plans a service; --gpu-hours and the training flags plan a job",
                              "give one of the two")
@@ -105,12 +88,14 @@ def plan(
         cat = catalog_from(s, catalog)
         c = build_constraints(deadline=None, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                               region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
-        _serve_plan(serve, {**serving, "params": workload.get("params")}, precision,
+        flags = {k: v for k, v in serving.items() if k not in ("serve", "months", "allow_spot")}
+        _serve_plan(serve, {**flags, "params": workload.get("params")}, precision,
                     c.model_copy(update={"spot_estimates": spot_estimates}), s, cat,
-                    months=months, allow_spot=allow_spot, fmt=fmt, limit=limit, explain=explain,
+                    months=serving.get("months"), allow_spot=bool(serving.get("allow_spot")), fmt=fmt, limit=limit,
+                    explain=explain,
                     export=(engine, export[1]) if engine is not None and export is not None else None)
         return
-    if any(v is not None for v in serving.values()) or months is not None or allow_spot:
+    if given(serving):
         raise InputError("--rate, --prompt-tokens, --ttft and the other serving flags describe a service",
                          "add --serve MODEL")
     extras = extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps)

@@ -14,10 +14,7 @@ import typer
 
 from pricing.errors import InputError, first_error
 from gpuplan.cli.app import command_app
-from gpuplan.cli.serve_opts import (
-    AllowSpotOpt, KvPrecisionOpt, MaxBatchOpt, OutputTokensOpt, PeakRatioOpt, PercentileOpt, PromptTokensOpt, RateOpt,
-    ServeOpt, TpotOpt, TtftOpt,
-)
+from gpuplan.cli.serve_opts import LOAD, MODEL as SERVE_MODEL, ServingFlags, given, takes_serving
 from gpuplan.cli.options import (
     CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, SpotEstimatesOpt, WideOpt, catalog_from, emit, not_empty,
     parse_multi, use_wide, write_file,
@@ -83,6 +80,7 @@ def make_scenario(flags: dict[str, Any], scenario_file: Path | None) -> Any:
 
 
 @app.command()
+@takes_serving(SERVE_MODEL, LOAD)
 def tco(
     usage: Annotated[Optional[str], _opt("--usage", "GPU-hours of work per month on the reference GPU (--ref-gpu), e.g. 300.")] = None,
     ref_gpu: Annotated[Optional[str], _opt("--ref-gpu", "GPU the usage is measured on. [default: V100-SXM2-32GB]", "GPU")] = None,
@@ -128,17 +126,8 @@ def tco(
     markdown_file: Annotated[Optional[Path], typer.Option("--markdown", help="Also write the report as Markdown.", metavar="FILE")] = None,
     html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report with the chart.", metavar="FILE")] = None,
     chart_file: Annotated[Optional[list[Path]], typer.Option("--chart", help="Also write the cumulative-cost chart (.png or .svg; needs gpuplan[chart]; repeatable).", metavar="FILE")] = None,
-    serve: ServeOpt = None,
-    rate: RateOpt = None,
-    prompt_tokens: PromptTokensOpt = None,
-    output_tokens: OutputTokensOpt = None,
-    ttft: TtftOpt = None,
-    tpot: TpotOpt = None,
-    percentile: PercentileOpt = None,
-    kv_precision: KvPrecisionOpt = None,
-    max_batch: MaxBatchOpt = None,
-    peak_ratio: PeakRatioOpt = None,
-    allow_spot: AllowSpotOpt = False,
+    *,
+    serving: ServingFlags,  # --help lists the serving flags here (takes_serving)
 ) -> None:
     """Buy vs rent over time: cumulative cost per option, break-even month and utilization, a verdict.
     With --serve, owning the fleet that serves a model at --rate against renting it."""
@@ -180,18 +169,16 @@ def tco(
                  currency=currency, fx=fx,
                  ref_gpu=not_empty(ref_gpu, "--ref-gpu"), workload_class=not_empty(workload_class, "--class"),
                  precision=not_empty(precision, "--precision"))
-    serving = {"rate": rate, "prompt_tokens": prompt_tokens, "output_tokens": output_tokens, "ttft": ttft,
-               "tpot": tpot, "percentile": percentile, "kv_precision": kv_precision, "max_batch": max_batch,
-               "peak_ratio": peak_ratio}
-    if serve is None and (any(v is not None for v in serving.values()) or allow_spot):
+    serve = serving.get("serve")
+    if serve is None and given(serving):
         raise InputError("--rate, --prompt-tokens, --ttft and the other serving flags describe a service",
                          "add --serve MODEL")
     if serve is not None:
         if usage is not None or charts or markdown_file or html_file:
             raise InputError("--usage, --chart, --markdown and --html belong to training TCO",
                              "drop them with --serve (use --json or -o csv)")
-        _serve_tco(serve, serving, flags, scenario, discount=discount, catalog=catalog, allow_spot=allow_spot,
-                   fmt=fmt)
+        _serve_tco(serve, {k: v for k, v in serving.items() if k not in ("serve", "allow_spot")}, flags, scenario,
+                   discount=discount, catalog=catalog, allow_spot=bool(serving.get("allow_spot")), fmt=fmt)
         return
     sc = make_scenario(flags, scenario)
     settings = load_settings(currency=sc.currency, fx=tuple(sc.fx) if sc.fx else None,

@@ -14,9 +14,7 @@ import typer
 
 from pricing.errors import InputError
 from gpuplan.cli.app import command_app
-from gpuplan.cli.serve_opts import (
-    KvPrecisionOpt, MaxBatchOpt, OutputTokensOpt, PercentileOpt, PromptTokensOpt, ServeOpt, TpotOpt, TtftOpt,
-)
+from gpuplan.cli.serve_opts import MODEL as SERVE_MODEL, ServingFlags, given, takes_serving
 from gpuplan.cli.options import (
     MEMORY, MODEL_AND_TRAINING, RUN, SHAPE, JsonOpt, OutputOpt, WideOpt, WorkloadFlags, catalog_from, emit,
     parse_multi, settings_from, takes_workload, use_wide,
@@ -101,19 +99,13 @@ def fit(
 
 @app.command()
 @takes_workload(MODEL_AND_TRAINING, RUN, SHAPE)
+@takes_serving(SERVE_MODEL)
 def estimate(
     gpu: Annotated[str, typer.Option("--gpu", help="GPU type, e.g. A100-80GB, v100, 'rtx 2080 ti'.")],
     gpus: Annotated[float, typer.Option("--gpus", help="Number of GPUs.")] = 1,
     *,
     workload: WorkloadFlags,  # --help lists the flags of MODEL_AND_TRAINING, RUN and SHAPE here (takes_workload)
-    serve: ServeOpt = None,
-    prompt_tokens: PromptTokensOpt = None,
-    output_tokens: OutputTokensOpt = None,
-    ttft: TtftOpt = None,
-    tpot: TpotOpt = None,
-    percentile: PercentileOpt = None,
-    kv_precision: KvPrecisionOpt = None,
-    max_batch: MaxBatchOpt = None,
+    serving: ServingFlags,  # --help lists the serving flags of SERVE_MODEL here (takes_serving)
     output: OutputOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -121,12 +113,11 @@ def estimate(
     with --serve, the output tokens/s a served model reaches there (--precision takes bf16, fp16, fp8, int8, int4)."""
     import math
 
-    if serve is not None:
-        _serve_estimate(serve, gpu, gpus, workload, output, as_json, prompt_tokens=prompt_tokens,
-                        output_tokens=output_tokens, ttft=ttft, tpot=tpot, percentile=percentile,
-                        kv_precision=kv_precision, max_batch=max_batch)
+    if (serve := serving.get("serve")) is not None:
+        flags = {k: v for k, v in serving.items() if k != "serve"}
+        _serve_estimate(serve, gpu, gpus, workload, output, as_json, **flags)
         return
-    if any(v is not None for v in (prompt_tokens, output_tokens, ttft, tpot, percentile, kv_precision, max_batch)):
+    if given(serving):
         raise InputError("--prompt-tokens, --output-tokens, --ttft, --tpot, --percentile, --kv-precision and "
                          "--max-batch describe serving", "add --serve MODEL")
 

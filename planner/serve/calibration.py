@@ -32,8 +32,8 @@ from planner.serve.roofline import (
     ttft_seconds,
 )
 from planner.workload.inputs import arch_for
+from planner.workload.ranges import LOW_PERCENTILE, HIGH_PERCENTILE, percentile
 
-LOW_PERCENTILE, HIGH_PERCENTILE = 10, 90
 FIT_FILE = "serving_fit.toml"
 # Continuous batching in a throughput benchmark runs at whatever batch fits: the engine's cap is far above it
 # (TensorRT-LLM's benchmark captures CUDA graphs up to 8192 sequences, perf-overview llm_options.yml).
@@ -132,12 +132,6 @@ def _with(e: Efficiency, name: str, value: float) -> Efficiency:
     return replace(e, **{name: value})
 
 
-def _percentile(values: list[float], p: int) -> float:
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
-
-
 @dataclass(frozen=True, slots=True)
 class ServeSpread:
     """Multipliers on a predicted throughput: P10 and P90 of measured/predicted, each run predicted by a fit
@@ -163,8 +157,8 @@ def leave_one_out(rs: list[Run]) -> list[tuple[Run, float]]:
 
 
 def spread_of(ratios: list[float]) -> ServeSpread:
-    return ServeSpread(low=min(1.0, _percentile(ratios, LOW_PERCENTILE)),
-                       high=max(1.0, _percentile(ratios, HIGH_PERCENTILE)), runs=len(ratios))
+    return ServeSpread(low=min(1.0, percentile(ratios, LOW_PERCENTILE)),
+                       high=max(1.0, percentile(ratios, HIGH_PERCENTILE)), runs=len(ratios))
 
 
 @dataclass(frozen=True, slots=True)
