@@ -7,8 +7,10 @@ import statistics
 from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog
-from planner.workload.estimate import estimate_images, estimate_training, published_runs
-from planner.workload.spec import ImageWorkload, Precision, Recompute, TrainingWorkload
+from planner.workload.estimate import (
+    UNREPORTED_COUNT, estimate_images, estimate_training, moe_utilization, published_runs, run_workload,
+)
+from planner.workload.spec import ImageWorkload, Precision
 
 
 class AccuracyRow(BaseModel):
@@ -17,7 +19,7 @@ class AccuracyRow(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run: str
-    kind: str  # workload class the range is calibrated per: "transformer" or "image"
+    kind: str  # workload class the range is calibrated per: "transformer" (mixtures of experts too) or "image"
     gpu: str
     gpus: int | None
     basis: str  # how the source gives the GPU-hours: "stated" or "gpu_count_x_days"
@@ -29,15 +31,11 @@ class AccuracyRow(BaseModel):
     source: str
 
 
-# Published runs that do not report a GPU count: any count above the node scale gives
-# the same GPU-hours (wall time x count cancels), so one cluster-sized count stands in.
-UNREPORTED_COUNT = 2048
-
-
 def accuracy_rows(catalog: Catalog) -> list[AccuracyRow]:
-    """Every shipped published run with gpuplan's prediction, recomputed from the shipped data."""
-    from planner.workload.spec import TransformerArch
+    """Every shipped published run with gpuplan's prediction, recomputed from the shipped data.
 
+    A mixture of experts is predicted with the MoE utilisation derived from the *other* MoE runs, so its own
+    GPU-hours never feed its prediction."""
     cat = catalog
     out = []
     for r in published_runs():
@@ -50,10 +48,9 @@ def accuracy_rows(catalog: Catalog) -> list[AccuracyRow]:
             w = ImageWorkload(model=r["model"], images=float(r["images"]), epochs=float(r["epochs"]), precision=precision)
             predicted = estimate_images(w, spec, n, spec.interconnect, catalog=cat).gpu_hours
         elif r["tokens"]:
-            active = float(r["active_params"]) if r["active_params"] else None
-            t = TrainingWorkload(arch=TransformerArch(name=r["run"], params=float(r["params"]), active_params=active),
-                                 tokens=float(r["tokens"]), precision=precision, recompute=Recompute.NONE)
-            predicted = estimate_training(t, spec, n, spec.interconnect, catalog=cat).gpu_hours
+            t, _ = run_workload(r)
+            factor = moe_utilization(cat, leave_out=r["run"])[0] if t.arch.moe else None
+            predicted = estimate_training(t, spec, n, spec.interconnect, catalog=cat, moe_factor=factor).gpu_hours
         published = float(r["gpu_hours"])
         out.append(AccuracyRow(
             run=r["run"], kind="image" if r["images"] or r["model"] else "transformer", gpu=spec.key, gpus=gpus,

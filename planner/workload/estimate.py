@@ -156,6 +156,47 @@ def goodput_overhead(catalog: Catalog) -> tuple[float, str]:
     )
 
 
+# Published runs that do not report a GPU count: any count above the node scale gives
+# the same GPU-hours (wall time x count cancels), so one cluster-sized count stands in.
+UNREPORTED_COUNT = 2048
+
+
+def run_workload(r: dict[str, str]) -> tuple[TrainingWorkload, int]:
+    """A published transformer run (a ``published_runs.csv`` row with tokens) as the workload gpuplan estimates."""
+    from planner.workload.spec import TransformerArch
+
+    active = float(r["active_params"]) if r["active_params"] else None
+    w = TrainingWorkload(arch=TransformerArch(name=r["run"], params=float(r["params"]), active_params=active),
+                         tokens=float(r["tokens"]), precision=Precision.parse(r["precision"] or "bf16"),
+                         recompute=Recompute.NONE)
+    return w, int(r["gpu_count"]) if r["gpu_count"] else UNREPORTED_COUNT
+
+
+@lru_cache(maxsize=16)
+def moe_utilization(catalog: Catalog, leave_out: str | None = None) -> tuple[float, str]:
+    """The share of the dense utilisation a mixture of experts reaches: the geometric mean of published / predicted
+    GPU-hours over the included MoE runs (predicted as if dense), ``leave_out`` left out of it.
+
+    Expert routing moves every token's activations to its experts and back (all-to-all) and balances load
+    unevenly; the dense MFU anchors see neither, and the published MoE runs all took longer than they give.
+    """
+    import math
+
+    runs = [r for r in published_runs() if r["active_params"] and r["tokens"] and r["include"] == "yes"
+            and r["run"] != leave_out]
+    if not runs:
+        return 1.0, "no published MoE run to derive it from"
+    logs = []
+    for r in runs:
+        w, n = run_workload(r)
+        spec = catalog.gpus[r["gpu_key"]]
+        dense = estimate_training(w, spec, n, spec.interconnect, catalog=catalog, moe_factor=1.0).gpu_hours
+        logs.append(math.log(dense / float(r["gpu_hours"])))
+    factor = math.exp(sum(logs) / len(logs))
+    return factor, (f"x{factor:.2f} for a mixture of experts: the geometric mean of predicted-as-dense / published "
+                    f"GPU-hours over {len(runs)} published MoE runs ({', '.join(r['run'] for r in runs)})")
+
+
 def interconnect_factor(gpus: float, interconnect: Interconnect) -> tuple[float, str | None]:
     """Slow-down against the NVLink machines the MFU anchors ran on."""
     from planner.perf.scaling import efficiency
@@ -196,8 +237,11 @@ def estimate_training(
     recompute: Recompute | None = None,
     *,
     catalog: Catalog,
+    moe_factor: float | None = None,
 ) -> Estimate:
-    """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` is the layout's choice when known."""
+    """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` is the layout's choice when known.
+
+    ``moe_factor``: the mixture-of-experts utilisation share to use (None: :func:`moe_utilization`; 1.0: as dense)."""
     if w.tokens is None:
         raise InputError("no training tokens given", "give --tokens, e.g. --tokens 2e10")
     from planner.workload.params import param_groups, step_flops_per_token
@@ -211,6 +255,10 @@ def estimate_training(
         util, util_basis = w.mfu, "given (--mfu)"
     else:
         util, util_basis = default_mfu(spec, gpus, w.precision, catalog)
+        if w.arch.moe:
+            factor, why = (moe_factor, "given") if moe_factor is not None else moe_utilization(catalog)
+            if factor != 1.0:
+                util, util_basis = util * factor, f"{util_basis}; {why}"
     ic, ic_note = interconnect_factor(gpus, interconnect)
     overhead, overhead_basis = _overhead(w.overhead, catalog)
     step_hours = hw_flops / (gpus * peak * 1e12 * util * ic) / 3600

@@ -10,7 +10,7 @@ from planner.workload.estimate import estimate_training
 from planner.workload.memory import GIB, Recompute, Sharding, fewest_gpus, layout, training_memory
 from planner.workload.params import NF4_DQ_BITS, adapter_params, expert_params, param_groups, step_flops_per_token
 from planner.workload.spec import LoraTargets, Method, TrainingWorkload, TransformerArch
-from planner.workload.inputs import arch_for
+from planner.workload.inputs import arch_for, workload_from_options
 from pricing.catalog import Catalog
 
 CAT = Catalog.shipped()
@@ -172,3 +172,17 @@ def test_active_above_total_is_rejected() -> None:
 def test_qlora_65b_full_recompute_is_chosen_when_needed() -> None:
     lay = single_gpu_layout(LLAMA_65B, Method.QLORA, "A40")
     assert lay is not None and lay.recompute is Recompute.FULL
+
+
+def test_a_mixture_of_experts_runs_at_a_share_of_the_dense_utilisation() -> None:
+    from planner.workload.estimate import estimate_training, moe_utilization
+
+    w = workload_from_options(model="mixtral-8x7b", tokens=1e12)
+    spec = CAT.gpus["H100-SXM5-80GB"]
+    moe = estimate_training(w, spec, 256, spec.interconnect, catalog=CAT)
+    dense = estimate_training(w, spec, 256, spec.interconnect, catalog=CAT, moe_factor=1.0)
+    factor = moe_utilization(CAT)[0]
+    assert moe.gpu_hours == pytest.approx(dense.gpu_hours / factor, rel=1e-9)
+    assert "mixture of experts" in moe.assumptions["mfu_basis"]
+    given = workload_from_options(model="mixtral-8x7b", tokens=1e12, mfu=0.3)
+    assert "mixture" not in estimate_training(given, spec, 256, spec.interconnect, catalog=CAT).assumptions["mfu_basis"]
