@@ -55,6 +55,8 @@ class Settings(BaseModel):
     fx: tuple[FxRate, ...] = ()
     hours_per_month: Decimal = Field(default=HOURS_PER_MONTH, gt=0)
     spot_overhead: Decimal = Field(default=Decimal("0.10"), ge=0)
+    # Hours between checkpoints of a spot run (None: the 1 h that spot_overhead is taken at; planner.plan.spot).
+    checkpoint_every: Decimal | None = Field(default=None, gt=0)
     ref_gpu: str = DEFAULT_REF_GPU
     catalog: tuple[Path, ...] = ()  # user catalog CSVs, layered over the shipped and refreshed data
     spot_price: SpotPricing = SpotPricing.TYPICAL

@@ -44,7 +44,8 @@ def plan(
     nodes: Annotated[Optional[int], typer.Option("--nodes", help="Pin the number of identical nodes per option.")] = None,
     max_nodes: Annotated[Optional[int], typer.Option("--max-nodes", help="Most identical nodes in one option. [default: 64]")] = None,
     export: Annotated[Optional[tuple[str, Path]], typer.Option("--export", help="Write the winner for an engine: --export skypilot task.yaml, or dstack .dstack.yml.", metavar="ENGINE FILE")] = None,
-    spot_overhead: Annotated[Optional[float], typer.Option("--spot-overhead", help="Extra run time on spot for restarts, e.g. 0.1 = 10%.")] = None,
+    spot_overhead: Annotated[Optional[float], typer.Option("--spot-overhead", help="Extra run time on one spot machine for restarts, e.g. 0.1 = 10%, with a checkpoint every hour; more nodes lose more.")] = None,
+    checkpoint_every: Annotated[Optional[str], typer.Option("--checkpoint-every", help="Time between checkpoints of a spot run, e.g. 30m or 2h: lost work grows with it and with nodes. [default: 1h]")] = None,
     spot_price: SpotPriceOpt = None,
     spot_estimates: SpotEstimatesOpt = False,
     catalog: CatalogOpt = None,
@@ -69,6 +70,7 @@ def plan(
     With --serve, the cheapest fleets that serve a model at --rate, per month."""
     from pricing.catalog import paused_gc
     from planner.limits import bounded
+    from planner.units import parse_duration
     from planner.plan import make_plan
     from gpuplan.render.plan import render_plan
     from gpuplan.render.table import pick_format
@@ -103,6 +105,7 @@ def plan(
         currency, fx, hours_per_month, discount,
         spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
         ref_gpu=ref_gpu, spot_price=spot_price,
+        checkpoint_every=None if checkpoint_every is None else parse_duration(checkpoint_every, "--checkpoint-every"),
     )
     with paused_gc(freeze=True):  # the command ends after this block (see pricing.catalog.parse)
         cat = catalog_from(s, catalog)

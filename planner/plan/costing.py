@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -16,6 +17,10 @@ from planner.plan.filters import host_note, past_deadline
 from planner.plan.model import ESTIMATED_SPOT, Constraints, ExclusionRule, Option, OptionRange
 from planner.plan.nodes import NodeRuns
 from planner.settings import Settings
+
+def _ONE(nodes: int) -> Decimal:
+    return Decimal(1)
+
 
 class Costing:
     """What costing one (offer, billing mode) needs besides the offer: the plan's inputs, once."""
@@ -36,8 +41,25 @@ class Costing:
             rate = self._rates[currency] = self.fx.rate(currency, self.s.currency)
         return rate
 
-    def factor(self, mode: BillingMode) -> Decimal:
-        return 1 + self.s.spot_overhead if mode is BillingMode.SPOT else Decimal(1)
+    def factor(self, mode: BillingMode, nodes: int = 1) -> Decimal:
+        """Expected run time over the uninterrupted one: 1 but on spot, where it grows with nodes (planner.plan.spot)."""
+        if mode is not BillingMode.SPOT:
+            return Decimal(1)
+        from planner.plan.spot import spot_factor
+
+        return spot_factor(self.s.spot_overhead, nodes, self.s.checkpoint_every)
+
+    def factors(self, mode: BillingMode) -> Callable[[int], Decimal]:
+        """:meth:`factor` of ``mode`` by node count, each count worked out once."""
+        if mode is not BillingMode.SPOT:
+            return _ONE
+        cache: dict[int, Decimal] = {}
+
+        def by_nodes(n: int) -> Decimal:
+            if (f := cache.get(n)) is None:
+                f = cache[n] = self.factor(mode, n)
+            return f
+        return by_nodes
 
     def runs(self, offer: Offer, spec: GpuSpec) -> NodeRuns:
         return NodeRuns(self.demand, offer, spec, self.c, self.shared)
@@ -50,16 +72,19 @@ class Costing:
         calls this only for the options that are read; tests hold the two to the same answer.
         """
         c, s, fx = self.c, self.s, self.fx
-        factor = self.factor(mode)
-        n, run, why = runs.for_deadline(first, factor)
+        factors = self.factors(mode)
+        n, run, why = runs.for_deadline(first, factors)
         if isinstance(run, str):
             return ExclusionRule.WORKLOAD, run
+        factor = factors(n)
         wall = run.wall_hours * factor
         notes = list(run.notes)
         if n > 1 or why:
             notes.insert(0, f"{n} x {offer.name} ({offer.gpu_count * n:g} x {offer.gpu})" + (f": {why}" if why else ""))
         if mode is BillingMode.SPOT:
-            notes.append(f"assumes {s.spot_overhead:.0%} extra run time to restart after interruptions")
+            from planner.plan.spot import spot_note
+
+            notes.append(spot_note(s.spot_overhead, n, s.checkpoint_every, factor))
         quote = provider.quote(offer, mode, billed_hours(self.extras, mode, wall), hours_per_month=s.hours_per_month)
         items = quote.line_items if n == 1 else tuple(
             LineItem.priced(f"{n} nodes x {i.description}", i.quantity * n, _all_nodes(i.unit), i.unit_price)
@@ -85,7 +110,7 @@ class Costing:
         notes.extend(quote.notes)
         if host := host_note(offer, spec):
             notes.append(host)
-        if n > 1 and (bigger := runs.bigger_note(n, mode, factor, provider, s.hours_per_month, native)):
+        if n > 1 and (bigger := runs.bigger_note(n, mode, factors, provider, s.hours_per_month, native)):
             notes.append(bigger)
         if (late := past_deadline(wall, n, c.deadline_hours)) is not None:
             return late

@@ -119,6 +119,7 @@ def make_plan(
         **demand.assumptions(),
         "hours_per_month": str(s.hours_per_month),
         "spot_overhead": str(s.spot_overhead),
+        "checkpoint_every_hours": str(s.checkpoint_every) if s.checkpoint_every is not None else "1",
         "fx": [r.label() for r in costing.fx.used()],
         "catalog_as_of": cat.as_of.isoformat(),
         "prices_as_of": cat.as_of_statement(c.providers),

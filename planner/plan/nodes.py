@@ -80,33 +80,42 @@ class NodeRuns:
             return why if self.hi == 1 else f"{why} (also on {self.hi} nodes)"
         return n
 
-    def for_deadline(self, first: int, factor: Decimal) -> tuple[int, Run | str, str]:
-        """(nodes, run, why that many) for one billing mode: the fewest that meet the deadline, else ``first``."""
+    def for_deadline(self, first: int, factor: Callable[[int], Decimal]) -> tuple[int, Run | str, str]:
+        """(nodes, run, why that many) for one billing mode: the fewest that meet the deadline, else ``first``.
+
+        ``factor`` is the mode's run-time factor by node count (1 but on spot, where it grows with nodes: then
+        the wall time is not monotone in the node count and every count is tried, not bisected)."""
         pinned = self.c_nodes is not None
         why = ("" if first <= 1 else f"--nodes {first} asked for" if pinned else f"memory needs {first} nodes")
         if self.deadline is None:
             return first, self.run(first), why
         deadline = self.deadline
 
-        def ok(r: Run | str) -> bool:
-            return not isinstance(r, str) and r.wall_hours * factor <= deadline
+        def ok_at(n: int) -> bool:
+            r = self.run(n)
+            return not isinstance(r, str) and r.wall_hours * factor(n) <= deadline
 
-        n = self._smallest(first, ok)
+        if factor(self.hi) == factor(first):  # one factor for every count: bisect
+            n = self._smallest(first, lambda r: not isinstance(r, str) and r.wall_hours * factor(first) <= deadline)
+        else:
+            n = next((m for m in range(first, self.hi + 1) if ok_at(m)), None)
         if n is None:
             return self.hi, self.run(self.hi), why  # too slow even on the most nodes: the deadline check says so
         if n > first:
             before = self.run(n - 1)
-            took = f" ({n - 1} would take {before.wall_hours * factor:,.0f} h)" if not isinstance(before, str) else ""
+            took = (f" ({n - 1} would take {before.wall_hours * factor(n - 1):,.0f} h)"
+                    if not isinstance(before, str) else "")
             why = f"the {deadline:g} h deadline needs {n} nodes{took}"
         return n, self.run(n), why
 
-    def bigger_note(self, n: int, mode: BillingMode, factor: Decimal, provider: Provider, hours_per_month: Decimal,
-                    cost: Money) -> str | None:
+    def bigger_note(self, n: int, mode: BillingMode, factors: Callable[[int], Decimal], provider: Provider,
+                    hours_per_month: Decimal, cost: Money) -> str | None:
         """Why a cluster twice the size lost: poorer scaling makes the same work cost more."""
         m = min(2 * n, self.hi)
         r = self.run(m) if m > n else None
         if r is None or isinstance(r, str):
             return None
+        factor = factors(m)
         q = provider.quote(self.offer, mode, r.wall_hours * factor, hours_per_month=hours_per_month)
         other = q.cost * m
         if cost.amount <= 0:

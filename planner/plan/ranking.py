@@ -45,12 +45,12 @@ class _Shape:
             answer = ExclusionRule.NO_PRICE, (f"{provider.name} has no {mode} billing rule: add [{provider.name}.{mode}]"
                                               " to the billing rules to plan with this price")
         else:
-            factor = costing.factor(mode)
-            n, run, _ = self.runs.for_deadline(self.first, factor)
+            factors = costing.factors(mode)
+            n, run, _ = self.runs.for_deadline(self.first, factors)
             if isinstance(run, str):
                 answer = ExclusionRule.WORKLOAD, run
             else:
-                wall = run.wall_hours * factor
+                wall = run.wall_hours * factors(n)
                 if (late := past_deadline(wall, n, c.deadline_hours)) is not None:
                     answer = late
                 else:
