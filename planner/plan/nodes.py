@@ -98,7 +98,7 @@ class NodeRuns:
         if factor(self.hi) == factor(first):  # one factor for every count: bisect
             n = self._smallest(first, lambda r: not isinstance(r, str) and r.wall_hours * factor(first) <= deadline)
         else:
-            n = next((m for m in range(first, self.hi + 1) if ok_at(m)), None)
+            n = self._smallest_scanning(first, factor, ok_at)
         if n is None:
             return self.hi, self.run(self.hi), why  # too slow even on the most nodes: the deadline check says so
         if n > first:
@@ -107,6 +107,24 @@ class NodeRuns:
                     if not isinstance(before, str) else "")
             why = f"the {deadline:g} h deadline needs {n} nodes{took}"
         return n, self.run(n), why
+
+    def _smallest_scanning(self, first: int, factor: Callable[[int], Decimal], ok_at: Callable[[int], bool]
+                           ) -> int | None:
+        """The fewest nodes from ``first`` that meet the deadline when the factor grows with nodes. log(run time) falls
+        about as -log n and log(factor) rises convexly, so the expected time falls to one low point and then
+        rises: once it rises, no larger count can meet a deadline the smaller ones missed."""
+        last: Decimal | None = None
+        for m in range(first, self.hi + 1):
+            if ok_at(m):
+                return m
+            r = self.run(m)
+            if isinstance(r, str):
+                continue
+            t = r.wall_hours * factor(m)
+            if last is not None and t > last:
+                return None
+            last = t
+        return None
 
     def bigger_note(self, n: int, mode: BillingMode, factors: Callable[[int], Decimal], provider: Provider,
                     hours_per_month: Decimal, cost: Money) -> str | None:

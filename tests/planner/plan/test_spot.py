@@ -61,3 +61,30 @@ def test_frequent_checkpoints_shorten_a_spot_run(gpuplan: Run) -> None:
     rarely = _spot(gpuplan, "--nodes", "4", "--checkpoint-every", "4h")[0]
     assert float(often["wall_hours"]) < float(rarely["wall_hours"])
     assert float(often["cost"]) < float(rarely["cost"])
+
+
+@pytest.mark.parametrize("days", [2, 5, 10, 20, 40])
+def test_the_spot_node_search_finds_what_trying_every_count_finds(days: int) -> None:
+    """The count-by-count search stops once the expected time rises; trying every count gives the same answer."""
+    from pricing.billing import BillingMode
+    from pricing.catalog import Catalog
+    from planner.plan.costing import Costing
+    from planner.plan.model import Constraints
+    from planner.plan.nodes import NodeRuns
+    from planner.plan.workload_demand import WorkloadDemand
+    from planner.settings import Settings
+    from planner.workload.inputs import workload_from_options
+    from providers.registry import get_provider
+
+    cat = Catalog.shipped()
+    demand = WorkloadDemand(workload_from_options(model="llama-2-7b", tokens=2e11), cat)
+    c = Constraints(deadline_hours=Decimal(days * 24))
+    offer = next(o for o in get_provider("aws", cat).list_offers() if o.name == "p5.48xlarge")
+    factors = Costing(demand, c, Settings(), cat).factors(BillingMode.SPOT)
+    runs = NodeRuns(demand, offer, cat.gpus[offer.gpu], c)
+    first = runs.smallest_fitting()
+    assert isinstance(first, int)
+    n, _, _ = runs.for_deadline(first, factors)
+    every = [m for m in range(first, runs.hi + 1)
+             if not isinstance(r := runs.run(m), str) and r.wall_hours * factors(m) <= c.deadline_hours]
+    assert n == (every[0] if every else runs.hi)
