@@ -343,15 +343,23 @@ def instances_csv_chunks(rows: Iterable[InstanceType], chunk: int = 1000) -> Ite
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(INSTANCE_COLUMNS)
-    for n, i in enumerate(rows, 1):
-        d = i._asdict()
-        d["zones"] = ";".join(i.zones)
-        d["as_of"] = i.as_of.isoformat()
-        w.writerow(["" if d.get(c) is None else str(d[c]) for c in INSTANCE_COLUMNS])
-        if n % chunk == 0:
+    # The csv writer writes None as "" and anything else as str() (StrEnums as their values): each row goes to it
+    # as its fields in column order, with the two fields that need another spelling replaced.
+    at = [InstanceType._fields.index(c) for c in INSTANCE_COLUMNS]
+    zones, as_of = INSTANCE_COLUMNS.index("zones"), INSTANCE_COLUMNS.index("as_of")
+    batch: list[list[Any]] = []
+    for i in rows:
+        v = [i[k] for k in at]
+        v[zones] = ";".join(i.zones)
+        v[as_of] = i.as_of.isoformat()
+        batch.append(v)
+        if len(batch) == chunk:
+            w.writerows(batch)
+            batch.clear()
             yield buf.getvalue()
             buf.seek(0)
             buf.truncate()
+    w.writerows(batch)
     yield buf.getvalue()
 
 
