@@ -46,10 +46,17 @@ def render_offers(items: list[dict[str, Any]], fmt: OutputFormat, s: Settings, *
 def render_groups(groups: list[dict[str, Any]], by: str, fmt: OutputFormat, s: Settings) -> str | None:
     """``offers --group-by``: one row per GPU or provider."""
     other = "providers" if by == "gpu" else "gpus"
+    if fmt is OutputFormat.CSV:  # numbers a program reads: plain decimals, empty where there is none
+        from pricing.money import decimal_json
+
+        def money(v: Decimal | None) -> str | None:
+            return None if v is None else decimal_json(v)
+    else:
+        money = _money
     rows = [{by: g[by], "offers": g["offers"], other: ", ".join(g[other]),
-             "per_gpu_hour": _money(g["cheapest_per_gpu_hour"]), "cheapest": g["cheapest_offer"],
-             "spot": _money(g["cheapest_spot_per_gpu_hour"]), "cheapest_spot": g["cheapest_spot_offer"],
-             "buy": _money(g["cheapest_card"])}
+             "per_gpu_hour": money(g["cheapest_per_gpu_hour"]), "cheapest": g["cheapest_offer"],
+             "spot": money(g["cheapest_spot_per_gpu_hour"]), "cheapest_spot": g["cheapest_spot_offer"],
+             "buy": money(g["cheapest_card"])}
             for g in groups]
     cols = [Column(key=by, header=by, priority=0), Column(key="offers", header="offers", justify="right", priority=2),
             Column(key=other, header=other, priority=3),

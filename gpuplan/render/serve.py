@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pricing.money import money_text
+from pricing.money import decimal_json, money_json, money_text
 from planner.serve.fleet import ServePlan
 from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
 
@@ -24,7 +24,8 @@ COLUMNS = [
 ]
 
 
-def _rows(p: ServePlan, limit: int | None) -> list[dict[str, Any]]:
+def _rows(p: ServePlan, limit: int | None, plain: bool = False) -> list[dict[str, Any]]:
+    """The table's rows; ``plain`` (CSV): numbers a program reads, without separators or units."""
     shown = p.options if not limit else p.options[:limit]
     rows = []
     for i, o in enumerate(shown, 1):
@@ -33,10 +34,14 @@ def _rows(p: ServePlan, limit: int | None) -> list[dict[str, Any]]:
             "rank": i, "provider": o.provider, "offer": o.offer, "region": o.region, "billing": str(o.billing),
             "fleet": f"{o.instances} x ({o.instances * o.gpu_count} x {o.gpu})",
             "layout": f"{lay.replicas} x TP{lay.tp}, batch {lay.batch}",
-            "capacity": f"{o.capacity_tokens_per_s:,.0f}", "load": f"{o.load:.0%}",
-            "per_month": money_text(o.cost_per_month.amount, str(o.cost_per_month.currency)),
-            "per_million": money_text(o.cost_per_million_tokens.amount, None, places=3),
-            "if_slow": money_text(o.cost_per_month_if_slow.amount, None, places=0),
+            "capacity": round(o.capacity_tokens_per_s, 1) if plain else f"{o.capacity_tokens_per_s:,.0f}",
+            "load": round(o.load, 4) if plain else f"{o.load:.0%}",
+            "per_month": money_json(o.cost_per_month.amount) if plain
+            else money_text(o.cost_per_month.amount, str(o.cost_per_month.currency)),
+            "per_million": decimal_json(o.cost_per_million_tokens.amount) if plain
+            else money_text(o.cost_per_million_tokens.amount, None, places=3),
+            "if_slow": money_json(o.cost_per_month_if_slow.amount) if plain
+            else money_text(o.cost_per_month_if_slow.amount, None, places=0),
         })
     return rows
 
@@ -68,7 +73,8 @@ def render_serve_plan(p: ServePlan, fmt: OutputFormat, limit: int | None, explai
         for _, _, r in p.excluded:
             reasons[r] = reasons.get(r, 0) + 1
         caption += " Excluded: " + "; ".join(f"{n} x {r}" for r, n in sorted(reasons.items(), key=lambda x: -x[1]))
-    return render_rows(_rows(p, table_limit), COLUMNS, fmt, title=title, caption=caption)
+    return render_rows(_rows(p, table_limit, plain=fmt is OutputFormat.CSV), COLUMNS, fmt, title=title,
+                       caption=caption)
 
 
 def render_serve_tco(t: Any, fmt: OutputFormat) -> str | None:

@@ -23,7 +23,7 @@ from typing import Any
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog, Interconnect
 from pricing.errors import InputError, PriceMissingError
-from pricing.money import Money, money_json
+from pricing.money import Money, decimal_json, money_json
 from providers.base import Offer
 from providers.registry import all_providers
 from planner.plan.filters import check_regions, offer_filter, places
@@ -74,7 +74,9 @@ class Fleet:
             "instances_if_slow": self.instances_if_slow, "layout": self.layout.as_json(),
             "capacity_output_tokens_per_s": round(self.capacity_tokens_per_s, 1), "load": round(self.load, 4),
             "cost_per_month": _money(self.cost_per_month), "native_cost_per_month": _money(self.native_cost_per_month),
-            "cost_per_million_output_tokens": _money(self.cost_per_million_tokens),
+            # a unit price, not an amount: up to 6 places (the JSON contract's rule for rates)
+            "cost_per_million_output_tokens": {"amount": decimal_json(self.cost_per_million_tokens.amount),
+                                               "currency": str(self.cost_per_million_tokens.currency)},
             "cost_per_month_if_slow": _money(self.cost_per_month_if_slow),
             "estimate": self.estimate, "live": self.live, "notes": list(self.notes),
         }

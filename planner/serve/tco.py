@@ -18,7 +18,7 @@ from typing import Any
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog
 from pricing.errors import InputError
-from pricing.money import money_json, money_text
+from pricing.money import decimal_json, money_json, money_text
 from planner.serve.fleet import Fleet, ServePlan, busy_share
 from planner.tco.compare import breakeven_month
 from planner.tco.lines import cumulative
@@ -62,7 +62,7 @@ class ServeTco:
             "options": [{
                 "name": o.name, "provider": o.fleet.provider, "offer": o.fleet.offer, "region": o.fleet.region, "billing": str(o.fleet.billing),
                 "instances": o.fleet.instances, "gpu": o.fleet.gpu, "gpus_per_instance": o.fleet.gpu_count,
-                "total": money_json(o.total), "per_million_output_tokens": money_json(o.per_million),
+                "total": money_json(o.total), "per_million_output_tokens": decimal_json(o.per_million),
                 "monthly": [money_json(m) for m in o.monthly], "cumulative": [money_json(c) for c in o.cumulative],
                 "notes": list(o.fleet.notes),
             } for o in self.options],
