@@ -97,7 +97,7 @@ def best_layout(w: ServeWorkload, gpu: GpuSpec, gpus: int, interconnect: Interco
     if best is not None:
         return best
     need = w.model.weight_bytes / 2**30
-    if w.has_targets and targets and best_layout(w, gpu, gpus, interconnect, c, targets=False) is not None:
+    if w.has_targets and targets and isinstance(best_layout(w, gpu, gpus, interconnect, c, targets=False), Layout):
         return f"cannot meet {_targets_text(w)} on {gpus}x {gpu.key} at any batch"
     return (reasons[0] if reasons else
             f"{w.arch.name} in {w.weights} ({need:,.0f} GiB of weights) and its KV cache do not fit {gpus}x {gpu.key}")

@@ -37,6 +37,11 @@ def test_a_70b_model_needs_tensor_parallelism_on_80gb_cards(gpuplan: Run) -> Non
     assert lay["tensor_parallel"] >= 2 and lay["tensor_parallel"] * lay["replicas"] == 8
 
 
+def test_a_model_that_does_not_fit_says_so_even_with_latency_targets(gpuplan: Run) -> None:
+    out = estimate(gpuplan, "llama-3-70b", "--gpu", "l4", "--ttft", "1s")
+    assert out["fits"] is False and "do not fit" in out["reason"]
+
+
 def test_a_latency_target_trades_throughput_for_speed(gpuplan: Run) -> None:
     free = estimate(gpuplan, "llama-3-8b", "--gpu", "a100-80gb")
     tight = estimate(gpuplan, "llama-3-8b", "--gpu", "a100-80gb", "--tpot", "30ms")
