@@ -58,6 +58,7 @@ BOUNDS: dict[str, Bound] = {
     # settings
     "hours_per_month": _b(1, 744, "hours (31 days)", inclusive=True),
     "spot_overhead": _b(0, 10, "fraction of run time", inclusive=True),
+    "checkpoint_every": _b(0, 8760, "hours (a year)"),
     "fx_rate": _b("0.000001", "1e6", "units of the quote currency", inclusive=True, flag="--fx"),
     # workloads (flags, or the fields of a --workload file)
     "params": _b(0, "1e14", "parameters"),
@@ -81,6 +82,14 @@ BOUNDS: dict[str, Bound] = {
     "overhead": _b(0, 10, "fraction of run time", inclusive=True),
     "overhead_gb": _b(0, 10000, "GB", inclusive=True),
     "gpus": _b(1, "1e6", "GPUs", inclusive=True),
+    # serving (estimate, plan and tco --serve, and service files)
+    "rate": _b(0, "1e7", "requests per second"),
+    "prompt_tokens": _b(1, "1e7", "tokens", inclusive=True),
+    "output_tokens": _b(1, "1e7", "tokens", inclusive=True),
+    "ttft": _b(0, 3600, "seconds"),
+    "tpot": _b(0, 3600, "seconds"),
+    "peak_ratio": _b(1, 1000, "x the average rate", inclusive=True),
+    "max_batch": _b(1, 65536, "sequences", inclusive=True),
     # tco
     "usage": _b(0, "1e9", "GPU-hours per month"),
     "hours_per_day": _b(0, 24, "hours"),

@@ -70,7 +70,6 @@ def plan(
     With --serve, the cheapest fleets that serve a model at --rate, per month."""
     from pricing.catalog import paused_gc
     from planner.limits import bounded
-    from planner.units import parse_duration
     from planner.plan import make_plan
     from gpuplan.render.plan import render_plan
     from gpuplan.render.table import pick_format
@@ -83,8 +82,9 @@ def plan(
         if gpu_hours is not None or any(v is not None for k, v in workload.items() if k != "params"):
             raise InputError("--serve plans a service; --gpu-hours and the training flags plan a job",
                              "give one of the two")
-        if deadline is not None or nodes is not None:
-            raise InputError("--deadline and --nodes apply to training plans", "drop them with --serve")
+        if deadline is not None or nodes is not None or checkpoint_every is not None:
+            raise InputError("--deadline, --nodes and --checkpoint-every apply to training plans",
+                             "drop them with --serve")
         engine = _engine(export)
         s = settings_from(currency, fx, hours_per_month, discount, spot_price=spot_price)
         cat = catalog_from(s, catalog)
@@ -105,7 +105,7 @@ def plan(
         currency, fx, hours_per_month, discount,
         spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
         ref_gpu=ref_gpu, spot_price=spot_price,
-        checkpoint_every=None if checkpoint_every is None else parse_duration(checkpoint_every, "--checkpoint-every"),
+        checkpoint_every=None if checkpoint_every is None else _checkpoint_hours(checkpoint_every),
     )
     with paused_gc(freeze=True):  # the command ends after this block (see pricing.catalog.parse)
         cat = catalog_from(s, catalog)
@@ -132,6 +132,19 @@ def plan(
         emit(render_plan(p, fmt, limit, explain, title))
 
 
+
+
+def _checkpoint_hours(text: str) -> Decimal:
+    """``--checkpoint-every 30m`` in hours, inside its range (docs/limits.md)."""
+    import re
+
+    from planner.limits import bounded
+
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(m|min|h|d)?\s*", text.lower())
+    if m is None:
+        raise InputError(f"cannot read --checkpoint-every {text!r}", "write it like 30m, 2h or 1d")
+    per = {"m": Decimal(1) / 60, "min": Decimal(1) / 60, "h": Decimal(1), "d": Decimal(24), None: Decimal(1)}
+    return bounded(Decimal(m.group(1)) * per[m.group(2)], "checkpoint_every", f"--checkpoint-every {text.strip()}")
 
 
 def _serve_plan(serve: str, serving: dict[str, Any], precision: str, c: Any, s: Any, cat: Any, *,

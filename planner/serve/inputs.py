@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from pricing.errors import InputError
+from planner.limits import check, flag_of
 from planner.serve.roofline import KvFormat, WeightFormat
 from planner.serve.spec import DEFAULT_MAX_BATCH, Percentile, ServeWorkload
 from planner.units import parse_enum
@@ -16,17 +18,21 @@ from planner.workload.inputs import arch_for
 
 _SECONDS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6}
 _RATE = {"": 1.0, "/s": 1.0, "/min": 1 / 60, "/h": 1 / 3600, "/d": 1 / 86400}
-MAX_TOKENS = 10_000_000  # a prompt or answer longer than any model's context is a typo
 
 
-def parse_seconds(text: str, flag: str) -> float:
-    """Seconds in ``1s``, ``800ms``, ``0.5`` (seconds)."""
+def parse_seconds(text: str, key: str) -> float:
+    """Seconds in ``1s``, ``800ms``, ``0.5`` (seconds), inside ``BOUNDS[key]``."""
+    flag = flag_of(key)
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([a-z]*)\s*", text.lower())
     if not m or m.group(2) not in _SECONDS:
         raise InputError(f"cannot read {flag} {text!r}", "write it like 1s, 800ms or 0.5")
-    value = float(m.group(1)) * _SECONDS[m.group(2)]
-    if not math.isfinite(value) or value <= 0 or value > 3600:
-        raise InputError(f"{flag} must be between 0 and 1 hour, got {text!r}")
+    return _within(float(m.group(1)) * _SECONDS[m.group(2)], key, f"{flag} {text.strip()}")
+
+
+def _within(value: float, key: str, what: str) -> float:
+    if not math.isfinite(value):
+        raise InputError(f"{what} is not a finite number")
+    check(key, Decimal(repr(value)), what)
     return value
 
 
@@ -39,16 +45,15 @@ def parse_rate(text: str, output_tokens: int = 1) -> float:
         raise InputError(f"cannot read --rate {text!r}",
                          "write requests per second like 20, 1200/min or 50000/d, or output tokens like 6000tok/s")
     value = float(m.group(1)) * _RATE[unit] / (output_tokens if m.group(2) else 1)
-    if not math.isfinite(value) or value <= 0 or value > 1e7:
-        raise InputError(f"--rate must be above 0 and at most 10 million requests/s, got {text!r}")
-    return value
+    return _within(value, "rate", f"--rate {text.strip()}")
 
 
-def _tokens(value: int | None, flag: str, default: int) -> int:
+def _tokens(value: int | None, key: str, default: int) -> int:
     if value is None:
         return default
-    if not 1 <= value <= MAX_TOKENS:
-        raise InputError(f"{flag} must be 1 to {MAX_TOKENS:,}, got {value}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{flag_of(key)} must be a whole number of tokens, got {value!r}")
+    check(key, Decimal(value), f"{flag_of(key)} {value}")
     return value
 
 
@@ -104,19 +109,19 @@ def serve_workload_from_options(
                     hidden=hidden, heads=heads, kv_heads=kv_heads, vocab=vocab)
     weights = parse_enum(WeightFormat, precision, "--precision") or WeightFormat.BF16
     kv = parse_enum(KvFormat, kv_precision, "--kv-precision") or KvFormat.FP16
-    if hours_per_day is not None and not (math.isfinite(hours_per_day) and 0 < hours_per_day <= 24):
-        raise InputError(f"--hours-per-day must be above 0 and at most 24, got {hours_per_day:g}")
-    if peak_ratio is not None and not (math.isfinite(peak_ratio) and 1 <= peak_ratio <= 1000):
-        raise InputError(f"--peak-ratio is the peak rate over the average: 1 to 1000, got {peak_ratio:g}")
-    if max_batch is not None and not 1 <= max_batch <= 65536:
-        raise InputError(f"--max-batch must be 1 to 65536, got {max_batch}")
+    for key, value in (("hours_per_day", hours_per_day), ("peak_ratio", peak_ratio), ("max_batch", max_batch)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InputError(f"{flag_of(key)} must be a number, got {value!r}")
+        _within(float(value), key, f"{flag_of(key)} {value:g}")
     return ServeWorkload(
         arch=arch, weights=weights, kv=kv,
-        prompt_tokens=_tokens(prompt_tokens, "--prompt-tokens", 1000),
-        output_tokens=_tokens(output_tokens, "--output-tokens", 300),
-        rate=parse_rate(rate, _tokens(output_tokens, "--output-tokens", 300)) if rate is not None else None,
-        ttft_s=parse_seconds(ttft, "--ttft") if ttft is not None else None,
-        tpot_s=parse_seconds(tpot, "--tpot") if tpot is not None else None,
+        prompt_tokens=_tokens(prompt_tokens, "prompt_tokens", 1000),
+        output_tokens=_tokens(output_tokens, "output_tokens", 300),
+        rate=parse_rate(rate, _tokens(output_tokens, "output_tokens", 300)) if rate is not None else None,
+        ttft_s=parse_seconds(ttft, "ttft") if ttft is not None else None,
+        tpot_s=parse_seconds(tpot, "tpot") if tpot is not None else None,
         percentile=parse_enum(Percentile, percentile, "--percentile") or Percentile.P50,
         hours_per_day=hours_per_day if hours_per_day is not None else 24.0,
         peak_ratio=peak_ratio if peak_ratio is not None else 1.0,

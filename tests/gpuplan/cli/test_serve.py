@@ -69,7 +69,7 @@ def test_fp8_doubles_compute_bound_serving_on_an_h100_but_not_on_an_a100(gpuplan
     (["--tokens", "1e9"], "describes training"),
     (["--gpus", "1.5"], "whole number"),
     (["--precision", "fp4"], "unknown --precision"),
-    (["--prompt-tokens", "0"], "--prompt-tokens must be"),
+    (["--prompt-tokens", "0"], "--prompt-tokens 0 is out of range"),
 ])
 def test_bad_serving_input_is_a_message_not_a_traceback(gpuplan: Run, args: list[str], says: str) -> None:
     code, out, err = gpuplan("estimate", "--serve", "llama-3-8b", "--gpu", "h100", *args)
@@ -269,3 +269,13 @@ def test_a_bad_service_file_is_a_message(gpuplan: Run, tmp_path) -> None:  # typ
     bad.write_text('model = "llama-3-8b"\nprompt_tokens = "many"\n', encoding="utf-8")
     code, _, err = gpuplan("plan", "--serve", str(bad), "--rate", "1")
     assert code == 2 and "Traceback" not in err
+
+
+def test_a_service_file_with_a_word_where_a_number_goes_is_a_message(gpuplan: Run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    for body, says in (('prompt_tokens = "many"', "--prompt-tokens must be a whole number"),
+                       ('peak_ratio = "x"', "--peak-ratio must be a number"),
+                       ("max_batch = 0", "--max-batch 0 is out of range")):
+        f = tmp_path / "s.toml"
+        f.write_text(f'model = "llama-3-8b"\n{body}\n', encoding="utf-8")
+        code, _, err = gpuplan("plan", "--serve", str(f), "--rate", "1")
+        assert code == 2 and says in err and "internal error" not in err, err
