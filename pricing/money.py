@@ -127,6 +127,10 @@ class Money(BaseModel):
         """The amount to the cent, half-up, as bills round it."""
         return round_cents(self.amount)
 
+    def as_json(self) -> dict[str, str]:
+        """The JSON contract's money object: the amount to the cent as a string, and the currency."""
+        return {"amount": money_json(self.amount), "currency": self.currency.value}
+
     def __str__(self) -> str:
         return money_text(self.amount, self.currency)
 

@@ -53,12 +53,16 @@ def refresh(provider: str, region: str, catalog: Catalog, *, cache: Path, endpoi
     if not rows:
         raise ProviderError(f"{provider} returned no GPU offers for {region}",
                             "check the region name; the cache was left as it was")
+    return _store(path, provider, region, rows, {"endpoint": endpoint})
+
+
+def _store(path: Path, provider: str, region: str, rows: list[Any], meta: dict[str, Any]) -> RefreshResult:
+    """Write ``rows`` to ``path`` and, beside them, where they were read (``meta``, with the time): prices from a
+    test endpoint would otherwise feed every later plan unseen."""
     write_instances(path, rows)
-    # Beside the rows, where they were read: prices from a test endpoint would otherwise feed every later plan unseen.
-    write_private(meta_path(path), json.dumps({"endpoint": endpoint,
-                                               "refreshed_at": datetime.now(UTC).isoformat(timespec="seconds")}))
+    write_private(meta_path(path), json.dumps({**meta, "refreshed_at": datetime.now(UTC).isoformat(timespec="seconds")}))
     return RefreshResult(
-        provider=provider, region=region, path=path, rows=len(rows), endpoint=endpoint,
+        provider=provider, region=region, path=path, rows=len(rows), endpoint=meta.get("endpoint"),
         instance_types=len({r.instance_type for r in rows}),
         zones=tuple(sorted({r.zone for r in rows if r.zone})),
         sold_out=sum(r.stock is Stock.SOLD_OUT for r in rows),
@@ -101,19 +105,11 @@ def refresh_market(providers: list[str], catalog: Catalog, *, cache: Path, regio
     from providers.market.gpuhunt_source import fetch
 
     market = fetch(providers, catalog)
-    results = []
     picked = {k: v for k, v in market.rows.items() if not regions or any(k[1].startswith(r) for r in regions)}
     if not picked:
         raise ProviderError(f"gpuhunt's catalogs have no offer in {', '.join(regions)}",
                             "check the region names; the cache was left as it was")
-    for (provider, region), rows in sorted(picked.items()):
-        path = cache_path(cache, provider, region)
-        write_instances(path, rows)
-        write_private(meta_path(path), json.dumps({"endpoint": endpoint, "source": "gpuhunt",
-                                                   "versions": market.versions,
-                                                   "refreshed_at": datetime.now(UTC).isoformat(timespec="seconds")}))
-        results.append(RefreshResult(
-            provider=provider, region=region, path=path, rows=len(rows), endpoint=endpoint,
-            instance_types=len({r.instance_type for r in rows}), zones=tuple(sorted({r.zone for r in rows if r.zone})),
-            sold_out=0, as_of=max((r.as_of for r in rows), default=None)))
+    meta = {"endpoint": endpoint, "source": "gpuhunt", "versions": market.versions}
+    results = [_store(cache_path(cache, provider, region), provider, region, rows, meta)
+               for (provider, region), rows in sorted(picked.items())]
     return results, market.unknown_gpus

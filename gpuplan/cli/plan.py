@@ -156,8 +156,6 @@ def _serve_plan(serve: str, serving: dict[str, Any], precision: str, c: Any, s: 
     from planner.serve.inputs import serve_workload_from_options
 
     w = serve_workload_from_options(serve, precision=None if precision == "mixed" else precision, **serving)
-    if w.rate is None:
-        raise InputError("plan --serve needs the load", "give --rate, e.g. --rate 20 (requests per second)")
     p = serve_plan(w, c, s, catalog=cat, months=DEFAULT_MONTHS if months is None else months, allow_spot=allow_spot)
     if export is not None:
         from gpuplan.console import stderr

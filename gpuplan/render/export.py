@@ -94,6 +94,18 @@ def _check(option: Option, engine: Engine) -> None:
         )
 
 
+def accelerator_lines(gpu: str, count: float) -> list[str]:
+    """SkyPilot's ``accelerators`` line for ``count`` x ``gpu``; none where SkyPilot's name for it is not known."""
+    acc = SKY_ACCELERATORS.get(gpu)
+    return [f"  accelerators: {q(f'{acc}:{count:g}')}"] if acc else []
+
+
+def dstack_gpu(gpu: str, memory_gb: float, count: float) -> str:
+    """dstack's ``NAME:MEMORY:COUNT`` GPU spec, quoted: the SkyPilot name's model part (dstack has no form factors)."""
+    acc = SKY_ACCELERATORS.get(gpu, gpu).split("-")[0]
+    return q(f"{acc}:{memory_gb:g}GB:{count:g}")
+
+
 def region_lines(region: str, template: str) -> list[str]:
     """The engine's region line; none for a price that holds in every region (``global``): the engine picks one."""
     if region in PSEUDO_REGIONS:
@@ -136,14 +148,11 @@ def _disk_gb(plan: Plan) -> str:
 def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     _check(option, Engine.SKYPILOT)
     o = option
-    acc = SKY_ACCELERATORS.get(o.gpu)
     lines = [*_header(plan, o), f"name: {q(name)}", f"num_nodes: {o.nodes}", "resources:",
              f"  cloud: {o.provider}", *region_lines(o.region, "  region: {}")]
     if o.zone:
         lines += _zone_comment(o)
-    lines += [f"  instance_type: {q(o.offer)}"]
-    if acc:
-        lines.append(f"  accelerators: {q(f'{acc}:{o.gpu_count:g}')}")
+    lines += [f"  instance_type: {q(o.offer)}", *accelerator_lines(o.gpu, o.gpu_count)]
     lines += [f"  use_spot: {'true' if o.billing == 'spot' else 'false'}", f"  disk_size: {_disk_gb(plan)}",
               "setup: |", "  # Your environment: e.g. pip install -r requirements.txt (gpuplan leaves this to you).",
               "  true", "run: |",
@@ -156,12 +165,11 @@ def skypilot_task(plan: Plan, option: Option, name: str) -> str:
 def dstack_task(plan: Plan, option: Option, name: str, gpu_memory_gb: float) -> str:
     _check(option, Engine.DSTACK)
     o = option
-    acc = SKY_ACCELERATORS.get(o.gpu, o.gpu).split("-")[0]
     lines = [*_header(plan, o), "type: task", f"name: {q(name)}", f"nodes: {o.nodes}", "commands:",
              "  # Your environment first: e.g. pip install -r requirements.txt (gpuplan leaves this to you).",
              "  - " + q(_torchrun("$DSTACK_NODES_NUM", "$DSTACK_GPUS_PER_NODE", "$DSTACK_NODE_RANK",
                                   "$DSTACK_MASTER_NODE_IP")),
-             "resources:", f"  gpu: {q(f'{acc}:{gpu_memory_gb:g}GB:{o.gpu_count:g}')}",
+             "resources:", f"  gpu: {dstack_gpu(o.gpu, gpu_memory_gb, o.gpu_count)}",
              f"  disk: {q(f'{_disk_gb(plan)}GB..')}",
              f"spot_policy: {'spot' if o.billing == 'spot' else 'on-demand'}",
              f"backends: [{o.provider}]", *region_lines(o.region, "regions: [{}]")]

@@ -47,7 +47,7 @@ def extras_payload(bill: Any) -> dict[str, Any]:
 
 
 def money(m: Money | None) -> dict[str, str] | None:
-    return None if m is None else {"amount": money_json(m.amount), "currency": m.currency.value}
+    return None if m is None else m.as_json()
 
 
 def record_payload(r: LaunchRecord, instances: list[InstanceInfo]) -> dict[str, Any]:

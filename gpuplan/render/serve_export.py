@@ -17,7 +17,7 @@ from pricing.errors import InputError
 from pricing.money import money_text
 from providers.registry import engine_runs
 from planner.serve.fleet import Fleet, ServePlan
-from gpuplan.render.export import SKY_ACCELERATORS, Engine, q, region_lines
+from gpuplan.render.export import Engine, accelerator_lines, dstack_gpu, q, region_lines
 
 PORT = 8000
 # Public Hugging Face repositories of the presets' chat/instruct checkpoints; any other model gets a placeholder.
@@ -78,7 +78,6 @@ def _target_rps(f: Fleet, plan: ServePlan) -> float:
 
 
 def skypilot_service(plan: ServePlan, rank: int, f: Fleet, name: str) -> str:
-    acc = SKY_ACCELERATORS.get(f.gpu)
     model = HF_IDS.get(plan.workload.arch.name, PLACEHOLDER)
     lines = [*_header(plan, rank, f), f"name: {q(name)}", "service:", "  readiness_probe: /v1/models"]
     if f.instances_if_slow > f.instances:
@@ -87,16 +86,14 @@ def skypilot_service(plan: ServePlan, rank: int, f: Fleet, name: str) -> str:
     else:
         lines.append(f"  replicas: {f.instances}")
     lines += ["envs:", f"  MODEL_ID: {q(model)}", "resources:", f"  cloud: {f.provider}",
-              *region_lines(f.region, "  region: {}"), f"  instance_type: {q(f.offer)}"]
-    if acc:
-        lines.append(f"  accelerators: {q(f'{acc}:{f.gpu_count}')}")
+              *region_lines(f.region, "  region: {}"), f"  instance_type: {q(f.offer)}",
+              *accelerator_lines(f.gpu, f.gpu_count)]
     lines += [f"  use_spot: {'true' if str(f.billing) == 'spot' else 'false'}", f"  ports: {PORT}",
               "setup: |", "  pip install vllm", "run: |", f"  {vllm_command(plan, f)}"]
     return "\n".join(lines) + "\n"
 
 
 def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_gb: float) -> str:
-    acc = SKY_ACCELERATORS.get(f.gpu, f.gpu).split("-")[0]
     model = HF_IDS.get(plan.workload.arch.name, PLACEHOLDER)
     lines = [*_header(plan, rank, f), "type: service", f"name: {q(name)}", "env:", f"  - {q('MODEL_ID=' + model)}",
              "  - HF_TOKEN", "commands:", "  - pip install vllm", f"  - {q(vllm_command(plan, f))}",
@@ -106,7 +103,7 @@ def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_g
                   f"  target: {_target_rps(f, plan)}"]
     else:
         lines.append(f"replicas: {f.instances}")
-    lines += ["resources:", f"  gpu: {q(f'{acc}:{gpu_memory_gb:g}GB:{f.gpu_count}')}",
+    lines += ["resources:", f"  gpu: {dstack_gpu(f.gpu, gpu_memory_gb, f.gpu_count)}",
               f"spot_policy: {'spot' if str(f.billing) == 'spot' else 'on-demand'}",
               f"backends: [{f.provider}]", *region_lines(f.region, "regions: [{}]")]
     return "\n".join(lines) + "\n"

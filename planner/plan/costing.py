@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -18,7 +19,7 @@ from planner.plan.model import ESTIMATED_SPOT, Constraints, ExclusionRule, Optio
 from planner.plan.nodes import NodeRuns
 from planner.settings import Settings
 
-def _ONE(nodes: int) -> Decimal:
+def _no_factor(nodes: int) -> Decimal:
     return Decimal(1)
 
 
@@ -50,16 +51,10 @@ class Costing:
         return spot_factor(self.s.spot_overhead, nodes, self.s.checkpoint_every)
 
     def factors(self, mode: BillingMode) -> Callable[[int], Decimal]:
-        """:meth:`factor` of ``mode`` by node count, each count worked out once."""
+        """:meth:`factor` of ``mode`` by node count (spot_factor keeps each count it worked out)."""
         if mode is not BillingMode.SPOT:
-            return _ONE
-        cache: dict[int, Decimal] = {}
-
-        def by_nodes(n: int) -> Decimal:
-            if (f := cache.get(n)) is None:
-                f = cache[n] = self.factor(mode, n)
-            return f
-        return by_nodes
+            return _no_factor
+        return functools.partial(self.factor, mode)
 
     def runs(self, offer: Offer, spec: GpuSpec) -> NodeRuns:
         return NodeRuns(self.demand, offer, spec, self.c, self.shared)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
+from functools import lru_cache
 
 REFERENCE_HOURS = Decimal(1)  # the checkpoint interval --spot-overhead is taken at
 MAX_FACTOR = Decimal(1000)  # beyond this the run never finishes in any sense that matters
@@ -35,6 +36,7 @@ def _x_for(factor: float) -> float:
     return (lo + hi) / 2
 
 
+@lru_cache(maxsize=1024)
 def spot_factor(overhead: Decimal, nodes: int, checkpoint_hours: Decimal | None = None) -> Decimal:
     """Expected run time on spot over the run time without interruptions, for ``nodes`` nodes."""
     base = 1 + overhead

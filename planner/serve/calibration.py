@@ -32,7 +32,7 @@ from planner.serve.roofline import (
     ttft_seconds,
 )
 from planner.workload.inputs import arch_for
-from planner.workload.ranges import LOW_PERCENTILE, HIGH_PERCENTILE, percentile
+from planner.workload.ranges import HIGH_PERCENTILE, LOW_PERCENTILE, Spread, spread_from
 
 FIT_FILE = "serving_fit.toml"
 # Continuous batching in a throughput benchmark runs at whatever batch fits: the engine's cap is far above it
@@ -56,6 +56,13 @@ class Run:
     output: int
     measured: float
     source: str
+
+
+@lru_cache(maxsize=1)
+def gpus_measured() -> tuple[frozenset[str], frozenset[str]]:
+    """(GPUs with a published serving result, GPUs whose results the constants are fitted on)."""
+    rows = data_rows("serving_runs.csv", "planner.data")
+    return frozenset(r["gpu"] for r in rows), frozenset(r["gpu"] for r in rows if r["use"] == "fit")
 
 
 def runs(gpus: Mapping[str, GpuSpec]) -> list[Run]:
@@ -132,22 +139,16 @@ def _with(e: Efficiency, name: str, value: float) -> Efficiency:
     return replace(e, **{name: value})
 
 
-@dataclass(frozen=True, slots=True)
-class ServeSpread:
-    """Multipliers on a predicted throughput: P10 and P90 of measured/predicted, each run predicted by a fit
-    that did not see it."""
+class ServeSpread(Spread):
+    """:class:`planner.workload.ranges.Spread` over serving results: P10 and P90 of measured/predicted throughput,
+    each run predicted by a fit that did not see it."""
 
-    low: float
-    high: float
-    runs: int
+    workload_class: str = "serving"
 
     @property
     def basis(self) -> str:
         return (f"P{LOW_PERCENTILE}-P{HIGH_PERCENTILE} of measured/predicted over {self.runs} published serving "
                 f"results, each left out of its own fit (docs/performance.md): x{self.low:.2f} to x{self.high:.2f}")
-
-    def of(self, expected: float) -> dict[str, float]:
-        return {"low": expected * self.low, "expected": expected, "high": expected * self.high}
 
 
 def leave_one_out(rs: list[Run]) -> list[tuple[Run, float]]:
@@ -157,8 +158,7 @@ def leave_one_out(rs: list[Run]) -> list[tuple[Run, float]]:
 
 
 def spread_of(ratios: list[float]) -> ServeSpread:
-    return ServeSpread(low=min(1.0, percentile(ratios, LOW_PERCENTILE)),
-                       high=max(1.0, percentile(ratios, HIGH_PERCENTILE)), runs=len(ratios))
+    return ServeSpread(**spread_from(ratios, "serving").model_dump())
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +174,7 @@ def shipped() -> Calibration:
     data = tomllib.loads(resources.files("planner.data").joinpath(FIT_FILE).read_text(encoding="utf-8"))
     e, s = data["efficiency"], data["spread"]
     return Calibration(Efficiency(float(e["memory"]), float(e["compute"]), float(e["pass_s"]), float(e["request_s"])),
-                       ServeSpread(float(s["low"]), float(s["high"]), int(s["runs"])), int(e["fit_runs"]))
+                       ServeSpread(low=float(s["low"]), high=float(s["high"]), runs=int(s["runs"])), int(e["fit_runs"]))
 
 
 def calibrate(gpus: Mapping[str, GpuSpec]) -> tuple[Calibration, list[tuple[Run, float]], list[tuple[Run, float]]]:

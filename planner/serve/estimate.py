@@ -5,13 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from pricing.catalog import GpuSpec, Interconnect
-from planner.serve.calibration import Calibration, shipped
+from planner.serve.calibration import Calibration, gpus_measured, shipped
 from planner.serve.layout import Layout, best_layout
-from planner.serve.roofline import GIB
+from planner.workload.memory import GIB
 from planner.serve.spec import ServeWorkload
-
-# GPUs with published serving results in data/serving_runs.csv: elsewhere the model runs on datasheet figures only.
-CALIBRATED_GPUS = frozenset({"H100-SXM5-80GB", "H200-SXM-141GB", "L40S", "A100-SXM4-80GB"})
 
 
 def _rates(layout: Layout, w: ServeWorkload, c: Calibration) -> dict[str, Any]:
@@ -27,9 +24,10 @@ def serve_estimate(w: ServeWorkload, gpu: GpuSpec, gpus: int, interconnect: Inte
     c = c or shipped()
     m = w.model
     notes: list[str] = []
-    if gpu.key not in CALIBRATED_GPUS:
+    measured, fitted = gpus_measured()
+    if gpu.key not in measured:
         notes.append(f"no published serving result on {gpu.key}: its figures come from its datasheet bandwidth and "
-                     "FLOPs with constants fitted on H100, H200, L40S and A100 runs")
+                     f"FLOPs with constants fitted on {', '.join(sorted(fitted))} runs")
     if w.arch.moe:
         notes.append("mixture of experts: every expert's weights are counted as read on each decode step (true at "
                      "large batch); FLOPs use the active parameters")

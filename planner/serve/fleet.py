@@ -23,9 +23,10 @@ from typing import Any
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog, Interconnect
 from pricing.errors import InputError, PriceMissingError
-from pricing.money import Money, decimal_json, money_json
-from providers.base import Offer
+from pricing.money import Money, decimal_json
+from providers.base import Offer, Provider
 from providers.registry import all_providers
+from planner.limits import check
 from planner.plan.filters import check_regions, offer_filter, places
 from planner.plan.model import ESTIMATED_SPOT, Constraints
 from planner.serve.calibration import Calibration, shipped
@@ -34,10 +35,6 @@ from planner.serve.spec import ServeWorkload
 from planner.settings import Settings
 
 DEFAULT_MONTHS = 36
-
-
-def _money(m: Money) -> dict[str, str]:
-    return {"amount": money_json(m.amount), "currency": str(m.currency)}
 
 MAX_INSTANCES = 1000  # a fleet larger than this is a different project: say so rather than price it
 SECONDS_PER_HOUR = 3600
@@ -73,11 +70,11 @@ class Fleet:
             "gpus_per_instance": self.gpu_count, "billing": str(self.billing), "instances": self.instances,
             "instances_if_slow": self.instances_if_slow, "layout": self.layout.as_json(),
             "capacity_output_tokens_per_s": round(self.capacity_tokens_per_s, 1), "load": round(self.load, 4),
-            "cost_per_month": _money(self.cost_per_month), "native_cost_per_month": _money(self.native_cost_per_month),
+            "cost_per_month": self.cost_per_month.as_json(), "native_cost_per_month": self.native_cost_per_month.as_json(),
             # a unit price, not an amount: up to 6 places (the JSON contract's rule for rates)
             "cost_per_million_output_tokens": {"amount": decimal_json(self.cost_per_million_tokens.amount),
                                                "currency": str(self.cost_per_million_tokens.currency)},
-            "cost_per_month_if_slow": _money(self.cost_per_month_if_slow),
+            "cost_per_month_if_slow": self.cost_per_month_if_slow.as_json(),
             "estimate": self.estimate, "live": self.live, "notes": list(self.notes),
         }
 
@@ -123,7 +120,7 @@ class ServePlan:
             "workload": self.workload.as_json(), "demand": self.demand.as_json(), "horizon_months": self.months,
             "currency": self.currency, "range": self.range_basis, "notes": list(self.notes),
             "cheapest_by_billing": {k: {"provider": v.provider, "offer": v.offer, "instances": v.instances,
-                                        "cost_per_month": _money(v.cost_per_month)}
+                                        "cost_per_month": v.cost_per_month.as_json()}
                                     for k, v in self.best_by_billing().items()},
             "options": [o.as_json() for o in shown], "options_total": len(self.options),
             "excluded": [{"provider": p, "offer": o, "reason": r} for p, o, r in self.excluded],
@@ -168,14 +165,26 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                allow_spot: bool = False, calibration: Calibration | None = None, owned_scenario: Any = None
                ) -> ServePlan:
     """Every fleet that serves ``w``, cheapest per month first; raises InputError when none can."""
-    if not 1 <= months <= 120:
-        raise InputError(f"--months must be 1 to 120, got {months}")
+    check("months", Decimal(months))
     cal = calibration or shipped()
     demand = _demand(w, s)
     fx = s.fx_table()
     horizon = Decimal(months)
     served = demand.hours_per_month * horizon
     held_all = s.hours_per_month * horizon
+
+    def month(provider: Provider, offer: Offer, spec: Any, mode: BillingMode, load: float
+              ) -> tuple[Money, list[str], bool, Any]:
+        """One instance's cost a month in ``mode`` (its native currency), notes, estimate flag and owned build;
+        PriceMissingError when the offer has no price there."""
+        if mode is BillingMode.BUY:
+            per_instance, notes, owned = _owned_month(offer, spec, w, s, catalog, months, load, owned_scenario)
+            return per_instance, notes, False, owned
+        # an instance on a term is held the whole horizon; by the hour it runs only when serving
+        held = served if mode in (BillingMode.HOURLY, BillingMode.SPOT) else held_all
+        quote = provider.quote(offer, mode, held, hours_per_month=s.hours_per_month)
+        return (Money(amount=quote.cost.amount / horizon, currency=quote.cost.currency), list(quote.notes),
+                quote.estimate, None)
     budget = None if c.budget is None else fx.convert(c.budget, s.currency).amount  # --budget is per month here
     layouts: dict[tuple[str, int, Interconnect], Layout | str] = {}
     options: list[Fleet] = []
@@ -206,6 +215,7 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
             if need > MAX_INSTANCES:
                 excluded.append((offer.provider, offer.name, f"needs {need:,} instances, over {MAX_INSTANCES:,}"))
                 continue
+            load = demand.peak_tokens_per_s / (lay.tokens_per_s * need)
             for mode in offer.rates:
                 if c.billing is not None and mode not in c.billing:
                     continue
@@ -218,18 +228,7 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                     excluded.append((offer.provider, label, ESTIMATED_SPOT))
                     continue
                 try:
-                    owned = None
-                    if mode is BillingMode.BUY:
-                        per_instance, notes, owned = _owned_month(offer, spec, w, s, catalog, months,
-                                                                  demand.peak_tokens_per_s / (lay.tokens_per_s * need),
-                                                                  owned_scenario)
-                        estimate = False
-                    else:
-                        # an instance on a term is held the whole horizon; by the hour it runs only when serving
-                        held = served if mode in (BillingMode.HOURLY, BillingMode.SPOT) else held_all
-                        quote = provider.quote(offer, mode, held, hours_per_month=s.hours_per_month)
-                        per_instance = Money(amount=quote.cost.amount / horizon, currency=quote.cost.currency)
-                        notes, estimate = list(quote.notes), quote.estimate
+                    per_instance, notes, estimate, owned = month(provider, offer, spec, mode, load)
                 except PriceMissingError as exc:
                     excluded.append((offer.provider, label, str(exc)))
                     continue
@@ -251,7 +250,7 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                 options.append(Fleet(
                     provider=offer.provider, offer=offer.name, region=offer.region, gpu=offer.gpu,
                     gpu_count=int(n), billing=mode, instances=need, instances_if_slow=slow, layout=lay,
-                    capacity_tokens_per_s=lay.tokens_per_s * need, load=demand.peak_tokens_per_s / (lay.tokens_per_s * need),
+                    capacity_tokens_per_s=lay.tokens_per_s * need, load=load,
                     cost_per_month=cost, native_cost_per_month=native, cost_per_million_tokens=per_million,
                     cost_per_month_if_slow=fx.convert(per_instance * slow, s.currency), estimate=estimate,
                     live=offer.live, notes=tuple(notes), owned=owned))

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from pricing.catalog import GpuSpec
-from planner.workload.spec import TransformerArch
+from planner.workload.estimate import FP8_ARCHS, peak_tflops
+from planner.workload.memory import GIB, kv_bytes_per_token
+from planner.workload.spec import Precision, TransformerArch
 
-GIB = 2**30
 # vLLM's default gpu_memory_utilization (docs.vllm.ai EngineArgs, "--gpu-memory-utilization ... default 0.9") and
 # TensorRT-LLM's kv_cache_free_gpu_mem_fraction (perf-overview: "the default setting of 0.90"): the rest is the
 # engine's activations, CUDA graphs and allocator slack.
@@ -54,7 +55,6 @@ class WeightFormat(StrEnum):
         return 1.0
 
 
-FP8_ARCHS = frozenset({"Ada Lovelace", "Hopper", "Blackwell"})
 INT8_ARCHS = frozenset({"Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"})
 
 
@@ -88,8 +88,7 @@ class Replica:
 
     @property
     def peak_16bit_flops(self) -> float:
-        tf = self.gpu.tensor_fp16_tflops or self.gpu.fp32_tflops or 0.0
-        return tf * 1e12
+        return peak_tflops(self.gpu, Precision.BF16)[0] * 1e12
 
     @property
     def bandwidth(self) -> float:
@@ -122,8 +121,7 @@ class Model:
 
     @property
     def kv_bytes_per_token(self) -> float:
-        head_dim = self.hidden / int(self.arch.heads or 1)
-        return 2.0 * self.layers * self.kv_heads * head_dim * self.kv.bytes
+        return kv_bytes_per_token(self.arch, self.kv.bytes) or 0.0
 
     def kv_split(self, tp: int) -> int:
         """How many ways the KV cache divides: by heads, so never more than the KV heads (others replicate)."""
@@ -189,8 +187,3 @@ def continuous_step(m: Model, r: Replica, e: Efficiency, *, batch: float, prompt
 
 def continuous_tokens_per_s(m: Model, r: Replica, e: Efficiency, *, batch: float, prompt: int, output: int) -> float:
     return batch / continuous_step(m, r, e, batch=batch, prompt=prompt, output=output)
-
-
-def fits(m: Model, r: Replica, *, prompt: int, output: int) -> bool:
-    return max_batch(m, r, prompt=prompt, output=output) >= 1
-

@@ -41,10 +41,6 @@ class ServeWorkload:
     def has_targets(self) -> bool:
         return self.ttft_s is not None or self.tpot_s is not None
 
-    @property
-    def peak_output_tokens_per_s(self) -> float | None:
-        return None if self.rate is None else self.rate * self.peak_ratio * self.output_tokens
-
     def as_json(self) -> dict[str, object]:
         return {"model": self.arch.name, "params": self.arch.params, "weights": self.weights.value,
                 "kv_cache": self.kv.value, "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,

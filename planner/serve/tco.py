@@ -133,8 +133,7 @@ def _verdict(plan: ServePlan, options: list[ServeTcoOption], breakeven: list[tup
             f"({money_text(best.per_million, cur, places=3)} per million output tokens).")
     if not breakeven:
         return head
-    first = min(options.index(o) for o in options if o.fleet.billing is BillingMode.BUY)
-    buy = options[first].name
+    buy = next(o.name for o in options if o.fleet.billing is BillingMode.BUY)  # options are cheapest first
     mine = [(v, m) for b, v, m in breakeven if b == buy]
     paid = sorted((m, v) for v, m in mine if m is not None)
     never = [v for v, m in mine if m is None]

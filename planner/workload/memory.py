@@ -37,6 +37,7 @@ from planner.workload.spec import (
     Recompute,
     Sharding,
     TrainingWorkload,
+    TransformerArch,
 )
 
 GIB = 2**30
@@ -197,13 +198,18 @@ def training_memory(
     )
 
 
+def kv_bytes_per_token(a: TransformerArch, bytes_per_value: float = 2.0) -> float | None:
+    """KV-cache bytes one token keeps: K and V, per layer, per KV head, head_dim values each; None without a shape."""
+    if not a.has_shape:
+        return None
+    assert a.hidden is not None and a.heads is not None and a.layers is not None
+    return 2 * a.layers * (a.kv_heads or a.heads) * (a.hidden / a.heads) * bytes_per_value
+
+
 def inference_memory(w: InferenceWorkload) -> MemoryBreakdown:
     a = w.arch
-    kv = None
-    if a.has_shape:
-        assert a.hidden is not None and a.heads is not None and a.layers is not None
-        head_dim = a.hidden / a.heads
-        kv = 2 * a.layers * (a.kv_heads or a.heads) * head_dim * w.context * 2 / GIB
+    per_token = kv_bytes_per_token(a)
+    kv = None if per_token is None else per_token * w.context / GIB
     return MemoryBreakdown(
         weights=a.params * w.weight_bits / 8 / GIB,
         kv_cache_per_sample=kv,

@@ -43,7 +43,6 @@ class MarketRows:
     rows: dict[tuple[str, str], list[InstanceType]] = field(default_factory=dict)
     unknown_gpus: dict[str, set[str]] = field(default_factory=dict)  # provider -> "name memory GB"
     versions: dict[str, str] = field(default_factory=dict)
-    base_url: str = ""
 
 
 def offline_providers() -> list[str]:
@@ -141,7 +140,7 @@ def fetch(providers: list[str], catalog: Catalog, *, today: date | None = None) 
     source = f"gpuhunt catalog {base}/{{provider}}/<version>/catalog.zip (versions: " + ", ".join(
         f"{k} {v}" for k, v in versions.items()) + ")"
     out = rows_from_items(items, catalog, source=source, read=today or date.today())
-    out.versions, out.base_url = versions, base
+    out.versions = versions
     if not out.rows:
         raise ProviderError(f"gpuhunt's catalogs of {', '.join(names)} hold no GPU offer gpuplan knows",
                             "the cache was left as it was")
