@@ -13,18 +13,12 @@ Run: ``python -m providers.lambda_cloud.skypilot_catalog vms.csv --commit SHA --
 
 from __future__ import annotations
 
-import argparse
 import ast
 import csv
-import io
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from pricing.catalog import INSTANCE_COLUMNS
-
-# The shipped files' columns: the provider is the file's name, and list prices carry no stock.
-COLUMNS = tuple(c for c in INSTANCE_COLUMNS if c not in ("provider", "stock"))
+from providers.converter import Skipped, main
 
 SOURCE = ("github.com/skypilot-org/skypilot-catalog catalogs/v8/lambda/vms.csv @{commit} (row InstanceType=<type>: "
           "Price = on-demand USD/h, the same in every Region listed; GpuInfo = GPU name and memory)")
@@ -42,12 +36,6 @@ NOTES = {
                       "the multi-GPU A100 40 GB types are SXM4",
     "QUADRO-RTX-6000": "SkyPilot's RTX6000 (24 GB) is the Quadro RTX 6000",
 }
-
-
-@dataclass(frozen=True)
-class Skipped:
-    instance_type: str
-    reason: str
 
 
 def gpu_key(instance_type: str, name: str, memory_mib: int) -> str | None:
@@ -95,28 +83,5 @@ def rows(lines: Iterable[str], *, commit: str, read: str) -> tuple[list[dict[str
     return out, skipped
 
 
-def to_csv(found: list[dict[str, str]]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n", extrasaction="raise")
-    w.writeheader()
-    for r in found:
-        w.writerow({c: r.get(c, "") for c in COLUMNS})
-    return buf.getvalue()
-
-
-def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("vms_csv")
-    p.add_argument("--commit", required=True, help="the skypilot-catalog commit the file was read at")
-    p.add_argument("--read", required=True, help="the date it was read (YYYY-MM-DD), the rows' as_of")
-    a = p.parse_args(argv)
-    with open(a.vms_csv, encoding="utf-8") as f:
-        found, skipped = rows(f, commit=a.commit, read=a.read)
-    sys.stdout.write(to_csv(found))
-    for s in skipped:
-        print(f"left out {s.instance_type}: {s.reason}", file=sys.stderr)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(__doc__, rows, sys.argv[1:], source_help="the skypilot-catalog commit the file was read at"))

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from providers.lambda_cloud.skypilot_catalog import rows, to_csv
+from providers.converter import to_csv
+from providers.lambda_cloud.skypilot_catalog import rows
 
 # Lines as SkyPilot's catalogs/v8/lambda/vms.csv has them (@0f4070387edc953d7004cff197940e1918a1d6aa).
 VMS = """InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice
