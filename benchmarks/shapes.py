@@ -33,11 +33,18 @@ COMMANDS = {
 _PRICES = ("hourly", "hourly_high", "monthly", "monthly_high", "spot", "spot_high", "reserved_1y", "reserved_3y")
 
 
+# The clouds whose shipped rows the speed targets were set on (the speed issue): AWS's per-zone rows with
+# Tencent's and Lambda's region-wide ones, about 4 zone rows in 5. The region-wide GCP, Azure and Alibaba
+# rows shipped since would make the synthetic catalogs mostly region-wide, the easy shape.
+SHAPED_ON = ("tencent", "aws", "lambda")
+
+
 def shipped_rows() -> list[dict[str, str]]:
     from pricing.catalog import Catalog
     from pricing.catalog.parse import instances_csv
 
-    return list(csv.DictReader(instances_csv(Catalog.shipped().instances).splitlines()))
+    rows = csv.DictReader(instances_csv(Catalog.shipped().instances).splitlines())
+    return [r for r in rows if r["provider"] in SHAPED_ON]
 
 
 def _zone(zone: str, old: str, region: str) -> str:

@@ -38,15 +38,19 @@ def to_csv(found: list[dict[str, str]]) -> str:
     return buf.getvalue()
 
 
-def main(doc: str, rows: Rows, argv: list[str], *, source_help: str = "the commit the file was read at") -> int:
-    """``python -m <converter> FILE --commit SHA --read DATE > <cloud>.csv``; left-out types go to stderr."""
+def main(doc: str, rows: Rows, argv: list[str], *, source_help: str = "the commit the file was read at",
+         date: str = "read", date_help: str = "the date it was read (YYYY-MM-DD), the rows' as_of") -> int:
+    """``python -m <converter> FILE --commit SHA --<date> DATE > <cloud>.csv``; left-out types go to stderr.
+
+    ``date`` names the rows' date and the keyword ``rows`` takes it by: ``read`` for a source that dates
+    nothing, another name where the source's own date is used."""
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("source_file")
     p.add_argument("--commit", required=True, help=source_help)
-    p.add_argument("--read", required=True, help="the date it was read (YYYY-MM-DD), the rows' as_of")
+    p.add_argument(f"--{date}", required=True, help=date_help)
     a = p.parse_args(argv)
     with open(a.source_file, encoding="utf-8") as f:
-        found, skipped = rows(f, commit=a.commit, read=a.read)
+        found, skipped = rows(f, commit=a.commit, **{date: getattr(a, date)})
     sys.stdout.write(to_csv(found))
     for s in skipped:
         print(f"left out {s.instance_type}: {s.reason}", file=sys.stderr)

@@ -62,7 +62,8 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
           endpoint_envs=("AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL")),
     # List prices only (pricing/data/instances/lambda.csv); SkyPilot's and dstack's own adapters launch it.
     Cloud("lambda", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
-    # Rows only from `catalog refresh --source gpuhunt` (or a user catalog); both engines launch them.
+    # List prices shipped (pricing/data/instances/gcp.csv, azure.csv) and live from `catalog refresh --source
+    # gpuhunt`; both engines launch them.
     Cloud("gcp", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
     Cloud("azure", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
 )}  # neither SkyPilot nor dstack knows Tencent Cloud

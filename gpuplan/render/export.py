@@ -39,6 +39,8 @@ SKY_ACCELERATORS = {
     # Lambda Cloud's, as SkyPilot's catalogs/v8/lambda/vms.csv names them
     "A10": "A10", "RTX-A6000": "A6000", "QUADRO-RTX-6000": "RTX6000", "A100-PCIE-40GB": "A100",
     "H100-PCIE-80GB": "H100",
+    # Google Cloud's and Azure's, as SkyPilot's gcp and azure catalogs name them
+    "P100-PCIE-16GB": "P100", "V100-PCIE-16GB": "V100", "A100-PCIE-80GB": "A100-80GB",
 }
 from pricing.extras import DEFAULT_DISK_GB  # one size for the exports, the plan and the launch
 NAME_MAX = 41  # dstack's run names: ^[a-z][a-z0-9-]{1,40}$ (dstack._internal.core.services)
@@ -48,6 +50,12 @@ NAME_HASH = 6  # hex digits of the fingerprint that keeps a shortened name apart
 class Engine(StrEnum):
     SKYPILOT = "skypilot"
     DSTACK = "dstack"
+
+
+def machine_type(offer: str) -> str:
+    """The machine an engine launches: a catalog name ``n1-standard-8+1xT4`` is GCP's N1 machine with GPUs
+    attached (see providers.gcp.skypilot_catalog), and the engines take the GPUs from the accelerators line."""
+    return offer.split("+", 1)[0]
 
 
 def q(value: str) -> str:
@@ -152,7 +160,7 @@ def skypilot_task(plan: Plan, option: Option, name: str) -> str:
              f"  cloud: {o.provider}", *region_lines(o.region, "  region: {}")]
     if o.zone:
         lines += _zone_comment(o)
-    lines += [f"  instance_type: {q(o.offer)}", *accelerator_lines(o.gpu, o.gpu_count)]
+    lines += [f"  instance_type: {q(machine_type(o.offer))}", *accelerator_lines(o.gpu, o.gpu_count)]
     lines += [f"  use_spot: {'true' if o.billing == 'spot' else 'false'}", f"  disk_size: {_disk_gb(plan)}",
               "setup: |", "  # Your environment: e.g. pip install -r requirements.txt (gpuplan leaves this to you).",
               "  true", "run: |",

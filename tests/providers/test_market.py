@@ -60,9 +60,9 @@ def test_a_cheap_market_price_changes_the_winner(gpuplan: Run, bucket: str) -> N
 
 def test_market_rows_keep_spot_zones_and_their_source(gpuplan: Run, bucket: str) -> None:
     assert gpuplan("catalog", "refresh", "--source", "gpuhunt", "--provider", "gcp")[0] == 0
-    code, out, err = gpuplan("offers", "--provider", "gcp", "--json")
+    code, out, err = gpuplan("offers", "--provider", "gcp", "--region", "us-central1", "--json")
     assert code == 0, err
-    offers = {o["offer"]: o for o in json.loads(out)["offers"]}
+    offers = {o["offer"]: o for o in json.loads(out)["offers"]}  # the live rows replace the shipped ones there
     a2 = offers["a2-highgpu-1g"]
     assert (a2["gpu"], a2["region"], a2["hourly"], a2["spot"]) == ("A100-SXM4-40GB", "us-central1", "3.67", "1.1")
     assert a2["live"] and bucket in a2["source"] and "20261201" in a2["source"]
@@ -97,7 +97,7 @@ def test_a_gcp_winner_from_the_market_exports_to_files_the_engines_accept(gpupla
 
     assert gpuplan("catalog", "refresh", "--source", "gpuhunt", "--provider", "gcp")[0] == 0
     sky, dst = tmp_path / "task.yaml", tmp_path / ".dstack.yml"
-    args = ("plan", "--gpu-hours", "20", "--provider", "gcp", "--billing", "hourly")
+    args = ("plan", "--gpu-hours", "20", "--provider", "gcp", "--region", "us-central1", "--billing", "hourly")
     assert gpuplan(*args, "--export", "skypilot", str(sky))[0] == 0
     assert gpuplan(*args, "--export", "dstack", str(dst))[0] == 0
     task = sky_validate(sky)

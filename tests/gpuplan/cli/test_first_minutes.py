@@ -52,8 +52,8 @@ def test_region_and_zone_prefixes_that_exist_still_filter(gpuplan: Run) -> None:
     code, out, err = gpuplan("plan", "--gpu-hours", "200", "--region", "us-east", "--json")
     assert code == 0, err
     regions = {o["region"] for o in json.loads(out)["options"]}
-    # "global": Lambda's rows, priced the same in every region, us-east-1 to -3 among them
-    assert regions <= {"us-east-1", "global", "local"} and "us-east-1" in regions
+    # "global": Lambda's rows, priced the same in every region, us-east-1 to -3 among them; GCP's us-east1 and -4
+    assert regions <= {"us-east-1", "us-east1", "us-east4", "global", "local"} and "us-east-1" in regions
     code, out, err = gpuplan("offers", "--region", "ap-guangzhou-3", "--json")  # a zone of the Tencent rows
     assert code == 0, err
     assert {o["provider"] for o in json.loads(out)["offers"]} == {"tencent", "local"}
