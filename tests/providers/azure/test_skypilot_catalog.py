@@ -27,6 +27,7 @@ Standard_ND96amsr_A100_v4,A100-80GB,8,96.0,1800,A100-80GB,32.77,3.6047,eastus,V2
 Standard_ND96asr_v4,A100,8,96.0,900,A100,27.197,2.99167,eastus,V2
 Standard_ND96isr_H100_v5,H100,12,96.0,1900,H100,98.32,98.32,eastus,V2
 """
+EASTUS2_T4 = 'Standard_NC4as_T4_v3,T4,1,4.0,28,T4,0.526,0.05786,eastus2,"V1,V2"\n'  # the same source
 SHIPPED = Path(__file__).resolve().parents[3] / "pricing" / "data" / "instances" / "azure.csv"
 Run = Callable[..., tuple[int, str, str]]
 
@@ -94,3 +95,32 @@ def test_azure_offers_plan_and_export_to_files_the_engines_accept(gpuplan: Run, 
     assert task["resources"]["cloud"] == "azure" and task["resources"]["instance_type"].startswith("Standard_NC")
     conf = dstack_parse(dst)
     assert conf.backends == ["azure"] and conf.regions == [task["resources"]["region"]]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::UserWarning")
+def test_an_azure_export_passes_skypilots_resource_validation(gpuplan: Run, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """SkyPilot's own Task.validate() over its Azure catalog seeded with the source's lines."""
+    import sky
+    from sky.catalog import azure_catalog, common
+    from sky.utils import accelerator_registry
+
+    path = tmp_path / "task.yaml"
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "azure", "--region", "eastus",
+                             "--export", "skypilot", str(path), "--json")
+    assert code == 0, err
+    win = json.loads(out)["cheapest"]
+    assert win["offer"] == "Standard_NC4as_T4_v3"  # the size the seeded lines below list in every region of eastus*
+    catalog = tmp_path / "sky-catalog"
+    (catalog / "azure").mkdir(parents=True)
+    (catalog / "common").mkdir()
+    (catalog / "azure" / "vms.csv").write_text(VMS + EASTUS2_T4, encoding="utf-8")
+    names = "".join(f"{n},\"['Azure']\"\n" for n in ("T4", "V100", "A100", "A100-80GB", "V100-32GB"))
+    (catalog / "common" / "accelerators.csv").write_text("AcceleratorName,Clouds\n" + names, encoding="utf-8")
+    monkeypatch.setattr(common, "_ABSOLUTE_VERSIONED_CATALOG_DIR", str(catalog))
+    monkeypatch.setattr(azure_catalog, "_df", common.read_catalog("azure/vms.csv"))
+    monkeypatch.setattr(accelerator_registry, "_accelerator_df", common.read_catalog("common/accelerators.csv"))
+    task = sky.Task.from_yaml(str(path))
+    task.validate(skip_file_mounts=True, skip_workdir=True)
+    (res,) = task.resources
+    assert (str(res.cloud), res.region, res.instance_type) == ("Azure", win["region"], "Standard_NC4as_T4_v3")
