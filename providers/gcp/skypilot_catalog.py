@@ -13,8 +13,9 @@ as SkyPilot prices a machine with its GPUs:
   engines are given the machine type and the GPUs apart.
 
 One row per type and region, its zones those where both parts are listed (Compute Engine
-prices a region's zones alike; the converter checks it). A type whose GPU price contradicts
-itself (spot above on demand, as the source's A100 80 GB rows are) is reported, not shipped; a
+prices a region's zones alike; the converter checks it). A GPU model whose price contradicts
+itself somewhere (spot above on demand, as the source's A100 80 GB is in two regions) is not
+trusted anywhere: its types are reported, not shipped; a
 summed spot price not below on demand is no spot price. No committed-use prices in the source.
 
 Run: ``python -m providers.gcp.skypilot_catalog vms.csv --commit SHA --read 2026-12-04 > gcp.csv``.
@@ -76,6 +77,9 @@ def rows(lines: Iterable[str], *, commit: str, read: str) -> tuple[list[dict[str
             machines.setdefault((r["InstanceType"], r["Region"]), []).append(r)
         elif r["AcceleratorName"] in GPU_KEYS:
             gpus[(r["AcceleratorName"], int(float(r["AcceleratorCount"])), r["AvailabilityZone"])] = r
+    # A GPU model whose spot price is above its on-demand price anywhere is not trusted anywhere.
+    contradicted = {acc: f"{zone}: {r['SpotPrice']} > {r['Price']}" for (acc, _, zone), r in sorted(gpus.items())
+                    if r["SpotPrice"] and Decimal(r["SpotPrice"]) > Decimal(r["Price"])}
     out: list[dict[str, str]] = []
     skipped: dict[str, Skipped] = {}
     for (machine, region), vm_rows in machines.items():
@@ -83,9 +87,9 @@ def rows(lines: Iterable[str], *, commit: str, read: str) -> tuple[list[dict[str
             zones = [(vm, g) for vm in vm_rows if (g := gpus.get((acc, count, vm["AvailabilityZone"]))) is not None]
             if not zones:
                 continue
-            if any(Decimal(g["SpotPrice"] or "0") > Decimal(g["Price"]) for _, g in zones):
-                skipped.setdefault(name, Skipped(name, f"the source's {acc} x{count} spot price is above its on-demand "
-                                                       "price: its prices contradict each other"))
+            if acc in contradicted:
+                skipped.setdefault(name, Skipped(name, f"the source's {acc} spot price is above its on-demand price "
+                                                       f"({contradicted[acc]}): its {acc} prices contradict each other"))
                 continue
             sums = {(_sum(vm, g, "Price"), _sum(vm, g, "SpotPrice")) for vm, g in zones}
             if len(sums) != 1:

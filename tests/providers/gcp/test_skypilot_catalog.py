@@ -73,7 +73,7 @@ def test_the_shipped_file_is_sourced_in_the_catalog_shape() -> None:
     text = SHIPPED.read_text(encoding="utf-8")
     shipped = list(csv.DictReader(io.StringIO(text)))
     assert to_csv(list(_by_name().values())).splitlines()[0] == text.splitlines()[0]
-    assert len(shipped) == 150
+    assert len(shipped) == 142
     assert {r["region"] for r in shipped} == {"us-central1", "us-east1", "us-east4", "us-west1", "europe-west4",
                                               "asia-southeast1"}
     assert all("@006059e0" in r["source"] and Decimal(r["hourly"]) > 0 for r in shipped)
