@@ -32,9 +32,10 @@ def newest_prices(catalog: Catalog) -> dict[tuple[str, str], CardPrice]:
 
 
 def build_interconnect(spec_interconnect: Interconnect, n: int) -> Interconnect:
-    """How n bought cards talk: bridges pair cards; SXM modules sit on an NVLink baseboard."""
+    """How n bought cards talk: bridges pair cards (as a cloud's bridged pair, see listprice._interconnect);
+    SXM modules sit on an NVLink baseboard."""
     if spec_interconnect is Interconnect.NVLINK_BRIDGE:
-        return Interconnect.NVLINK if n == 2 else Interconnect.PCIE
+        return Interconnect.NVLINK_BRIDGE if n == 2 else Interconnect.PCIE
     # SXM modules only run on an NVLink/NVSwitch baseboard (HGX/DGX class), so a bought
     # set scales over NVLink; the baseboard itself is not priced (the offer says so).
     return spec_interconnect

@@ -84,9 +84,14 @@ def test_local_purchase_is_cards_plus_energy() -> None:
 
 
 def test_bridged_cards_use_nvlink_only_in_pairs() -> None:
+    from planner.perf.comm import intra_link
+
     offers = {o.gpu_count: o for o in LocalProvider(SHIPPED).list_offers() if o.gpu == "RTX-3090"}
-    assert offers[2].interconnect is Interconnect.NVLINK
+    assert offers[2].interconnect is Interconnect.NVLINK_BRIDGE  # as a cloud's bridged pair
     assert offers[4].interconnect is Interconnect.PCIE
+    # the sharded-training model knows the bridge's bandwidth, well above the PCIe bus's
+    bridge, pcie = intra_link("A40", Interconnect.NVLINK_BRIDGE), intra_link("A40", Interconnect.PCIE)
+    assert bridge is not None and pcie is not None and bridge.bus_gbytes_s > 2 * pcie.bus_gbytes_s
 
 
 def test_bought_sxm_modules_scale_over_their_nvlink_baseboard() -> None:

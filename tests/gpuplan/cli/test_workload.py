@@ -205,6 +205,16 @@ def test_plan_json_carries_the_chosen_layouts_scaling() -> None:
     assert any("Gbps between nodes" in r for r in reasons)
 
 
+def test_every_multi_gpu_option_of_a_model_plan_carries_its_scaling() -> None:
+    # bridged pairs (Azure's NC A100 v4, two bought cards) and 8 bought GeForce cards over PCIe included
+    out = run_json("plan", "--model", "llama-2-7b", "--tokens", "2e10", "--limit", "0")
+    many = [o for o in out["options"] if o["gpu_count"] * o["nodes"] > 1]  # type: ignore[index]
+    assert {o["provider"] for o in many} >= {"aws", "azure", "local"}
+    assert all(o.get("scaling") for o in many), [o["offer"] for o in many if not o.get("scaling")]
+    pair = next(o for o in many if o["offer"] == "Standard_NC48ads_A100_v4")
+    assert any("NVLink bridge" in n for n in pair["notes"])
+
+
 def test_estimate_uses_the_same_layout_choice_as_plan() -> None:
     est = run_json("estimate", "--gpu", "l40s", "--gpus", "4", "--model", "llama-2-7b", "--tokens", "2e10")
     plan = run_json("plan", "--model", "llama-2-7b", "--tokens", "2e10", "--provider", "aws", "--limit", "0")
