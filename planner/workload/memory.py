@@ -59,6 +59,17 @@ _OPTIMIZER_BYTES: dict[Optimizer, tuple[float, float]] = {
     Optimizer.ADAFACTOR: (4, 0),
 }
 
+# Bytes per logit (sequence x vocabulary) held at the loss: Hugging Face's causal-LM heads upcast the 16-bit
+# logits to fp32 before the loss (`logits = logits.float()`), and cross-entropy's log-softmax saves its fp32
+# output for the backward pass, so mixed precision holds 2 + 4 + 4 bytes, fp32 training 4 + 4 (RECALLED from
+# transformers' LlamaForCausalLM.forward and PyTorch's log_softmax backward). A 2048-token Llama-2 sequence:
+# 2048 x 32000 x 10 B = 0.61 GiB where 16-bit logits alone were 0.12 GiB.
+LOGIT_BYTES = {True: 10.0, False: 8.0}
+# ZeRO-3/FSDP all-gather a layer's full weights before using them and prefetch the next one, so two layers'
+# 16-bit weights are whole on every GPU at once (PyTorch FSDP's limit_all_gathers allows two in flight;
+# DeepSpeed's prefetch bucket works the same way; RECALLED).
+GATHERED_LAYERS = 2
+
 SHARD_ORDER = (Sharding.NONE, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
 RECOMPUTE_ORDER = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
 
@@ -71,13 +82,14 @@ class MemoryBreakdown(BaseModel):
     weights: float
     gradients: float = 0.0
     optimizer: float = 0.0
+    gathered: float = 0.0  # ZeRO-3/FSDP: the layers' weights all-gathered whole for compute
     activations_per_sample: float | None = None
     kv_cache_per_sample: float | None = None
     overhead: float
 
     @property
     def fixed(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.overhead
+        return self.weights + self.gradients + self.optimizer + self.gathered + self.overhead
 
     @property
     def per_sample(self) -> float | None:
@@ -103,6 +115,7 @@ class MemoryBreakdown(BaseModel):
             "weights": r(self.weights),
             "gradients": r(self.gradients),
             "optimizer": r(self.optimizer),
+            "gathered": r(self.gathered),
             "activations_per_sample": r(self.activations_per_sample),
             "kv_cache_per_sample": r(self.kv_cache_per_sample),
             "overhead": r(self.overhead),
@@ -142,8 +155,7 @@ def activation_bytes_per_sample(w: TrainingWorkload, recompute: Recompute) -> fl
     else:
         # layer inputs for every layer, plus one layer's activations while it is recomputed
         per_model = layers * 2.0 * s * h * scale + full_layer
-    logits = s * (a.vocab or 0) * (2.0 if w.precision.mixed else 4.0)
-    return per_model + logits
+    return per_model + s * (a.vocab or 0) * LOGIT_BYTES[w.precision.mixed]
 
 
 def expert_parallel(w: TrainingWorkload, gpus: int) -> int:
@@ -188,11 +200,18 @@ def training_memory(
         weights = per_gpu(g.dense * wb, g.experts * wb, zw)
         gradients = per_gpu(g.dense * gb, g.experts * gb, zg)
         optimizer = per_gpu(g.dense * ob, g.experts * ob, zo)
+    gathered = 0.0
+    if zw > 1 and w.arch.layers:
+        # one layer's weights whole (its experts: this GPU's share of them), at the bytes they are kept in
+        per_param = lin if g.adapters else wb
+        layer = ((g.dense - g.embeddings) * per_param + g.experts * per_param / ep) / w.arch.layers
+        gathered = GATHERED_LAYERS * layer
     act = activation_bytes_per_sample(w, recompute)
     return MemoryBreakdown(
         weights=weights / GIB,
         gradients=gradients / GIB,
         optimizer=optimizer / GIB,
+        gathered=gathered / GIB,
         activations_per_sample=None if act is None else act / GIB,
         overhead=DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb,
     )
@@ -335,9 +354,10 @@ def lambda_batch_checks(catalog: Catalog) -> list[BatchCheck]:
         if r.model not in names or not r.gpu_key or not r.batch_size:
             continue
         p = preset(names[r.model])
+        # SQuAD's head gives two logits a token (answer start and end), not one per vocabulary word
         w = TrainingWorkload(
             arch=TransformerArch(name=p.name, params=p.params, layers=p.layers, hidden=p.hidden, heads=p.heads,
-                                 vocab=p.vocab),
+                                 vocab=2),
             seq_len=SQUAD_SEQ_LEN, precision=Precision.FP16 if r.precision == "fp16" else Precision.FP32,
             optimizer=Optimizer.ADAMW, recompute=Recompute.NONE, flash_attention=False, sharding=Sharding.NONE,
         )

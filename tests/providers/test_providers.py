@@ -89,9 +89,9 @@ def test_bridged_cards_use_nvlink_only_in_pairs() -> None:
     offers = {o.gpu_count: o for o in LocalProvider(SHIPPED).list_offers() if o.gpu == "RTX-3090"}
     assert offers[2].interconnect is Interconnect.NVLINK_BRIDGE  # as a cloud's bridged pair
     assert offers[4].interconnect is Interconnect.PCIE
-    # the sharded-training model knows the bridge's bandwidth, well above the PCIe bus's
+    # the sharded-training model knows the bridge's bandwidth, above the PCIe bus's (56.25 against 32 GB/s a direction)
     bridge, pcie = intra_link("A40", Interconnect.NVLINK_BRIDGE), intra_link("A40", Interconnect.PCIE)
-    assert bridge is not None and pcie is not None and bridge.bus_gbytes_s > 2 * pcie.bus_gbytes_s
+    assert bridge is not None and pcie is not None and bridge.bus_gbytes_s > 1.5 * pcie.bus_gbytes_s
 
 
 def test_bought_sxm_modules_scale_over_their_nvlink_baseboard() -> None:

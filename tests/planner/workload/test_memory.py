@@ -46,7 +46,8 @@ def test_korthikanti_activation_formula() -> None:
     w = train(seq_len=2048, flash_attention=False, precision=Precision.BF16)
     a = w.arch
     s, h, heads, layers, v = 2048, a.hidden, a.heads, a.layers, a.vocab
-    expected = layers * s * h * (34 + 5 * heads * s / h) + s * v * 2  # type: ignore[operator]
+    # plus the logits at the loss: 16-bit, their fp32 upcast and log-softmax's fp32 output, 2 + 4 + 4 bytes
+    expected = layers * s * h * (34 + 5 * heads * s / h) + s * v * 10  # type: ignore[operator]
     assert activation_bytes_per_sample(w, Recompute.NONE) == pytest.approx(expected)
     flash = activation_bytes_per_sample(train(seq_len=2048), Recompute.NONE)
     full = activation_bytes_per_sample(train(seq_len=2048), Recompute.FULL)
@@ -97,3 +98,18 @@ def test_longer_sequence_never_lowers_activation_memory(seq: int, more: int, fla
     a = activation_bytes_per_sample(train("llama-2-7b", seq_len=seq, flash_attention=flash), rc)
     b = activation_bytes_per_sample(train("llama-2-7b", seq_len=seq + more, flash_attention=flash), rc)
     assert b >= a  # type: ignore[operator]
+
+
+def test_zero3_holds_two_gathered_layers_of_16_bit_weights_on_every_gpu() -> None:
+    from planner.workload.params import param_groups
+
+    w = train("llama-2-70b", seq_len=4096, precision=Precision.BF16)
+    g = param_groups(w)
+    one_layer = (g.dense - g.embeddings) * 2 / w.arch.layers / 2**30  # type: ignore[operator]
+    sharded = training_memory(w, 16, Sharding.ZERO3, Recompute.FULL)
+    assert sharded.gathered == pytest.approx(2 * one_layer)  # 3.2 GiB for 70B: a layer is ~0.86B params
+    assert training_memory(w, 16, Sharding.ZERO2, Recompute.FULL).gathered == 0
+    assert training_memory(w, 1, Sharding.ZERO3, Recompute.FULL).gathered == 0  # nothing to gather alone
+    # it counts against the fit: more GPUs are needed than the sharded states alone ask
+    assert sharded.fixed == pytest.approx(sharded.weights + sharded.gradients + sharded.optimizer + sharded.gathered
+                                          + sharded.overhead)
