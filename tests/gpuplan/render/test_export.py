@@ -80,6 +80,31 @@ def sky_launchable(path: Path, catalog: Path, monkeypatch: pytest.MonkeyPatch, w
     return list(task.resources)
 
 
+def sky_validated(path: Path, catalog: Path, monkeypatch: pytest.MonkeyPatch, cloud: str, vms: str,
+                  accelerators: tuple[str, ...]) -> list:  # type: ignore[type-arg]
+    """The task through SkyPilot's own ``Task.validate()`` over its catalog of ``cloud`` ("gcp", "azure") seeded in
+    ``catalog`` with ``vms`` (lines in SkyPilot's vms.csv shape) and the accelerator names SkyPilot must know."""
+    import importlib
+
+    import sky
+    from sky.catalog import common
+    from sky.utils import accelerator_registry
+
+    (catalog / cloud).mkdir(parents=True)
+    (catalog / "common").mkdir()
+    (catalog / cloud / "vms.csv").write_text(vms, encoding="utf-8")
+    label = {"gcp": "GCP", "azure": "Azure"}[cloud]
+    (catalog / "common" / "accelerators.csv").write_text(
+        "AcceleratorName,Clouds\n" + "".join(f"{n},\"['{label}']\"\n" for n in accelerators), encoding="utf-8")
+    monkeypatch.setattr(common, "_ABSOLUTE_VERSIONED_CATALOG_DIR", str(catalog))
+    monkeypatch.setattr(importlib.import_module(f"sky.catalog.{cloud}_catalog"), "_df",
+                        common.read_catalog(f"{cloud}/vms.csv"))
+    monkeypatch.setattr(accelerator_registry, "_accelerator_df", common.read_catalog("common/accelerators.csv"))
+    task = sky.Task.from_yaml(str(path))
+    task.validate(skip_file_mounts=True, skip_workdir=True)
+    return list(task.resources)
+
+
 def dstack_name_ok(name: str) -> None:
     """dstack's own run-name check (what ``dstack apply`` refuses: ^[a-z][a-z0-9-]{1,40}$)."""
     from dstack._internal.core.services import validate_dstack_resource_name

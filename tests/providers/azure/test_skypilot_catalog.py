@@ -101,9 +101,7 @@ def test_azure_offers_plan_and_export_to_files_the_engines_accept(gpuplan: Run, 
 def test_an_azure_export_passes_skypilots_resource_validation(gpuplan: Run, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """SkyPilot's own Task.validate() over its Azure catalog seeded with the source's lines."""
-    import sky
-    from sky.catalog import azure_catalog, common
-    from sky.utils import accelerator_registry
+    from tests.gpuplan.render.test_export import sky_validated
 
     path = tmp_path / "task.yaml"
     code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "azure", "--region", "eastus",
@@ -111,16 +109,6 @@ def test_an_azure_export_passes_skypilots_resource_validation(gpuplan: Run, tmp_
     assert code == 0, err
     win = json.loads(out)["cheapest"]
     assert win["offer"] == "Standard_NC4as_T4_v3"  # the size the seeded lines below list in every region of eastus*
-    catalog = tmp_path / "sky-catalog"
-    (catalog / "azure").mkdir(parents=True)
-    (catalog / "common").mkdir()
-    (catalog / "azure" / "vms.csv").write_text(VMS + EASTUS2_T4, encoding="utf-8")
-    names = "".join(f"{n},\"['Azure']\"\n" for n in ("T4", "V100", "A100", "A100-80GB", "V100-32GB"))
-    (catalog / "common" / "accelerators.csv").write_text("AcceleratorName,Clouds\n" + names, encoding="utf-8")
-    monkeypatch.setattr(common, "_ABSOLUTE_VERSIONED_CATALOG_DIR", str(catalog))
-    monkeypatch.setattr(azure_catalog, "_df", common.read_catalog("azure/vms.csv"))
-    monkeypatch.setattr(accelerator_registry, "_accelerator_df", common.read_catalog("common/accelerators.csv"))
-    task = sky.Task.from_yaml(str(path))
-    task.validate(skip_file_mounts=True, skip_workdir=True)
-    (res,) = task.resources
+    (res,) = sky_validated(path, tmp_path / "sky-catalog", monkeypatch, "azure", VMS + EASTUS2_T4,
+                           ("T4", "V100", "A100", "A100-80GB", "V100-32GB"))
     assert (str(res.cloud), res.region, res.instance_type) == ("Azure", win["region"], "Standard_NC4as_T4_v3")

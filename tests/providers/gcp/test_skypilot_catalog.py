@@ -104,9 +104,7 @@ def test_an_n1_export_passes_skypilots_resource_validation(gpuplan: Run, tmp_pat
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """SkyPilot's own Task.validate() (each Resources.validate(): the machine exists in the region, the GPUs can be
     attached to it) over its GCP catalog seeded with the source's lines for the winner's machine and GPUs."""
-    import sky
-    from sky.catalog import common, gcp_catalog
-    from sky.utils import accelerator_registry
+    from tests.gpuplan.render.test_export import sky_validated
 
     path = tmp_path / "task.yaml"
     code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "gcp", "--gpu", "T4", "--region",
@@ -114,16 +112,6 @@ def test_an_n1_export_passes_skypilots_resource_validation(gpuplan: Run, tmp_pat
     assert code == 0, err
     win = json.loads(out)["cheapest"]
     assert win["offer"] == "n1-standard-8+1xT4"  # the case the seeded lines below are about
-    catalog = tmp_path / "sky-catalog"
-    (catalog / "gcp").mkdir(parents=True)
-    (catalog / "common").mkdir()
-    (catalog / "gcp" / "vms.csv").write_text(VMS, encoding="utf-8")
-    (catalog / "common" / "accelerators.csv").write_text("AcceleratorName,Clouds\nT4,\"['GCP']\"\n", encoding="utf-8")
-    monkeypatch.setattr(common, "_ABSOLUTE_VERSIONED_CATALOG_DIR", str(catalog))
-    monkeypatch.setattr(gcp_catalog, "_df", common.read_catalog("gcp/vms.csv"))
-    monkeypatch.setattr(accelerator_registry, "_accelerator_df", common.read_catalog("common/accelerators.csv"))
-    task = sky.Task.from_yaml(str(path))
-    task.validate(skip_file_mounts=True, skip_workdir=True)
-    (res,) = task.resources
+    (res,) = sky_validated(path, tmp_path / "sky-catalog", monkeypatch, "gcp", VMS, ("T4",))
     assert (str(res.cloud), res.region, res.instance_type, res.accelerators) == ("GCP", "us-central1", "n1-standard-8",
                                                                               {"T4": 1})
