@@ -12,7 +12,11 @@ from importlib import resources
 
 import pytest
 
-INSTANCE_FILES = {"aws": "instances/aws.csv", "tencent": "instances/tencent.csv"}
+INSTANCE_FILES = {"aws": "instances/aws.csv", "tencent": "instances/tencent.csv", "gcp": "instances/gcp.csv",
+                  "azure": "instances/azure.csv"}
+# Clouds whose every shipped type has a network row; GCP's and Azure's have rows only where a source gives the
+# figure for that type (the others are not planned across nodes: "its network is unknown").
+COMPLETE = ("aws", "tencent")
 FABRICS = {"efa", "rdma", "ethernet", ""}
 GPUDIRECT = {"yes", "no", ""}
 EVIDENCE = ("VERIFIED", "DERIVED", "RECALLED")
@@ -57,6 +61,8 @@ def test_every_shipped_instance_type_has_exactly_one_network_row() -> None:
     for r in _networks():
         seen[(r["provider"], r["instance_type"])] += 1
     for provider, types in _catalog_types().items():
+        if provider not in COMPLETE:
+            continue
         for t in types:
             assert seen[(provider, t)] == 1, (provider, t)
 

@@ -115,3 +115,14 @@ def test_an_n1_export_passes_skypilots_resource_validation(gpuplan: Run, tmp_pat
     (res,) = sky_validated(path, tmp_path / "sky-catalog", monkeypatch, "gcp", VMS, ("T4",))
     assert (str(res.cloud), res.region, res.instance_type, res.accelerators) == ("GCP", "us-central1", "n1-standard-8",
                                                                               {"T4": 1})
+
+
+def test_a_70b_run_is_planned_across_a3_machines_over_their_sourced_network(gpuplan: Run) -> None:
+    code, out, err = gpuplan("plan", "--model", "llama-2-70b", "--tokens", "2e11", "--deadline", "30d", "--provider",
+                             "gcp", "--json", "--limit", "0")
+    assert code == 0, err
+    opts = json.loads(out)["options"]
+    a3 = [o for o in opts if o["offer"] == "a3-highgpu-8g" and o["nodes"] > 1]
+    assert a3 and all(any("over 1,000 Gbps Ethernet" in n for n in o["notes"]) for o in a3)
+    assert {o["offer"] for o in opts if o["nodes"] > 1} <= {"a3-highgpu-8g", "a3-megagpu-8g", "a2-highgpu-8g",
+                                                             "a2-megagpu-16g", "g2-standard-96"}  # the sourced ones
