@@ -42,6 +42,8 @@ SKY_ACCELERATORS = {
     # Google Cloud's and Azure's, as SkyPilot's gcp and azure catalogs name them
     "P100-PCIE-16GB": "P100", "V100-PCIE-16GB": "V100", "A100-PCIE-80GB": "A100-80GB",
 }
+# Instance types whose GPUs SkyPilot's catalog names apart from the model (gcp/vms.csv: A3 Mega's are H100-MEGA).
+SKY_TYPE_ACCELERATORS = {"a3-megagpu-8g": "H100-MEGA"}
 from pricing.extras import DEFAULT_DISK_GB  # one size for the exports, the plan and the launch
 NAME_MAX = 41  # dstack's run names: ^[a-z][a-z0-9-]{1,40}$ (dstack._internal.core.services)
 NAME_HASH = 6  # hex digits of the fingerprint that keeps a shortened name apart from its neighbours
@@ -102,9 +104,10 @@ def _check(option: Option, engine: Engine) -> None:
         )
 
 
-def accelerator_lines(gpu: str, count: float) -> list[str]:
-    """SkyPilot's ``accelerators`` line for ``count`` x ``gpu``; none where SkyPilot's name for it is not known."""
-    acc = SKY_ACCELERATORS.get(gpu)
+def accelerator_lines(gpu: str, count: float, offer: str = "") -> list[str]:
+    """SkyPilot's ``accelerators`` line for ``count`` x ``gpu`` on ``offer``; none where SkyPilot's name for it is
+    not known."""
+    acc = SKY_TYPE_ACCELERATORS.get(offer) or SKY_ACCELERATORS.get(gpu)
     return [f"  accelerators: {q(f'{acc}:{count:g}')}"] if acc else []
 
 
@@ -160,7 +163,7 @@ def skypilot_task(plan: Plan, option: Option, name: str) -> str:
              f"  cloud: {o.provider}", *region_lines(o.region, "  region: {}")]
     if o.zone:
         lines += _zone_comment(o)
-    lines += [f"  instance_type: {q(machine_type(o.offer))}", *accelerator_lines(o.gpu, o.gpu_count)]
+    lines += [f"  instance_type: {q(machine_type(o.offer))}", *accelerator_lines(o.gpu, o.gpu_count, o.offer)]
     lines += [f"  use_spot: {'true' if o.billing == 'spot' else 'false'}", f"  disk_size: {_disk_gb(plan)}",
               "setup: |", "  # Your environment: e.g. pip install -r requirements.txt (gpuplan leaves this to you).",
               "  true", "run: |",

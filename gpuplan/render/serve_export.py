@@ -17,7 +17,7 @@ from pricing.errors import InputError
 from pricing.money import money_text
 from providers.registry import engine_runs
 from planner.serve.fleet import Fleet, ServePlan
-from gpuplan.render.export import Engine, accelerator_lines, dstack_gpu, q, region_lines
+from gpuplan.render.export import Engine, accelerator_lines, dstack_gpu, machine_type, q, region_lines
 
 PORT = 8000
 # Public Hugging Face repositories of the presets' chat/instruct checkpoints; any other model gets a placeholder.
@@ -86,8 +86,8 @@ def skypilot_service(plan: ServePlan, rank: int, f: Fleet, name: str) -> str:
     else:
         lines.append(f"  replicas: {f.instances}")
     lines += ["envs:", f"  MODEL_ID: {q(model)}", "resources:", f"  cloud: {f.provider}",
-              *region_lines(f.region, "  region: {}"), f"  instance_type: {q(f.offer)}",
-              *accelerator_lines(f.gpu, f.gpu_count)]
+              *region_lines(f.region, "  region: {}"), f"  instance_type: {q(machine_type(f.offer))}",
+              *accelerator_lines(f.gpu, f.gpu_count, f.offer)]
     lines += [f"  use_spot: {'true' if str(f.billing) == 'spot' else 'false'}", f"  ports: {PORT}",
               "setup: |", "  pip install vllm", "run: |", f"  {vllm_command(plan, f)}"]
     return "\n".join(lines) + "\n"

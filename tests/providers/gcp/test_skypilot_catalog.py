@@ -126,3 +126,24 @@ def test_a_70b_run_is_planned_across_a3_machines_over_their_sourced_network(gpup
     assert a3 and all(any("over 1,000 Gbps Ethernet" in n for n in o["notes"]) for o in a3)
     assert {o["offer"] for o in opts if o["nodes"] > 1} <= {"a3-highgpu-8g", "a3-megagpu-8g", "a2-highgpu-8g",
                                                              "a2-megagpu-16g", "g2-standard-96"}  # the sourced ones
+
+
+def test_skypilot_is_given_the_gpu_names_of_its_gcp_catalog() -> None:
+    from gpuplan.render.export import accelerator_lines
+
+    assert accelerator_lines("H100-SXM5-80GB", 8, "a3-megagpu-8g") == ['  accelerators: "H100-MEGA:8"']
+    assert accelerator_lines("H100-SXM5-80GB", 8, "a3-highgpu-8g") == ['  accelerators: "H100:8"']
+    assert accelerator_lines("P100-PCIE-16GB", 2, "n1-standard-16+2xP100") == ['  accelerators: "P100:2"']
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::UserWarning")
+def test_a_served_model_on_n1_exports_its_machine_and_gpus_apart(gpuplan: Run, tmp_path: Path) -> None:
+    from tests.gpuplan.render.test_export import sky_validate
+
+    path = tmp_path / "service.yaml"
+    code, _, err = gpuplan("plan", "--serve", "llama-3-8b", "--rate", "5", "--provider", "gcp", "--gpu", "T4",
+                           "--export", "skypilot", str(path))
+    assert code == 0, err
+    res = sky_validate(path)["resources"]
+    assert res["instance_type"].startswith("n1-standard-") and "+" not in res["instance_type"]
+    assert res["accelerators"].startswith("T4:")
