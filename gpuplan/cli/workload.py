@@ -68,7 +68,8 @@ def fit(
         m = e["memory_gb"]
         few = e.get("fewest_gpus") or {}
         rows.append({
-            "gpu": e["gpu"], "vram": f"{e['vram_gb']:g}", "fits": "yes" if e["fits"] else "no",
+            "gpu": e["gpu"], "vram": f"{e['vram_gb']:g}", "usable": f"{e.get('usable_gb', e['vram_gb']):g}",
+            "fits": "yes" if e["fits"] else "no",
             "max_batch": e["max_batch_size"], "weights": _gb(m["weights"]), "grads": _gb(m["gradients"]),
             "optim": _gb(m["optimizer"]), "act": _gb(m.get("activations_per_sample") or m.get("kv_cache_per_sample")),
             "total": _gb(m["total"]),
@@ -76,6 +77,7 @@ def fit(
             "fewest": few.get("gpus"),
         })
     cols = [Column(key="gpu", header="GPU", priority=0), Column(key="vram", header="VRAM GB", justify="right", priority=2),
+            Column(key="usable", header="usable", justify="right", priority=3),
             Column(key="fits", header="fits", priority=0), Column(key="max_batch", header="max batch", justify="right", priority=1),
             Column(key="weights", header="weights", justify="right", priority=3),
             Column(key="grads", header="grads", justify="right", priority=4),
@@ -95,7 +97,8 @@ def fit(
     notes = " ".join(f"Note: {n}." for n in workload_notes(w))
     emit(render_rows(rows, cols, fmt, title=f"Memory fit of {name} per GPU ({gpus} GPU{'s' if gpus > 1 else ''}), GB",
                       caption="GB = GiB. total is at --batch if given, else at the max batch (batch 1 if none fits); "
-                              "JSON: total_at_batch." + (f" {notes}" if notes else "")))
+                              "JSON: total_at_batch. usable: the memory a process can use, which the fit is against "
+                              "(measured where a figure ships, else the label's)." + (f" {notes}" if notes else "")))
 
 @app.command()
 @takes_workload(MODEL_AND_TRAINING, RUN, SHAPE)
@@ -123,7 +126,7 @@ def estimate(
 
     from planner.workload.estimate import estimate_images, estimate_training
     from planner.limits import check, check_fields
-    from planner.workload.memory import layout
+    from planner.workload.memory import layout, usable_vram
     from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
     from planner.workload.spec import InferenceWorkload, TrainingWorkload
     from planner.workload.inputs import workload_from_options
@@ -141,7 +144,7 @@ def estimate(
     if isinstance(w, InferenceWorkload):
         raise InputError("estimate covers training", "use `gpuplan fit --infer` for inference memory")
     if isinstance(w, TrainingWorkload):
-        lay = layout(w, spec.vram_gb, max(1, int(gpus)))
+        lay = layout(w, usable_vram(spec)[0], max(1, int(gpus)))
         if lay is None:
             notes.append(f"does not fit in {int(gpus)}x {spec.key} memory: `gpuplan fit` says how many GPUs it needs")
         elif lay.sharding.value != "none" or lay.recompute.value != "none":
@@ -242,11 +245,15 @@ def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat:
     from planner.workload.estimate import estimate_training
     from planner.workload.spec import Recompute
 
-    link = intra_link(spec.key, spec.interconnect)
+    from planner.workload.memory import usable_vram
+    from providers.local import build_interconnect
+
+    # the link n GPUs of this model share in one machine: a bridge pairs two, more talk over PCIe (as plan's offers)
+    link = intra_link(spec.key, build_interconnect(spec.interconnect, max(1, int(gpus))))
     if link is None:
         return est, None
     rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
-    chosen = choose(w, lay, spec.vram_gb, max(1, int(gpus)), 1, link, None, rate)
+    chosen = choose(w, lay, usable_vram(spec)[0], max(1, int(gpus)), 1, link, None, rate)
     if isinstance(chosen, str):
         notes.append(chosen)
         return est, None

@@ -32,13 +32,14 @@ class WorkloadDemand:
         from planner.perf.comm import intra_link
         from planner.perf.speed import WorkloadClass
         from planner.plan.layout_choice import choose
-        from planner.workload.memory import image_max_batch, layout
+        from planner.workload.memory import image_max_batch, layout, usable_vram
 
-        vram = spec.vram_gb * min(offer.gpu_count, 1)
+        w = self.workload
+        # a transformer is fitted to the memory a process can use; image batches were measured on the card
+        vram = (spec.vram_gb if isinstance(w, ImageWorkload) else usable_vram(spec)[0]) * min(offer.gpu_count, 1)
         per_node = max(1, int(offer.gpu_count))
         gpus = per_node * nodes
         count = offer.gpu_count * nodes
-        w = self.workload
         notes: list[str] = []
         chosen: Scaling | None = None
         wall_f = 0.0

@@ -18,6 +18,7 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
         inference_memory,
         layout,
         training_memory,
+        usable_vram,
     )
     from planner.workload.spec import ImageWorkload, InferenceWorkload, Recompute, Sharding
 
@@ -25,6 +26,9 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
     for spec in specs:
         vram = spec.vram_gb
         entry: dict[str, Any] = {"gpu": spec.key, "vram_gb": vram, "gpus": gpus}
+        if not isinstance(w, ImageWorkload):  # image batches are measured on the card, not counted
+            vram, basis = usable_vram(spec)
+            entry.update(usable_gb=vram, usable_basis=basis)
         if isinstance(w, InferenceWorkload):
             mem = inference_memory(w)
             mb = mem.max_batch(vram)

@@ -25,6 +25,7 @@ Sources (see docs/accuracy.md for the comparison with measured batch sizes):
 from __future__ import annotations
 
 import statistics
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
@@ -71,6 +72,20 @@ LOGIT_BYTES = {True: 10.0, False: 8.0}
 GATHERED_LAYERS = 2
 
 SHARD_ORDER = (Sharding.NONE, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
+
+
+@lru_cache(maxsize=1)
+def _usable() -> dict[str, tuple[float, str]]:
+    from pricing.datafiles import data_rows
+
+    return {r["gpu"]: (float(r["usable_gib"]), f"{r['measure']} total, {r['source']}")
+            for r in data_rows("usable_vram.csv", "planner.data")}
+
+
+def usable_vram(spec: GpuSpec) -> tuple[float, str]:
+    """GiB a training process can use on ``spec`` and where the figure is from: a measured total where one
+    ships (``planner/data/usable_vram.csv``: an L40S gives 44.42 of its 48), else the label's figure."""
+    return _usable().get(spec.key, (spec.vram_gb, "the label's figure (no measured total)"))
 RECOMPUTE_ORDER = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
 
 

@@ -192,8 +192,11 @@ def test_plan_json_carries_the_chosen_layouts_scaling() -> None:
     l40s = [o for o in opts if o["offer"] == "g6e.12xlarge"]
     assert l40s and all(set(o["scaling"]) == keys for o in l40s)
     s = l40s[0]["scaling"]
-    # 4 x L40S over PCIe Gen4 (24 GB/s bus, an estimate): ZeRO-2 at micro-batch 1 cannot hide all its traffic
-    assert s["strategy"] in ("zero2", "zero3") and s["intra_node"] <= 0.85
+    # 4 x L40S over PCIe Gen4 (24 GB/s bus, an estimate), 44.42 GiB usable each: the states need ZeRO-3, whose
+    # traffic at micro-batch 1 (0.43 s of compute) cannot be hidden, so the layout recomputes activations to run
+    # a larger micro-batch that hides it; at micro-batch 1 it would show at most 85%
+    assert s["strategy"] in ("zero2", "zero3")
+    assert s["micro_batch"] > 1 and s["recompute"] == "full" or s["intra_node"] <= 0.85
     c, t = s["compute_s_per_microbatch"], s["comm_s_per_microbatch"]
     assert s["intra_node"] == pytest.approx(c / (c + max(0.0, t - c * 2 / 3)), abs=1e-3)
     for o in opts:
@@ -222,4 +225,4 @@ def test_estimate_uses_the_same_layout_choice_as_plan() -> None:
     assert est["scaling"] == g6e["scaling"]  # type: ignore[index]
     s = est["scaling"]  # type: ignore[index]
     c, t = s["compute_s_per_microbatch"], s["comm_s_per_microbatch"]
-    assert s["intra_node"] == pytest.approx(c / (c + t - c * 2 / 3), abs=1e-3) and s["intra_node"] < 0.85
+    assert s["intra_node"] == pytest.approx(c / (c + max(0.0, t - c * 2 / 3)), abs=1e-3)

@@ -113,3 +113,30 @@ def test_zero3_holds_two_gathered_layers_of_16_bit_weights_on_every_gpu() -> Non
     # it counts against the fit: more GPUs are needed than the sharded states alone ask
     assert sharded.fixed == pytest.approx(sharded.weights + sharded.gradients + sharded.optimizer + sharded.gathered
                                           + sharded.overhead)
+
+
+def test_measured_usable_memory_is_below_the_label_and_sourced() -> None:
+    from pricing.datafiles import data_rows
+
+    gpus = Catalog.shipped().gpus
+    rows = data_rows("usable_vram.csv", "planner.data")
+    assert len(rows) >= 8
+    for r in rows:
+        label = gpus[r["gpu"]].vram_gb
+        # the driver's and ECC's share: a few percent of the label, never more than it
+        assert 0.9 * label <= float(r["usable_gib"]) < label, r
+        assert r["source"].startswith("https://github.com/") and "VERIFIED" in r["notes"], r
+
+
+def test_a_fit_is_against_the_usable_memory_where_it_was_measured() -> None:
+    from planner.workload.fit import fit_entries
+    from planner.workload.memory import usable_vram
+
+    cat = Catalog.shipped()
+    l40s, h200 = cat.gpus["L40S"], cat.gpus["H200-SXM-141GB"]
+    assert usable_vram(l40s)[0] == 44.42 and usable_vram(h200)[0] == h200.vram_gb  # no measurement: the label
+    w = train("llama-2-7b", seq_len=4096, precision=Precision.BF16)
+    (entry,) = fit_entries(w, [l40s], 1, cat)
+    assert (entry["vram_gb"], entry["usable_gb"]) == (48, 44.42) and "github.com" in entry["usable_basis"]
+    lay = layout(w, 44.42, 4)
+    assert lay is not None and entry["fewest_gpus"]["gpus"] == fewest_gpus(w, 44.42).gpus  # type: ignore[union-attr]
