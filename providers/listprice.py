@@ -48,12 +48,6 @@ class SpotPricing(StrEnum):
     CHEAPEST = "cheapest"  # the cheapest zone's price now
 
 
-def _interconnect(gpu_interconnect: Interconnect, gpu_count: float) -> Interconnect:
-    if gpu_interconnect is Interconnect.NVLINK_BRIDGE and gpu_count > 2:
-        return Interconnect.PCIE
-    return gpu_interconnect
-
-
 class ListPriceProvider(Provider, BulkOffers, RateBilled):
     """Offers and quotes from a provider's catalog rows and billing rules.
 
@@ -85,7 +79,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
 
     def _link_of(self, gpu: str, count: float) -> Interconnect:
         if (link := self._links.get((gpu, count))) is None:
-            link = self._links[(gpu, count)] = _interconnect(self.catalog.gpus[gpu].interconnect, count)
+            link = self._links[(gpu, count)] = self.catalog.gpus[gpu].interconnect.among(count)
         return link
 
     def _from_row(self, row: InstanceType) -> Offer:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from pricing.billing import BillingMode
-from pricing.catalog import LOCAL, CardPrice, Catalog, ElectricityPrice, Interconnect
+from pricing.catalog import LOCAL, CardPrice, Catalog, ElectricityPrice
 from pricing.errors import PriceMissingError
 from pricing.line_items import LineItem
 from pricing.money import Money
@@ -29,16 +29,6 @@ def newest_prices(catalog: Catalog) -> dict[tuple[str, str], CardPrice]:
         if cur is None or (card.as_of, -card.price) > (cur.as_of, -cur.price):
             best[key] = card
     return best
-
-
-def build_interconnect(spec_interconnect: Interconnect, n: int) -> Interconnect:
-    """How n bought cards talk: bridges pair cards (as a cloud's bridged pair, see listprice._interconnect);
-    SXM modules sit on an NVLink baseboard."""
-    if spec_interconnect is Interconnect.NVLINK_BRIDGE:
-        return Interconnect.NVLINK_BRIDGE if n == 2 else Interconnect.PCIE
-    # SXM modules only run on an NVLink/NVSwitch baseboard (HGX/DGX class), so a bought
-    # set scales over NVLink; the baseboard itself is not priced (the offer says so).
-    return spec_interconnect
 
 
 class LocalProvider(Provider):
@@ -61,7 +51,7 @@ class LocalProvider(Provider):
                         region="local",
                         gpu=gpu,
                         gpu_count=float(n),
-                        interconnect=build_interconnect(spec.interconnect, n),
+                        interconnect=spec.interconnect.among(n),
                         currency=card.currency,
                         rates={BillingMode.BUY: card.price},
                         source=card.source,

@@ -246,10 +246,8 @@ def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat:
     from planner.workload.spec import Recompute
 
     from planner.workload.memory import usable_vram
-    from providers.local import build_interconnect
 
-    # the link n GPUs of this model share in one machine: a bridge pairs two, more talk over PCIe (as plan's offers)
-    link = intra_link(spec.key, build_interconnect(spec.interconnect, max(1, int(gpus))))
+    link = intra_link(spec.key, spec.interconnect.among(gpus))  # what plan's offer of this many GPUs has
     if link is None:
         return est, None
     rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]

@@ -161,7 +161,6 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
     ``ref_gpu`` is the settings' reference GPU, used when the scenario names none.
     """
     from planner.settings import DEFAULT_REF_GPU
-    from providers.local import build_interconnect
 
     cat = catalog
     check("months", Decimal(sc.months), f"--months {sc.months}")
@@ -172,7 +171,7 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
     unit = work_unit(sc, ref_gpu or DEFAULT_REF_GPU, cat)
     buys = [(cat.gpu(name), count) for count, name in (parse_buy(b) for b in sc.buy)]
     rentals = [pick_offer(cat, name, sc.region) for name in sc.vs]
-    buy_rates = [work_rate(cat, unit, spec.key, count, build_interconnect(spec.interconnect, count))
+    buy_rates = [work_rate(cat, unit, spec.key, count, spec.interconnect.among(count))
                  for spec, count in buys]
     rent_rates = [work_rate(cat, unit, offer.gpu, offer.gpu_count, offer.interconnect) for offer, _ in rentals]
     usage, usage_label = usage_of(sc, (buy_rates + rent_rates)[0] if buy_rates or rent_rates else None, unit)

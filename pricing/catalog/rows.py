@@ -32,6 +32,11 @@ class Interconnect(StrEnum):
     NVLINK_BRIDGE = "nvlink-bridge"  # a 2-GPU bridge: NVLink for pairs, PCIe beyond
     PCIE = "pcie"
 
+    def among(self, count: float) -> Interconnect:
+        """How ``count`` GPUs of a model with this interconnect talk inside one machine: a bridge pairs two,
+        more talk over PCIe; SXM modules sit on their NVLink baseboard whatever the count."""
+        return Interconnect.PCIE if self is Interconnect.NVLINK_BRIDGE and count > 2 else self
+
 
 class Stock(StrEnum):
     """Whether a zone sells the type now: only live data knows."""
