@@ -111,6 +111,21 @@ def accelerator_lines(gpu: str, count: float, offer: str = "") -> list[str]:
     return [f"  accelerators: {q(f'{acc}:{count:g}')}"] if acc else []
 
 
+def sky_resources(provider: str, region: str, offer: str, gpu: str, count: float, billing: str,
+                  after_region: list[str] | None = None) -> list[str]:
+    """A SkyPilot task's or service's ``resources`` entries for one machine of ``offer``, training and serving
+    alike (``after_region``: what the task says of the zone)."""
+    return [f"  cloud: {provider}", *region_lines(region, "  region: {}"), *(after_region or []),
+            f"  instance_type: {q(machine_type(offer))}", *accelerator_lines(gpu, count, offer),
+            f"  use_spot: {'true' if billing == 'spot' else 'false'}"]
+
+
+def dstack_placement(provider: str, region: str, billing: str) -> list[str]:
+    """A dstack run's spot policy, backend and region, training and serving alike."""
+    return [f"spot_policy: {'spot' if billing == 'spot' else 'on-demand'}", f"backends: [{provider}]",
+            *region_lines(region, "regions: [{}]")]
+
+
 def dstack_gpu(gpu: str, memory_gb: float, count: float) -> str:
     """dstack's ``NAME:MEMORY:COUNT`` GPU spec, quoted: the SkyPilot name's model part (dstack has no form factors)."""
     acc = SKY_ACCELERATORS.get(gpu, gpu).split("-")[0]
@@ -160,11 +175,9 @@ def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     _check(option, Engine.SKYPILOT)
     o = option
     lines = [*_header(plan, o), f"name: {q(name)}", f"num_nodes: {o.nodes}", "resources:",
-             f"  cloud: {o.provider}", *region_lines(o.region, "  region: {}")]
-    if o.zone:
-        lines += _zone_comment(o)
-    lines += [f"  instance_type: {q(machine_type(o.offer))}", *accelerator_lines(o.gpu, o.gpu_count, o.offer)]
-    lines += [f"  use_spot: {'true' if o.billing == 'spot' else 'false'}", f"  disk_size: {_disk_gb(plan)}",
+             *sky_resources(o.provider, o.region, o.offer, o.gpu, o.gpu_count, str(o.billing),
+                            _zone_comment(o) if o.zone else None)]
+    lines += [f"  disk_size: {_disk_gb(plan)}",
               "setup: |", "  # Your environment: e.g. pip install -r requirements.txt (gpuplan leaves this to you).",
               "  true", "run: |",
               '  MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
@@ -181,9 +194,7 @@ def dstack_task(plan: Plan, option: Option, name: str, gpu_memory_gb: float) -> 
              "  - " + q(_torchrun("$DSTACK_NODES_NUM", "$DSTACK_GPUS_PER_NODE", "$DSTACK_NODE_RANK",
                                   "$DSTACK_MASTER_NODE_IP")),
              "resources:", f"  gpu: {dstack_gpu(o.gpu, gpu_memory_gb, o.gpu_count)}",
-             f"  disk: {q(f'{_disk_gb(plan)}GB..')}",
-             f"spot_policy: {'spot' if o.billing == 'spot' else 'on-demand'}",
-             f"backends: [{o.provider}]", *region_lines(o.region, "regions: [{}]")]
+             f"  disk: {q(f'{_disk_gb(plan)}GB..')}", *dstack_placement(o.provider, o.region, str(o.billing))]
     if o.billing not in ("spot", "hourly"):
         lines.insert(len(_header(plan, o)), f"# note: dstack runs on-demand or spot; the plan's {o.billing} "
                      "billing is not something dstack can buy")

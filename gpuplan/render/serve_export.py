@@ -17,7 +17,7 @@ from pricing.errors import InputError
 from pricing.money import money_text
 from providers.registry import engine_runs
 from planner.serve.fleet import Fleet, ServePlan
-from gpuplan.render.export import Engine, accelerator_lines, dstack_gpu, machine_type, q, region_lines
+from gpuplan.render.export import Engine, dstack_gpu, dstack_placement, q, sky_resources
 
 PORT = 8000
 # Public Hugging Face repositories of the presets' chat/instruct checkpoints; any other model gets a placeholder.
@@ -85,10 +85,9 @@ def skypilot_service(plan: ServePlan, rank: int, f: Fleet, name: str) -> str:
                   f"    target_qps_per_replica: {_target_rps(f, plan)}"]
     else:
         lines.append(f"  replicas: {f.instances}")
-    lines += ["envs:", f"  MODEL_ID: {q(model)}", "resources:", f"  cloud: {f.provider}",
-              *region_lines(f.region, "  region: {}"), f"  instance_type: {q(machine_type(f.offer))}",
-              *accelerator_lines(f.gpu, f.gpu_count, f.offer)]
-    lines += [f"  use_spot: {'true' if str(f.billing) == 'spot' else 'false'}", f"  ports: {PORT}",
+    lines += ["envs:", f"  MODEL_ID: {q(model)}", "resources:",
+              *sky_resources(f.provider, f.region, f.offer, f.gpu, f.gpu_count, str(f.billing))]
+    lines += [f"  ports: {PORT}",
               "setup: |", "  pip install vllm", "run: |", f"  {vllm_command(plan, f)}"]
     return "\n".join(lines) + "\n"
 
@@ -104,8 +103,7 @@ def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_g
     else:
         lines.append(f"replicas: {f.instances}")
     lines += ["resources:", f"  gpu: {dstack_gpu(f.gpu, gpu_memory_gb, f.gpu_count)}",
-              f"spot_policy: {'spot' if str(f.billing) == 'spot' else 'on-demand'}",
-              f"backends: [{f.provider}]", *region_lines(f.region, "regions: [{}]")]
+              *dstack_placement(f.provider, f.region, str(f.billing))]
     return "\n".join(lines) + "\n"
 
 
