@@ -22,14 +22,14 @@ def positive(value: object, what: str, *, allow_zero: bool = False) -> Decimal:
     return d
 
 
-def parse_duration(text: str, flag: str = "--deadline") -> Decimal:
-    """Hours in ``36h``, ``3d``, ``2w``, ``90m`` or a bare number of hours, within the deadline bound."""
+def parse_duration(text: str, flag: str = "--deadline", bound: str = "deadline") -> Decimal:
+    """Hours in ``36h``, ``3d``, ``2w``, ``90m`` or a bare number of hours, within ``BOUNDS[bound]``."""
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([a-zA-Z]*)\s*", text)
     unit = (m.group(2).lower() if m else "") or "h"
     if not m or unit not in _DURATION_UNITS:
-        raise InputError(f"cannot read duration {text!r}", "write it like 36h, 3d, 2w or 90m")
-    hours = positive(m.group(1), "duration") * _DURATION_UNITS[unit]
-    return bounded(hours, "deadline", f"{flag} {text.strip()!r}")
+        raise InputError(f"cannot read the {flag} duration {text!r}", "write it like 36h, 3d, 2w or 90m")
+    hours = positive(m.group(1), f"{flag} duration") * _DURATION_UNITS[unit]
+    return bounded(hours, bound, f"{flag} {text.strip()!r}")
 
 
 _MONEY = re.compile(r"\s*(?:([A-Za-z]+)\s*)?([-+]?[0-9][0-9,]*\.?[0-9]*(?:[eE][-+]?[0-9]+)?|[-+]?\.[0-9]+)\s*([A-Za-z]+)?\s*")

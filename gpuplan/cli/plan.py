@@ -13,7 +13,7 @@ from gpuplan.cli.app import command_app
 from gpuplan.cli.extras_opts import (
     BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
 )
-from gpuplan.cli.serve_opts import HORIZON, LOAD, MODEL as SERVE_MODEL, ServingFlags, given, takes_serving
+from gpuplan.cli.serve_opts import HORIZON, LOAD, MODEL as SERVE_MODEL, ServingFlags, refuse_without_serve, takes_serving
 from gpuplan.cli.options import (
     MODEL_AND_TRAINING, RUN, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, JsonOpt,
     MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotEstimatesOpt, SpotPriceOpt, WideOpt, WorkloadFlags, build_constraints,
@@ -71,6 +71,7 @@ def plan(
     from pricing.catalog import paused_gc
     from planner.limits import bounded
     from planner.plan import make_plan
+    from planner.units import parse_duration
     from gpuplan.render.plan import render_plan
     from gpuplan.render.table import pick_format
 
@@ -97,15 +98,14 @@ def plan(
                     explain=explain,
                     export=(engine, export[1]) if engine is not None and export is not None else None)
         return
-    if given(serving):
-        raise InputError("--rate, --prompt-tokens, --ttft and the other serving flags describe a service",
-                         "add --serve MODEL")
+    refuse_without_serve(serving)
     extras = extras_from(disk_gb, disk_type, egress_gb, storage_gb, setup_minutes, bandwidth_mbps)
     s = settings_from(
         currency, fx, hours_per_month, discount,
         spot_overhead=None if spot_overhead is None else Decimal(repr(spot_overhead)),
         ref_gpu=ref_gpu, spot_price=spot_price,
-        checkpoint_every=None if checkpoint_every is None else _checkpoint_hours(checkpoint_every),
+        checkpoint_every=None if checkpoint_every is None else parse_duration(
+            checkpoint_every, "--checkpoint-every", bound="checkpoint_every"),
     )
     with paused_gc(freeze=True):  # the command ends after this block (see pricing.catalog.parse)
         cat = catalog_from(s, catalog)
@@ -132,19 +132,6 @@ def plan(
         emit(render_plan(p, fmt, limit, explain, title))
 
 
-
-
-def _checkpoint_hours(text: str) -> Decimal:
-    """``--checkpoint-every 30m`` in hours, inside its range (docs/limits.md)."""
-    import re
-
-    from planner.limits import bounded
-
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(m|min|h|d)?\s*", text.lower())
-    if m is None:
-        raise InputError(f"cannot read --checkpoint-every {text!r}", "write it like 30m, 2h or 1d")
-    per = {"m": Decimal(1) / 60, "min": Decimal(1) / 60, "h": Decimal(1), "d": Decimal(24), None: Decimal(1)}
-    return bounded(Decimal(m.group(1)) * per[m.group(2)], "checkpoint_every", f"--checkpoint-every {text.strip()}")
 
 
 def _serve_plan(serve: str, serving: dict[str, Any], precision: str, c: Any, s: Any, cat: Any, *,

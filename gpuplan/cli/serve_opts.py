@@ -61,3 +61,12 @@ def takes_serving(*groups: frozenset[str]) -> Callable[[Any], Any]:
 def given(serving: ServingFlags) -> bool:
     """Whether any serving flag but --serve itself was given."""
     return any(v not in (None, False) for k, v in serving.items() if k != "serve")
+
+
+def refuse_without_serve(serving: ServingFlags) -> None:
+    """Serving flags describe a service: without --serve, say so rather than ignore them."""
+    if serving.get("serve") is None and given(serving):
+        from pricing.errors import InputError
+
+        raise InputError("--rate, --prompt-tokens, --ttft and the other serving flags describe a service",
+                         "add --serve MODEL")

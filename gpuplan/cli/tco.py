@@ -14,7 +14,7 @@ import typer
 
 from pricing.errors import InputError, first_error
 from gpuplan.cli.app import command_app
-from gpuplan.cli.serve_opts import LOAD, MODEL as SERVE_MODEL, ServingFlags, given, takes_serving
+from gpuplan.cli.serve_opts import LOAD, MODEL as SERVE_MODEL, ServingFlags, refuse_without_serve, takes_serving
 from gpuplan.cli.options import (
     CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, SpotEstimatesOpt, WideOpt, catalog_from, emit, not_empty,
     parse_multi, use_wide, write_file,
@@ -169,11 +169,8 @@ def tco(
                  currency=currency, fx=fx,
                  ref_gpu=not_empty(ref_gpu, "--ref-gpu"), workload_class=not_empty(workload_class, "--class"),
                  precision=not_empty(precision, "--precision"))
-    serve = serving.get("serve")
-    if serve is None and given(serving):
-        raise InputError("--rate, --prompt-tokens, --ttft and the other serving flags describe a service",
-                         "add --serve MODEL")
-    if serve is not None:
+    refuse_without_serve(serving)
+    if (serve := serving.get("serve")) is not None:
         if usage is not None or charts or markdown_file or html_file:
             raise InputError("--usage, --chart, --markdown and --html belong to training TCO",
                              "drop them with --serve (use --json or -o csv)")

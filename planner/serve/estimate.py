@@ -7,8 +7,9 @@ from typing import Any
 from pricing.catalog import GpuSpec, Interconnect
 from planner.serve.calibration import Calibration, gpus_measured, shipped
 from planner.serve.layout import Layout, best_layout
-from planner.workload.memory import GIB
+from planner.serve.roofline import MEMORY_FRACTION
 from planner.serve.spec import ServeWorkload
+from planner.workload.memory import GIB
 
 
 def _rates(layout: Layout, w: ServeWorkload, c: Calibration) -> dict[str, Any]:
@@ -41,7 +42,7 @@ def serve_estimate(w: ServeWorkload, gpu: GpuSpec, gpus: int, interconnect: Inte
         "workload": w.as_json(), "gpu": gpu.key, "gpus": gpus,
         "memory": {"weights_gib": round(m.weight_bytes / GIB, 2),
                    "kv_cache_mib_per_token": round(m.kv_bytes_per_token / 2**20, 4),
-                   "usable_fraction": 0.9},
+                   "usable_fraction": MEMORY_FRACTION},
         "range": c.spread.basis,
         "calibration": {"memory_bandwidth_fraction": round(c.efficiency.memory, 4),
                         "compute_fraction": round(c.efficiency.compute, 4),

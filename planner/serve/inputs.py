@@ -12,7 +12,7 @@ from typing import Any
 from pricing.errors import InputError
 from planner.limits import check, flag_of
 from planner.serve.roofline import KvFormat, WeightFormat
-from planner.serve.spec import DEFAULT_MAX_BATCH, Percentile, ServeWorkload
+from planner.serve.spec import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, Percentile, ServeWorkload
 from planner.units import parse_enum
 from planner.workload.inputs import arch_for
 
@@ -91,10 +91,8 @@ def serve_workload_from_options(
 
     ``serve`` is a preset name, ``custom`` (with ``params``), or a service TOML file whose keys the flags override."""
     if serve.strip().lower().endswith(".toml"):
-        given = {"params": params, "layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv_heads,
-                 "vocab": vocab, "precision": precision, "kv_precision": kv_precision, "prompt_tokens": prompt_tokens,
-                 "output_tokens": output_tokens, "rate": rate, "ttft": ttft, "tpot": tpot, "percentile": percentile,
-                 "hours_per_day": hours_per_day, "peak_ratio": peak_ratio, "max_batch": max_batch}
+        flags = locals()  # the parameters are the service file's keys (SERVICE_KEYS but "model")
+        given = {k: flags[k] for k in SERVICE_KEYS if k != "model"}
         data = load_service(Path(serve))
         data.update({k: v for k, v in given.items() if v is not None})
         model = str(data.pop("model", "custom"))
@@ -109,21 +107,20 @@ def serve_workload_from_options(
                     hidden=hidden, heads=heads, kv_heads=kv_heads, vocab=vocab)
     weights = parse_enum(WeightFormat, precision, "--precision") or WeightFormat.BF16
     kv = parse_enum(KvFormat, kv_precision, "--kv-precision") or KvFormat.FP16
-    for key, value in (("hours_per_day", hours_per_day), ("peak_ratio", peak_ratio), ("max_batch", max_batch)):
-        if value is None:
-            continue
+    # a number not given keeps the workload's default
+    optional = {k: v for k, v in (("hours_per_day", hours_per_day), ("peak_ratio", peak_ratio),
+                                  ("max_batch", max_batch)) if v is not None}
+    for key, value in optional.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InputError(f"{flag_of(key)} must be a number, got {value!r}")
         _within(float(value), key, f"{flag_of(key)} {value:g}")
+    prompt = _tokens(prompt_tokens, "prompt_tokens", DEFAULT_PROMPT_TOKENS)
+    output = _tokens(output_tokens, "output_tokens", DEFAULT_OUTPUT_TOKENS)
     return ServeWorkload(
-        arch=arch, weights=weights, kv=kv,
-        prompt_tokens=_tokens(prompt_tokens, "prompt_tokens", 1000),
-        output_tokens=_tokens(output_tokens, "output_tokens", 300),
-        rate=parse_rate(rate, _tokens(output_tokens, "output_tokens", 300)) if rate is not None else None,
+        arch=arch, weights=weights, kv=kv, prompt_tokens=prompt, output_tokens=output,
+        rate=parse_rate(rate, output) if rate is not None else None,
         ttft_s=parse_seconds(ttft, "ttft") if ttft is not None else None,
         tpot_s=parse_seconds(tpot, "tpot") if tpot is not None else None,
         percentile=parse_enum(Percentile, percentile, "--percentile") or Percentile.P50,
-        hours_per_day=hours_per_day if hours_per_day is not None else 24.0,
-        peak_ratio=peak_ratio if peak_ratio is not None else 1.0,
-        max_batch=max_batch if max_batch is not None else DEFAULT_MAX_BATCH,
+        **optional,
     )

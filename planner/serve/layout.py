@@ -20,6 +20,7 @@ from planner.perf.comm import intra_link
 from planner.serve.calibration import Calibration
 from planner.serve.roofline import Replica, continuous_step, max_batch, ttft_seconds
 from planner.serve.spec import Percentile, ServeWorkload
+from planner.workload.memory import GIB
 
 TP_DEGREES = (1, 2, 4, 8)
 WAIT_SHARE = {Percentile.P50: 0.5, Percentile.P95: 0.95}
@@ -96,7 +97,7 @@ def best_layout(w: ServeWorkload, gpu: GpuSpec, gpus: int, interconnect: Interco
             best = cand
     if best is not None:
         return best
-    need = w.model.weight_bytes / 2**30
+    need = w.model.weight_bytes / GIB
     if w.has_targets and targets and isinstance(best_layout(w, gpu, gpus, interconnect, c, targets=False), Layout):
         return f"cannot meet {_targets_text(w)} on {gpus}x {gpu.key} at any batch"
     return (reasons[0] if reasons else

@@ -11,6 +11,8 @@ from planner.workload.spec import TransformerArch
 # vLLM's default --max-num-seqs (docs.vllm.ai EngineArgs: "Maximum number of sequences per iteration", 256): the
 # batch a replica runs at most unless --max-batch says otherwise.
 DEFAULT_MAX_BATCH = 256
+DEFAULT_PROMPT_TOKENS = 1000
+DEFAULT_OUTPUT_TOKENS = 300
 
 
 class Percentile(StrEnum):
@@ -23,8 +25,8 @@ class ServeWorkload:
     arch: TransformerArch
     weights: WeightFormat = WeightFormat.BF16
     kv: KvFormat = KvFormat.FP16
-    prompt_tokens: int = 1000
-    output_tokens: int = 300
+    prompt_tokens: int = DEFAULT_PROMPT_TOKENS
+    output_tokens: int = DEFAULT_OUTPUT_TOKENS
     rate: float | None = None  # average requests per second
     ttft_s: float | None = None
     tpot_s: float | None = None

@@ -46,7 +46,7 @@ class Spread(BaseModel):
         return {"low": expected * self.low, "expected": expected, "high": expected * self.high}
 
 
-def percentile(values: list[float], p: int) -> float:
+def _percentile(values: list[float], p: int) -> float:
     """Linear-interpolation percentile (statistics.quantiles, inclusive method)."""
     if len(values) == 1:
         return values[0]
@@ -55,8 +55,8 @@ def percentile(values: list[float], p: int) -> float:
 
 def spread_from(ratios: list[float], workload_class: str) -> Spread:
     """The range multipliers from published/predicted ratios; never excluding the estimate itself."""
-    low = min(1.0, percentile(ratios, LOW_PERCENTILE))
-    high = max(1.0, percentile(ratios, HIGH_PERCENTILE))
+    low = min(1.0, _percentile(ratios, LOW_PERCENTILE))
+    high = max(1.0, _percentile(ratios, HIGH_PERCENTILE))
     return Spread(low=low, high=high, runs=len(ratios), workload_class=workload_class)
 
 

@@ -55,7 +55,7 @@ def rows(source: TextIO, *, commit: str, committed: str) -> tuple[list[dict[str,
             continue
         for name, price in prices.items():
             family = name.split(".")[1].split("-")[0] if name.count(".") >= 2 else ""
-            if not family.lstrip("ebm").startswith("gn"):
+            if not family.removeprefix("ebm").startswith("gn"):  # gn*, and bare-metal ebmgn*
                 continue  # not a GPU family
             spec = specs.get(name)
             if spec is None:
