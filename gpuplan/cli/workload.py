@@ -207,7 +207,7 @@ def _serve_estimate(serve: str, gpu: str, gpus: float, workload: WorkloadFlags, 
         precision=workload.get("precision"), **flags)
     cat = catalog_from(settings_from())
     spec = cat.gpu(gpu)
-    payload = serve_estimate(w, spec, int(gpus), spec.interconnect)
+    payload = serve_estimate(w, spec, int(gpus), spec.interconnect.among(gpus))  # a bridge pairs two, no more
     if fmt is OutputFormat.JSON:
         emit(dump_json(payload))
         return

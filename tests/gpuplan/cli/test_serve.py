@@ -37,6 +37,22 @@ def test_a_70b_model_needs_tensor_parallelism_on_80gb_cards(gpuplan: Run) -> Non
     assert lay["tensor_parallel"] >= 2 and lay["tensor_parallel"] * lay["replicas"] == 8
 
 
+def test_four_bridged_cards_serve_over_pcie_as_a_machine_of_them_does(gpuplan: Run) -> None:
+    # A100 PCIe cards pair over an NVLink bridge; four of them talk over PCIe, as plan's offer of four has it
+    from pricing.catalog import Catalog, Interconnect
+    from planner.serve.estimate import serve_estimate
+    from planner.serve.inputs import serve_workload_from_options
+
+    spec = Catalog.shipped().gpu("a100-pcie-80gb")
+    w = serve_workload_from_options("llama-3-70b")
+    four = estimate(gpuplan, "llama-3-70b", "--gpu", "a100-pcie-80gb", "--gpus", "4")
+    assert four["max_throughput"] == serve_estimate(w, spec, 4, Interconnect.PCIE)["max_throughput"]
+    assert four["max_throughput"] != serve_estimate(w, spec, 4, Interconnect.NVLINK_BRIDGE)["max_throughput"]
+    two = estimate(gpuplan, "llama-3-8b", "--gpu", "a100-pcie-80gb", "--gpus", "2")
+    assert two["max_throughput"] == serve_estimate(serve_workload_from_options("llama-3-8b"), spec, 2,
+                                                   Interconnect.NVLINK_BRIDGE)["max_throughput"]
+
+
 def test_a_model_that_does_not_fit_says_so_even_with_latency_targets(gpuplan: Run) -> None:
     out = estimate(gpuplan, "llama-3-70b", "--gpu", "l4", "--ttft", "1s")
     assert out["fits"] is False and "do not fit" in out["reason"]
