@@ -68,6 +68,10 @@ def extra_rates() -> tuple[ExtraRate, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=256)
 def rates_for(cloud: str, item: str) -> tuple[ExtraRate, ...]:
-    """The rows of one item, lowest tier first; empty when the item is not priced for ``cloud``."""
+    """The rows of one item, lowest tier first; empty when the item is not priced for ``cloud``.
+
+    Kept per (cloud, item): a JSON plan asks for each option's disk, address and traffic rows.
+    """
     return tuple(sorted((r for r in extra_rates() if r.cloud == cloud and r.item == item), key=lambda r: r.tier_from))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Self
-
-from pydantic import BaseModel, ConfigDict
 
 from pricing.money import Money
 
@@ -17,10 +16,13 @@ def quantity_text(q: Decimal) -> str:
     return f"{q:,.2f}" if abs(q) >= 1 else f"{q:.4f}"
 
 
-class LineItem(BaseModel):
-    """quantity x unit price = cost."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LineItem:
+    """quantity x unit price = cost.
 
-    model_config = ConfigDict(frozen=True)
+    A plain value, not a pydantic model: a JSON plan over a 50k-offer catalog makes ~100k of them
+    (pydantic models that hold one, such as a TCO option, take it as it is).
+    """
 
     description: str
     quantity: Decimal
@@ -30,7 +32,9 @@ class LineItem(BaseModel):
 
     @classmethod
     def priced(cls, description: str, quantity: Decimal, unit: str, unit_price: Money, **extra: Any) -> Self:
-        """An item whose cost is exactly quantity x unit price."""
+        """An item whose cost is exactly quantity x unit price (a quantity given as int or float is made a Decimal)."""
+        if type(quantity) is not Decimal:
+            quantity = Decimal(str(quantity))
         return cls(description=description, quantity=quantity, unit=unit, unit_price=unit_price,
                    cost=unit_price * quantity, **extra)
 

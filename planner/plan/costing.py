@@ -13,7 +13,7 @@ from pricing.line_items import LineItem
 from pricing.money import Currency, Fx, Money, round_cents
 from providers.base import Offer, Provider
 from planner.plan.demand import Demand, Run
-from planner.plan.extras import TERM_MODES, Extras, billed_hours, extras_bill
+from planner.plan.extras import TERM_MODES, Extras, ExtrasBill, billed_hours, rate_free_bill, with_setup
 from planner.plan.filters import host_note, past_deadline
 from planner.plan.model import ESTIMATED_SPOT, Constraints, ExclusionRule, Option, OptionRange
 from planner.plan.nodes import NodeRuns
@@ -35,6 +35,9 @@ class Costing:
         # ``runs_by_shape``: a large catalog has hundreds of shapes for tens of thousands of offers.
         self.shared: dict[tuple[Any, ...], Run | str] | None = {} if getattr(demand, "runs_by_shape", False) else None
         self._rates: dict[Currency, Decimal] = {}
+        # The extras but set-up, per (cloud, mode, run hours, nodes): a large catalog has the same instance
+        # type in tens of regions, and a JSON plan costs each in full.
+        self._rate_free: dict[tuple[str, BillingMode, Decimal, int], ExtrasBill] = {}
 
     def fx_rate(self, currency: Currency) -> Decimal:
         """The rate to the display currency, asked of the FX table on first use (which records that it was used)."""
@@ -55,6 +58,14 @@ class Costing:
         if mode is not BillingMode.SPOT:
             return _no_factor
         return functools.partial(self.factor, mode)
+
+    def _rest_of_bill(self, cloud: str, mode: BillingMode, wall: Decimal, nodes: int) -> ExtrasBill:
+        assert self.extras is not None
+        key = (cloud, mode, wall, nodes)
+        if (rest := self._rate_free.get(key)) is None:
+            rest = self._rate_free[key] = rate_free_bill(self.extras, cloud, mode, wall, nodes,
+                                                         hours_per_month=self.s.hours_per_month)
+        return rest
 
     def runs(self, offer: Offer, spec: GpuSpec) -> NodeRuns:
         return NodeRuns(self.demand, offer, spec, self.c, self.shared)
@@ -88,8 +99,8 @@ class Costing:
         bill = None
         native = instance
         if self.extras is not None:
-            bill = extras_bill(self.extras, offer.provider, mode, wall, n, hours_per_month=s.hours_per_month,
-                               setup_rate=offer.rates.get(mode), currency=offer.currency)
+            bill = with_setup(self._rest_of_bill(offer.provider, mode, wall, n), self.extras, mode, n,
+                              offer.rates.get(mode), offer.currency)
             # the ranking pass adds in the same order (see ExtrasBill)
             native = Money(amount=instance.amount + bill.setup + bill.fixed, currency=instance.currency)
             if bill.not_priced:

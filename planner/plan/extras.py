@@ -71,6 +71,7 @@ class Extras(BaseModel):
         }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExtraItem(LineItem):
     """One line of the rest of the bill, with the item it prices and the rate's source."""
 
@@ -91,9 +92,14 @@ class ExtrasBill:
     setup: Decimal
     fixed: Decimal
 
+    priced: bool = True  # False: owned hardware, which has no extras (and no set-up line)
+
     @property
     def total(self) -> Decimal:
         return self.setup + self.fixed
+
+
+_NOTHING = ExtrasBill((), (), Decimal(0), Decimal(0), priced=False)
 
 
 def _line(rate: ExtraRate, description: str, quantity: Decimal) -> ExtraItem:
@@ -133,18 +139,33 @@ def extras_bill(ex: Extras, cloud: str, mode: BillingMode, run_hours: Decimal, n
     pay-as-you-go mode set-up is a line at ``setup_rate`` (the instance's rate in that mode);
     a term mode's quote covers it (see :func:`billed_hours`). Owned hardware has no extras here.
     """
+    rest = rate_free_bill(ex, cloud, mode, run_hours, nodes, hours_per_month=hours_per_month)
+    return with_setup(rest, ex, mode, nodes, setup_rate, currency)
+
+
+def with_setup(rest: ExtrasBill, ex: Extras, mode: BillingMode, nodes: int, setup_rate: Decimal | None,
+               currency: Currency | None) -> ExtrasBill:
+    """``rest`` (a :func:`rate_free_bill`) with the set-up line at the instance's rate, where one is billed."""
+    if not ex.setup_minutes or mode in TERM_MODES or setup_rate is None or currency is None or not rest.priced:
+        return rest
+    each = f"{nodes} nodes x " if nodes > 1 else ""
+    setup = ExtraItem.priced(f"{each}set-up {ex.setup_minutes:g} min at the instance rate", ex.setup_hours * Decimal(nodes),
+                             "hours", Money(amount=setup_rate, currency=currency), item="setup",
+                             source="the offer's own rate")
+    return ExtrasBill((setup, *rest.items), rest.not_priced, setup.cost.amount, rest.fixed)
+
+
+def rate_free_bill(ex: Extras, cloud: str, mode: BillingMode, run_hours: Decimal, nodes: int, *,
+                   hours_per_month: Decimal) -> ExtrasBill:
+    """:func:`extras_bill` but the set-up line: what does not depend on the offer's rate, the same for
+    every offer of one cloud, run time, mode and node count (a plan keeps it per those)."""
     if mode is BillingMode.BUY or cloud == "local":
-        return ExtrasBill((), (), Decimal(0), Decimal(0))
+        return _NOTHING
     n = Decimal(nodes)
     hours = run_hours + ex.setup_hours
     items: list[ExtraItem] = []
     missing: list[str] = []
     each = f"{nodes} nodes x " if nodes > 1 else ""
-    setup: list[ExtraItem] = []
-    if ex.setup_minutes and mode not in TERM_MODES and setup_rate is not None and currency is not None:
-        setup.append(ExtraItem.priced(f"{each}set-up {ex.setup_minutes:g} min at the instance rate", ex.setup_hours * n,
-                                      "hours", Money(amount=setup_rate, currency=currency), item="setup",
-                                      source="the offer's own rate"))
     disk_type = ex.disk_type_for(cloud)
     if ex.disk_gb:
         disk = rates_for(cloud, f"disk:{disk_type}")
@@ -193,13 +214,13 @@ def extras_bill(ex: Extras, cloud: str, mode: BillingMode, run_hours: Decimal, n
     fixed = Decimal(0)
     for i in items:
         fixed += i.cost.amount
-    return ExtrasBill(tuple(setup + items), tuple(missing), setup[0].cost.amount if setup else Decimal(0), fixed)
+    return ExtrasBill(tuple(items), tuple(missing), Decimal(0), fixed)
 
 
 def fixed_total(ex: Extras, cloud: str, mode: BillingMode, run_hours: Decimal, nodes: int, *,
                 hours_per_month: Decimal) -> Decimal:
     """The extras that do not depend on the offer's rate: the same for every offer of a shape and mode."""
-    return extras_bill(ex, cloud, mode, run_hours, nodes, hours_per_month=hours_per_month).fixed
+    return rate_free_bill(ex, cloud, mode, run_hours, nodes, hours_per_month=hours_per_month).fixed
 
 
 def setup_cost(ex: Extras, mode: BillingMode, rate: Decimal, nodes: int) -> Decimal:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -23,6 +24,7 @@ class When(StrEnum):
     END = "at the horizon"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TcoLine(LineItem):
     """A quote's line item (quantity x unit price = cost) that also says when it is paid."""
 
