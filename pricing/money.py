@@ -62,6 +62,7 @@ def money_text(amount: Decimal, currency: str | None = None, *, places: int = 2,
 # exactly 2 places; every other decimal (quantity, unit price, rate, fraction) is a
 # decimal string with at most DECIMAL_PLACES places; never an exponent.
 DECIMAL_PLACES = 6
+_JSON_STEPS = {DECIMAL_PLACES: Decimal(1).scaleb(-DECIMAL_PLACES)}  # made once: a JSON plan writes ~200k decimals
 
 
 def money_json(d: Decimal) -> str:
@@ -71,7 +72,7 @@ def money_json(d: Decimal) -> str:
 
 def decimal_json(d: Decimal, places: int = DECIMAL_PLACES) -> str:
     """Any other Decimal for JSON: at most ``places`` places, no trailing zeros, no exponent ('200', '12.411111')."""
-    text = f"{d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):f}"
+    text = f"{d.quantize(_JSON_STEPS.get(places) or Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):f}"
     text = text.rstrip("0").rstrip(".") if "." in text else text
     return "0" if text == "-0" else text
 
@@ -206,6 +207,8 @@ class Fx:
         )
 
     def convert(self, money: Money, dst: Currency) -> Money:
+        if money.currency == dst:  # the same amount (x * 1 keeps x's digits): no new value to make
+            return money
         return Money(amount=money.amount * self.rate(money.currency, dst), currency=dst)
 
     def used(self) -> list[FxRate]:

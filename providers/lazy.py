@@ -56,6 +56,10 @@ class LazySequence(Sequence[T]):
     def __iter__(self) -> Iterator[T]:
         return map(self._build, range(len(self)))
 
+    def read(self, start: int, stop: int) -> Iterator[T]:
+        """Items ``start`` to ``stop - 1`` (clipped to the sequence), built one by one as iteration builds them."""
+        return map(self._build, range(*slice(start, stop).indices(len(self))))
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str | bytes):
             return NotImplemented

@@ -64,8 +64,9 @@ def plan_payload(p: Plan, limit: int = 0) -> dict[str, Any]:
 
 def plan_json(p: Plan, limit: int = 0) -> Iterator[str]:
     """``plan_payload`` as JSON text, the options written as they are built (the CLI's ``--json``)."""
-    listed = p.options if limit <= 0 else p.options[:limit]
-    return dump_json_streamed(_payload_around(p), "options", (option_json(o) for o in listed))
+    count = len(p.options) if limit <= 0 else min(limit, len(p.options))
+    return dump_json_streamed(_payload_around(p), "options", count,
+                              lambda start, stop: map(option_json, p.options.read(start, stop)))
 
 
 def _payload_around(p: Plan) -> dict[str, Any]:
@@ -111,24 +112,36 @@ def option_json(o: Any) -> dict[str, Any]:
             for i in o.line_items
         ],
         "instance_cost": money_json((o.instance_cost or o.cost).amount),
-        "extras": [
-            {
-                "item": i.item,
-                "description": i.description,
-                "quantity": decimal_json(i.quantity),
-                "unit": i.unit,
-                "rate": {"amount": decimal_json(i.unit_price.amount), "currency": i.unit_price.currency},
-                "amount": {"amount": money_json(i.cost.amount), "currency": i.cost.currency},
-                "source": i.source,
-            }
-            for i in o.extras
-        ],
+        "extras": [_extra_json(i) for i in o.extras],
         "not_priced": list(o.not_priced),
         "total": money_json(o.cost.amount),
         "notes": list(o.notes),
         "range": _range(o),
         **({"scaling": no_exponents(o.scaling)} if o.scaling is not None else {}),
     }
+
+
+def _extra_json(i: Any) -> dict[str, Any]:
+    """One extras line in the JSON contract, made once per line: a plan's options of one cloud, mode and run
+    time share their disk, address and traffic lines (planner.plan.costing), so a 50k-offer plan has few."""
+    if (kept := _EXTRAS_JSON.get(id(i))) is not None and kept[0] is i:
+        return kept[1]
+    out = {
+        "item": i.item,
+        "description": i.description,
+        "quantity": decimal_json(i.quantity),
+        "unit": i.unit,
+        "rate": {"amount": decimal_json(i.unit_price.amount), "currency": i.unit_price.currency},
+        "amount": {"amount": money_json(i.cost.amount), "currency": i.cost.currency},
+        "source": i.source,
+    }
+    if len(_EXTRAS_JSON) >= 4096:  # set-up lines are one per option: keep the memory bounded
+        _EXTRAS_JSON.clear()
+    _EXTRAS_JSON[id(i)] = (i, out)  # the line is kept with its id, so the id cannot be reused while kept
+    return out
+
+
+_EXTRAS_JSON: dict[int, tuple[Any, dict[str, Any]]] = {}
 
 
 # (key, header, justify, priority): priority 0 is never cut; on a narrow terminal the
@@ -183,8 +196,9 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool,
         }
 
     if fmt is OutputFormat.CSV:  # written as the options are built: a 200k-row plan is never held whole
-        listed = p.options if not limit else p.options[:limit]
-        return csv_streamed((row(i, o) for i, o in enumerate(listed, 1)), [*cols, Column(key="notes", header="notes")])
+        count = len(p.options) if not limit else min(limit, len(p.options))
+        return csv_streamed(count, lambda start, stop: (row(i, o) for i, o in enumerate(p.options.read(start, stop), start + 1)),
+                            [*cols, Column(key="notes", header="notes")])
     if fmt is not OutputFormat.TABLE:
         listed = p.options if not limit else p.options[:limit]
         rows = [row(i, o) for i, o in enumerate(listed, 1)]

@@ -10,7 +10,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from decimal import Decimal
 from enum import Enum, StrEnum
@@ -97,15 +97,33 @@ def dump_json(payload: Any, *, exact: bool = False) -> str:
         payload = {"gpuplan_version": __version__, **payload}
     if not exact:
         payload = no_exponents(payload)
-    indent = 2 if sys.stdout.isatty() else None
-    return json.dumps(payload, indent=indent, ensure_ascii=False, default=_json_default)
+    if sys.stdout.isatty():
+        return json.dumps(payload, indent=2, ensure_ascii=False, default=_json_default)
+    return compact_json(payload)
+
+
+def compact_json(value: Any) -> str:
+    """``value`` as compact JSON text (no spaces), as written to a pipe or a file.
+
+    orjson writes a plan's options ~2.5x faster than the standard library (60 MB for a 50k-offer
+    plan); what orjson refuses, such as an integer past 64 bits (8.4e22 FLOPs written out), goes
+    to the standard library with the same separators.
+    """
+    import orjson
+
+    try:
+        return orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(value, ensure_ascii=False, default=_json_default, separators=(",", ":"))
 
 
 _SLOT = "\u0000gpuplan-stream\u0000"
 
 
-def dump_json_streamed(payload: dict[str, Any], key: str, items: Iterator[Any]) -> Iterator[str]:
-    """``dump_json(payload | {key: list(items)}, exact=True)``, piece by piece: the list is never held whole.
+def dump_json_streamed(payload: dict[str, Any], key: str, count: int,
+                       items: Callable[[int, int], Iterator[Any]]) -> Iterator[str]:
+    """``dump_json(payload | {key: list(items(0, count))}, exact=True)``, piece by piece: the list is never held
+    whole, and where it is long its second half is worked out on a second core (gpuplan.render.halves).
 
     A 200k-row plan's options as one list of dicts and one string took gigabytes; written as they are
     built, each option is gone once written. Indented (a terminal) it is built whole, as ``dump_json``.
@@ -113,14 +131,17 @@ def dump_json_streamed(payload: dict[str, Any], key: str, items: Iterator[Any]) 
     import sys
 
     if sys.stdout.isatty():
-        yield dump_json({**payload, key: list(items)}, exact=True)
+        yield dump_json({**payload, key: list(items(0, count))}, exact=True)
         return
-    head, tail = dump_json({**payload, key: _SLOT}, exact=True).split(json.dumps(_SLOT), 1)
+    from gpuplan.render.halves import in_halves
+
+    def text(start: int, stop: int) -> Iterator[str]:
+        for i, item in enumerate(items(start, stop), start):
+            yield ("," if i else "") + compact_json(item)
+
+    head, tail = dump_json({**payload, key: _SLOT}, exact=True).split(compact_json(_SLOT), 1)
     yield head + "["
-    first = True
-    for item in items:
-        yield ("" if first else ", ") + json.dumps(item, ensure_ascii=False, default=_json_default)
-        first = False
+    yield from in_halves(count, text)
     yield "]" + tail
 
 
@@ -144,18 +165,27 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def csv_streamed(rows: Iterator[dict[str, Any]], columns: Sequence[Column], chunk: int = 1000) -> Iterator[str]:
-    """``render_rows(list(rows), columns, CSV)``, in pieces of ``chunk`` rows."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([c.key for c in columns])
-    for n, r in enumerate(rows, 1):
-        writer.writerow([_cell(r.get(c.key)) for c in columns])
-        if n % chunk == 0:
-            yield buf.getvalue()
-            buf.seek(0)
-            buf.truncate()
-    yield buf.getvalue()
+def csv_streamed(count: int, rows: Callable[[int, int], Iterator[dict[str, Any]]], columns: Sequence[Column],
+                 chunk: int = 1000) -> Iterator[str]:
+    """``render_rows(list(rows(0, count)), columns, CSV)``, in pieces of ``chunk`` rows, a long second half
+    worked out on a second core (gpuplan.render.halves)."""
+    from gpuplan.render.halves import in_halves
+
+    def text(start: int, stop: int) -> Iterator[str]:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        for n, r in enumerate(rows(start, stop), 1):
+            writer.writerow([_cell(r.get(c.key)) for c in columns])
+            if n % chunk == 0:
+                yield buf.getvalue()
+                buf.seek(0)
+                buf.truncate()
+        yield buf.getvalue()
+
+    head = io.StringIO()
+    csv.writer(head, lineterminator="\n").writerow([c.key for c in columns])
+    yield head.getvalue()
+    yield from in_halves(count, text)
 
 
 def render_rows(

@@ -77,9 +77,12 @@ class RankedOptions(LazySequence[Option]):
         return o
 
     def __iter__(self) -> Iterator[Option]:
+        return self.read(0, len(self))
+
+    def read(self, start: int, stop: int) -> Iterator[Option]:
         # Not kept: --json over a 50k-offer plan reads 100k options once; kept, they would be ~500 MB.
         built, build = self._built, self._build_record
-        return (built[r] if r in built else build(r) for r in self.order)
+        return (built[r] if r in built else build(r) for r in self.order[start:stop])
 
     def first_by_billing(self) -> dict[BillingMode, tuple[int, Option]]:
         """Each billing mode's cheapest option and its 0-based rank."""
