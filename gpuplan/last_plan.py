@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ def remember(p: Any) -> None:
     from gpuplan.render.table import dump_json
 
     winners = list(p.cheapest_by_billing().values())
-    kept = p.model_copy(update={"options": winners, "excluded": []})
+    kept = dataclasses.replace(p, options=winners, excluded=[])
     from pricing.files import write_private
 
     path = last_plan_path()

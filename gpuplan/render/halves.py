@@ -13,7 +13,6 @@ fault shows as it would without the child).
 
 from __future__ import annotations
 
-import gc
 import os
 import signal
 import sys
@@ -45,13 +44,9 @@ def in_halves(count: int, text: Callable[[int, int], Iterator[str]]) -> Iterator
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", prefix="gpuplan-") as spill:
         sys.stdout.flush()  # what is buffered is written once, by this process
         sys.stderr.flush()
-        # Objects made so far are left out of garbage collection while the two run: a collection in the child
-        # would touch (and so copy) every page of the plan it shares with this process.
-        gc.freeze()
         try:
             pid = os.fork()
         except OSError:
-            gc.unfreeze()
             yield from text(0, count)
             return
         if pid == 0:  # the child: its half into the scratch file, then out without running exit handlers
@@ -63,7 +58,6 @@ def in_halves(count: int, text: Callable[[int, int], Iterator[str]]) -> Iterator
                 code = 0
             finally:
                 os._exit(code)
-        gc.unfreeze()
         try:
             yield from text(0, mid)
             _, status = os.waitpid(pid, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -79,7 +80,7 @@ def _payload_around(p: Plan) -> dict[str, Any]:
         "cheapest": option_json(p.cheapest),
         "cheapest_by_billing": {str(m): option_json(o) for m, o in p.cheapest_by_billing().items()},
         "explanation": no_exponents(p.explanation),
-        "excluded": no_exponents([e.model_dump(mode="json") for e in p.excluded]),
+        "excluded": no_exponents([dataclasses.asdict(e) for e in p.excluded]),
     }
 
 

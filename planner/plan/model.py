@@ -8,7 +8,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, SkipValidation, field_serializer
+from pydantic import BaseModel, ConfigDict
 
 from pricing.billing import BillingMode
 from pricing.line_items import LineItem
@@ -114,8 +114,9 @@ ESTIMATED_SPOT = ("spot price is gpuplan's estimate (a fraction of pay-as-you-go
                   "type or says it is sold as spot: --spot-estimates ranks it, labelled")
 
 
-class Exclusion(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Exclusion:
+    """An option a constraint or fact dropped, and why."""
 
     provider: str
     offer: str
@@ -126,20 +127,19 @@ class Exclusion(BaseModel):
     reason: str
 
 
-class Plan(BaseModel):
-    """The ranked options; :func:`make_plan` gives them as a :class:`RankedOptions`, each costed in full when read."""
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """The ranked options; :func:`make_plan` gives them as a :class:`RankedOptions`, each costed in full when read.
+
+    A plain value made by :func:`make_plan`; what leaves the program is its JSON contract
+    (gpuplan.render.plan), written field by field.
+    """
 
     currency: Currency
     assumptions: dict[str, Any]
-    # Taken as given: a lazy sequence of 400k options would be built whole to be validated; what it
-    # builds is validated option by option as it is read.
-    options: SkipValidation[Sequence[Option]]
-    excluded: SkipValidation[Sequence[Exclusion]]
+    options: Sequence[Option]
+    excluded: Sequence[Exclusion]
     explanation: str
-
-    @field_serializer("options", "excluded")
-    def _every(self, items: Sequence[Any]) -> list[Any]:
-        return list(items)
 
     @property
     def cheapest(self) -> Option:
