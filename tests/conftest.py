@@ -50,6 +50,14 @@ def unfreeze_gc() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def stop_sandboxed_machines() -> Iterator[None]:
+    # What a sandboxed boot left running (tests.fakes.machine) ends with the test that started it.
+    yield
+    if (machine := sys.modules.get("tests.fakes.machine")) is not None:
+        machine.stop_all()
+
+
+@pytest.fixture(autouse=True)
 def forget_unreachable() -> Iterator[None]:
     # A CLI command remembers endpoints that did not answer for the rest of its process; a test is one command.
     from providers.session import UNREACHABLE

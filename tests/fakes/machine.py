@@ -10,6 +10,7 @@ import base64
 import io
 import os
 import re
+import signal
 import subprocess
 import tarfile
 import time
@@ -65,6 +66,7 @@ class Machine:
         script = script.replace(BOOT_DIR, str(self.boot)).replace(LOG_DIR, str(self.log))
         env = {"PATH": f"{self.bin}:{os.environ['PATH']}", "SANDBOX": str(self.root), "HOME": str(self.home),
                **env_extra}
+        _ROOTS.append(self.root)  # what the boot leaves running ends with the test (stop_all)
         done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr
 
@@ -83,6 +85,31 @@ class Machine:
             if time.monotonic() > end:
                 raise AssertionError(f"timed out; state:\n{self.state()}\ncalls: {self.calls}")
             time.sleep(0.05)
+
+
+_ROOTS: list[Path] = []  # every sandbox a boot ran in
+
+
+def stop_all() -> None:
+    """End what sandboxed boots left running, as a real machine's processes end with it (tests/conftest.py
+    calls it after each test): the boot detaches itself (setsid, as cloud-init runs it) and its idle watcher
+    sleeps for minutes, so they are found by the sandbox path in their command lines."""
+    roots = [str(r) for r in _ROOTS]
+    _ROOTS.clear()
+    if not roots or not os.path.isdir("/proc"):
+        return
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+        if any(root in cmdline for root in roots):
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def unpack_user_data(user_data_b64: str) -> dict[str, str]:
