@@ -115,7 +115,7 @@ def test_each_moe_run_is_predicted_with_a_factor_from_the_others_only() -> None:
     from planner.workload.estimate import moe_utilization
 
     rows = {r.run: r for r in accuracy_rows(CAT)}
-    moe = ["deepseek-v3", "llama-4-scout", "llama-4-maverick"]
+    moe = ["deepseek-v2", "deepseek-v3", "llama-4-scout", "llama-4-maverick"]
     dense = {}
     for run in moe:  # the as-dense prediction, recovered from the row and the factor it was predicted with
         r = rows[run]
@@ -125,9 +125,19 @@ def test_each_moe_run_is_predicted_with_a_factor_from_the_others_only() -> None:
         others = [o for o in moe if o != run]
         expected = math.exp(sum(math.log(dense[o] / rows[o].published_gpu_hours) for o in others) / len(others))
         assert moe_utilization(CAT, leave_out=run)[0] == pytest.approx(expected, rel=1e-9)
-        assert abs(rows[run].error or 0) < 0.15  # 24-35% under as if dense; within 15% with the others' factor
+        assert abs(rows[run].error or 0) < 0.20  # 24-41% under as if dense; within 20% with the others' factor
     full, why = moe_utilization(CAT)
-    assert 0.6 < full < 0.8 and "3 published MoE runs" in why
+    assert 0.6 < full < 0.8 and "4 published MoE runs" in why
+
+
+def test_deepseek_v2_lands_inside_the_range_the_other_runs_give_it() -> None:
+    """Predicted as if dense it was 41% under its published 172.8K H800-hours per trillion tokens; with the other
+    MoE runs' share it falls inside the leave-one-out range of the transformer runs."""
+    from planner.workload.ranges import leave_one_out
+
+    rows, _ = leave_one_out(CAT)
+    (v2,) = [r for r in rows if r.run == "deepseek-v2"]
+    assert v2.inside and v2.low < v2.ratio < v2.high
 
 
 def test_every_exclusion_is_explained() -> None:
