@@ -37,6 +37,7 @@ if __package__ in (None, ""):  # run as a script: make the checkout importable
 from benchmarks import cold, scale, shapes, synth  # noqa: E402
 
 COLD_PLAN_RATIO = 1.5
+COLD_PLAN_FLOOR_RATIO = 1.2  # the speed issue's: over a typer app that validates 25 rows and prints a table
 OFFERS_50K_SECONDS = 1.0
 MEMORY_200K_MB = 200.0
 LINEAR_SLACK = 1.5
@@ -78,9 +79,13 @@ def cold_section(runs: int, home: Path) -> tuple[list[str], dict[str, Any], list
         figures[name] = {"wall_median_s": s.wall_median, "wall_min_s": min(s.wall), "cpu_median_s": s.cpu_median,
                          "ratio_to_bare": ratio, "cpu_ratio_to_bare": cpu_ratio}
     plan = figures["gpuplan plan --gpu-hours 200"]["ratio_to_bare"]
-    target = Target("cold `plan --gpu-hours 200` vs bare import", f"{plan:.2f}x", f"<= {COLD_PLAN_RATIO}x",
-                    plan <= COLD_PLAN_RATIO)
-    return lines, figures, [target]
+    over_floor = samples["gpuplan plan --gpu-hours 200"].wall_median / samples[cold.FRAMEWORK_FLOOR].wall_median
+    figures["gpuplan plan --gpu-hours 200"]["ratio_to_framework_floor"] = over_floor
+    targets = [Target("cold `plan --gpu-hours 200` vs bare import", f"{plan:.2f}x", f"<= {COLD_PLAN_RATIO}x",
+                      plan <= COLD_PLAN_RATIO),
+               Target("cold `plan --gpu-hours 200` vs the framework floor", f"{over_floor:.2f}x",
+                      f"<= {COLD_PLAN_FLOOR_RATIO}x", over_floor <= COLD_PLAN_FLOOR_RATIO)]
+    return lines, figures, targets
 
 
 def scale_section(sizes: list[int], workdir: Path, home: Path, timeout: float,

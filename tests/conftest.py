@@ -50,6 +50,14 @@ def unfreeze_gc() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def forget_derived_folder() -> Iterator[None]:
+    # A CLI command names the folder derived figures are kept in (its GPUPLAN_HOME); a test is one command.
+    yield
+    if (derived := sys.modules.get("pricing.derived")) is not None:
+        derived.keep_in(None)
+
+
+@pytest.fixture(autouse=True)
 def stop_sandboxed_machines() -> Iterator[None]:
     # What a sandboxed boot left running (tests.fakes.machine) ends with the test that started it.
     yield

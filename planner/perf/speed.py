@@ -130,9 +130,7 @@ def fit_speeds(rows: list[tuple[str, str, float]], iterations: int = 200) -> dic
     return dict(speed)
 
 
-@lru_cache(maxsize=8)
-def measured_log_speeds(catalog: Catalog, cls: WorkloadClass, precision: SpeedPrecision) -> dict[str, float]:
-    """Fitted log speed per catalog GPU key for one class and precision."""
+def _fitted(cls: WorkloadClass, precision: SpeedPrecision) -> dict[str, float]:
     rows = [
         (SAME_SPEED.get(r.gpu_key, r.gpu_key) or r.gpu, f"{r.suite}|{r.model}", r.throughput)
         for r in benchmark_rows()
@@ -141,7 +139,23 @@ def measured_log_speeds(catalog: Catalog, cls: WorkloadClass, precision: SpeedPr
         and r.throughput
         and r.suite not in EXCLUDED_SUITES
     ]
-    fitted = fit_speeds(rows)
+    return fit_speeds(rows)
+
+
+@lru_cache(maxsize=8)
+def measured_log_speeds(catalog: Catalog, cls: WorkloadClass, precision: SpeedPrecision) -> dict[str, float]:
+    """Fitted log speed per catalog GPU key for one class and precision.
+
+    The fit depends only on the shipped benchmark rows and this module, so the program keeps it
+    between runs (pricing.derived): reading the rows was most of its cost to a cold command.
+    """
+    from importlib import resources
+    from pathlib import Path
+
+    from pricing.derived import derived
+
+    sources = [Path(str(resources.files("planner.data").joinpath("benchmarks.csv"))), Path(__file__)]
+    fitted = derived(f"speeds-{cls.value}-{precision.value}", sources, lambda: _fitted(cls, precision))
     keys = set(catalog.gpus)
     return {g: s for g, s in fitted.items() if g in keys}
 
