@@ -118,7 +118,7 @@ def test_planning_imports_no_cloud_sdk() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_no_command_that_plans_or_costs_imports_an_sdk_or_a_plotting_library() -> None:
+def test_no_command_that_plans_or_costs_imports_an_sdk_a_market_catalog_a_database_or_a_plotting_library() -> None:
     # plan, offers, fit and tco (without --chart) in one process; numpy comes with matplotlib.
     code = """
 import sys
@@ -130,7 +130,7 @@ for argv in (["plan", "--gpu-hours", "200"], ["offers"], ["fit", "--model", "lla
         main()
     except SystemExit as exc:
         assert exc.code in (0, None), (argv, exc.code)
-heavy = ("boto3", "botocore", "tencentcloud", "matplotlib", "numpy")
+heavy = ("boto3", "botocore", "tencentcloud", "matplotlib", "numpy", "gpuhunt", "psycopg", "sqlalchemy")
 bad = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
 assert not bad, bad
 """
