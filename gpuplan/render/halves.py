@@ -6,8 +6,8 @@ forked child has as it was, so the child costs and writes the second half to a s
 while this process writes the first half; then the child's half is copied out after it. The
 answer is the same text, in the same order, as one process would write.
 
-One process does it all where there is one CPU, no ``os.fork`` (Windows), too few items to
-repay a fork, or the child fails (this process then works out the second half itself, so a
+One process does it all where there is one CPU, no ``os.fork`` (Windows), another thread running,
+too few items to repay a fork, or the child fails (this process then works out the second half itself, so a
 fault shows as it would without the child).
 """
 
@@ -34,13 +34,21 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _threads() -> int:
+    # A fork copies only the calling thread: a lock another thread held (an import, a log handler) would stay
+    # held in the child for good. The CLI runs one thread; a library caller with more writes in one process.
+    import threading
+
+    return threading.active_count()
+
+
 def in_halves(count: int, text: Callable[[int, int], Iterator[str]]) -> Iterator[str]:
     """``text(0, count)``, with the last ~44% (``text(mid, count)``) worked out by a forked child where that pays.
 
     ``text(start, stop)`` gives the text of items ``start`` to ``stop - 1`` and must depend on nothing
     but them (the child's half is written before this process reads on).
     """
-    if count < MIN_ITEMS or not hasattr(os, "fork") or _cores() < 2:
+    if count < MIN_ITEMS or not hasattr(os, "fork") or _cores() < 2 or _threads() > 1:
         yield from text(0, count)
         return
     mid = int(count * PARENT_SHARE)

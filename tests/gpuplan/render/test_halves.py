@@ -15,6 +15,12 @@ Run = Callable[..., tuple[int, str, str]]
 two_cores = pytest.mark.skipif(not hasattr(os, "fork") or halves._cores() < 2, reason="needs os.fork and two cores")
 
 
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Earlier tests of the session may leave a server thread running; the texts forked here take no lock.
+    monkeypatch.setattr(halves, "_threads", lambda: 1)
+
+
 def _numbers(start: int, stop: int) -> Iterator[str]:
     return (f"{i}\n" for i in range(start, stop))
 
@@ -55,6 +61,25 @@ def test_a_short_answer_is_not_forked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "fork", no_fork, raising=False)
     n = halves.MIN_ITEMS - 1
     assert "".join(in_halves(n, _numbers)) == "".join(_numbers(0, n))
+
+
+def test_with_another_thread_running_one_process_writes_it_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    def no_fork() -> int:
+        raise AssertionError("forked with another thread running")
+
+    monkeypatch.setattr(halves, "_threads", threading.active_count)
+    monkeypatch.setattr(os, "fork", no_fork, raising=False)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        n = halves.MIN_ITEMS * 2
+        assert "".join(in_halves(n, _numbers)) == "".join(_numbers(0, n))
+    finally:
+        stop.set()
+        other.join()
 
 
 @two_cores
