@@ -204,7 +204,8 @@ def _serve_estimate(serve: str, gpu: str, gpus: float, workload: WorkloadFlags, 
     w = serve_workload_from_options(
         serve, params=workload.get("params"), layers=workload.get("layers"), hidden=workload.get("hidden"),
         heads=workload.get("heads"), kv_heads=workload.get("kv_heads"), vocab=workload.get("vocab"),
-        precision=workload.get("precision"), **flags)
+        precision=workload.get("precision"), active_params=workload.get("active_params"),
+        experts=workload.get("experts"), experts_per_token=workload.get("experts_per_token"), **flags)
     cat = catalog_from(settings_from())
     spec = cat.gpu(gpu)
     payload = serve_estimate(w, spec, int(gpus), spec.interconnect.among(gpus))  # a bridge pairs two, no more

@@ -59,7 +59,7 @@ def _tokens(value: int | None, key: str, default: int) -> int:
 
 SERVICE_KEYS = ("model", "params", "layers", "hidden", "heads", "kv_heads", "vocab", "precision", "kv_precision",
                 "prompt_tokens", "output_tokens", "rate", "ttft", "tpot", "percentile", "hours_per_day", "peak_ratio",
-                "max_batch")
+                "max_batch", "active_params", "experts", "experts_per_token")
 
 
 def load_service(path: Path) -> dict[str, Any]:
@@ -86,6 +86,8 @@ def serve_workload_from_options(
     kv_precision: str | None = None, prompt_tokens: int | None = None, output_tokens: int | None = None,
     rate: str | None = None, ttft: str | None = None, tpot: str | None = None, percentile: str | None = None,
     hours_per_day: float | None = None, peak_ratio: float | None = None, max_batch: int | None = None,
+    active_params: float | str | None = None, experts: int | str | None = None,
+    experts_per_token: int | str | None = None,
 ) -> ServeWorkload:
     """The workload, every flag checked here so that bad input is an InputError, never a traceback.
 
@@ -103,8 +105,13 @@ def serve_workload_from_options(
     custom = serve.strip().lower() in ("custom", "")
     if custom and params is None:
         raise InputError("--serve custom needs --params", "e.g. --serve custom --params 13e9, or name a preset")
+    from planner.workload.inputs import count, whole
+
+    # a mixture of experts: every expert's weights are read, FLOPs go by the active parameters (serve.estimate)
     arch = arch_for(None if custom else serve, params, layers=layers,
-                    hidden=hidden, heads=heads, kv_heads=kv_heads, vocab=vocab)
+                    hidden=hidden, heads=heads, kv_heads=kv_heads, vocab=vocab,
+                    active_params=count(active_params, "--active-params"), experts=whole(experts, "--experts", 2),
+                    experts_per_token=whole(experts_per_token, "--experts-per-token"))
     weights = parse_enum(WeightFormat, precision, "--precision") or WeightFormat.BF16
     kv = parse_enum(KvFormat, kv_precision, "--kv-precision") or KvFormat.FP16
     # a number not given keeps the workload's default

@@ -44,7 +44,9 @@ class ServeWorkload:
         return self.ttft_s is not None or self.tpot_s is not None
 
     def as_json(self) -> dict[str, object]:
-        return {"model": self.arch.name, "params": self.arch.params, "weights": self.weights.value,
+        moe: dict[str, object] = ({"active_params": self.arch.active_params, "experts": self.arch.experts,
+                                   "experts_per_token": self.arch.experts_per_token} if self.arch.moe else {})
+        return {"model": self.arch.name, "params": self.arch.params, **moe, "weights": self.weights.value,
                 "kv_cache": self.kv.value, "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
                 "rate_requests_per_s": self.rate, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
                 "percentile": self.percentile.value, "hours_per_day": self.hours_per_day,

@@ -295,3 +295,21 @@ def test_a_service_file_with_a_word_where_a_number_goes_is_a_message(gpuplan: Ru
         f.write_text(f'model = "llama-3-8b"\n{body}\n', encoding="utf-8")
         code, _, err = gpuplan("plan", "--serve", str(f), "--rate", "1")
         assert code == 2 and says in err and "internal error" not in err, err
+
+
+def test_a_custom_mixture_of_experts_is_served_with_its_active_parameters(gpuplan: Run) -> None:
+    """--active-params/--experts describe the served model: FLOPs go by the active parameters (every expert's
+    weights are still read), so the same 47B of weights serve faster as 13B-active experts than dense."""
+    size = ("custom", "--params", "47e9", "--gpu", "h100", "--gpus", "2")
+    moe_flags = ("--active-params", "13e9", "--experts", "8", "--experts-per-token", "2")
+    dense, moe = estimate(gpuplan, *size), estimate(gpuplan, *size, *moe_flags)
+    assert moe["output_tokens_per_s"]["expected"] > dense["output_tokens_per_s"]["expected"]
+    assert moe["workload"]["active_params"] == 13e9 and "active_params" not in dense["workload"]
+    assert any("mixture of experts" in n for n in moe["notes"])
+    assert moe["memory"]["weights_gib"] == dense["memory"]["weights_gib"]  # every expert is held
+    code, out, err = gpuplan("plan", "--serve", "custom", "--params", "47e9", *moe_flags, "--rate", "10", "--json")
+    assert code == 0, err
+    assert json.loads(out)["workload"]["experts"] == 8
+    code, _, err = gpuplan("estimate", "--serve", "custom", "--params", "47e9", "--active-params", "80e9",
+                           "--gpu", "h100")
+    assert code == 2 and "exceed total parameters" in err and "Traceback" not in err
