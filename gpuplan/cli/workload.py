@@ -158,6 +158,8 @@ def estimate(
     from planner.workload.ranges import estimate_payload, spread
 
     rng = spread(cat, "transformer" if isinstance(w, TrainingWorkload) else "image")
+    if isinstance(w, TrainingWorkload) and w.mfu is None:
+        rng = rng.widen_for(spec, gpus, w.precision, cat)
     payload = {**estimate_payload(est, rng), "notes": [*est.notes, *notes], "workload": w.model_dump(mode="json")}
     if scaling is not None:
         payload["scaling"] = scaling

@@ -131,6 +131,28 @@ def default_mfu(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catal
     raise InputError("no MFU anchors for this precision", "give --mfu")
 
 
+def unanchored_spread(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, float] | None:
+    """How far the utilisation of a GPU whose architecture has no anchor may lie from the median it is given.
+
+    (median / P90, median / P10) of every anchor's utilisation at the GPU's scale, the factors its GPU-hours
+    may be off by: an L40S or a T4 is given the median of Ampere, Hopper and Volta runs, and nothing measured
+    says whether an Ada or Turing card reaches it. None where the architecture has anchors of its own.
+    """
+    fp8 = precision is Precision.FP8
+    cluster = gpus > NODE_SCALE_MAX_GPUS
+    usable = [a for a in mfu_anchors() if a.gpu_key and a.fp8 == fp8 and a.utilization(catalog) is not None]
+    if any(catalog.gpus[a.gpu_key].arch == spec.arch for a in usable):
+        return None
+    at_scale = [u for a in usable if (a.gpu_count is None or a.gpu_count > NODE_SCALE_MAX_GPUS) == cluster
+                and (u := a.utilization(catalog)) is not None]
+    vals = sorted(at_scale or [u for a in usable if (u := a.utilization(catalog)) is not None])
+    if len(vals) < 2:
+        return None
+    deciles = statistics.quantiles(vals, n=10, method="inclusive")
+    median = statistics.median(vals)
+    return median / deciles[-1], median / deciles[0]
+
+
 @lru_cache(maxsize=1)
 def published_runs() -> tuple[dict[str, str], ...]:
     return tuple(data_rows("published_runs.csv", "planner.data"))

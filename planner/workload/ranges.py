@@ -36,11 +36,26 @@ class Spread(BaseModel):
     high: float
     runs: int
     workload_class: str
+    widened: str = ""  # why the range is wider than the published runs give (an unanchored architecture)
 
     @property
     def basis(self) -> str:
-        return (f"P{LOW_PERCENTILE}-P{HIGH_PERCENTILE} of published/predicted GPU-hours over {self.runs} published "
-                f"{self.workload_class} runs (docs/accuracy.md): x{self.low:.2f} to x{self.high:.2f}")
+        text = (f"P{LOW_PERCENTILE}-P{HIGH_PERCENTILE} of published/predicted GPU-hours over {self.runs} published "
+                f"{self.workload_class} runs (docs/accuracy.md)")
+        return f"{text}{self.widened}: x{self.low:.2f} to x{self.high:.2f}"
+
+    def widen_for(self, spec: Any, gpus: float, precision: Any, catalog: Catalog) -> Spread:
+        """This range on ``spec``: wider where its architecture has no utilisation anchor (unanchored_spread)."""
+        from planner.workload.estimate import unanchored_spread
+
+        factors = unanchored_spread(spec, gpus, precision, catalog)
+        if factors is None:
+            return self
+        lo, hi = factors
+        return self.model_copy(update={
+            "low": self.low * lo, "high": self.high * hi,
+            "widened": (f", widened x{lo:.2f}/x{hi:.2f} by the spread of every anchor's utilisation (no {spec.arch} "
+                        "anchor in data/mfu.csv)")})
 
     def of(self, expected: float) -> dict[str, float]:
         return {"low": expected * self.low, "expected": expected, "high": expected * self.high}
