@@ -108,6 +108,9 @@ MODEL_AND_TRAINING = frozenset({
 RUN = frozenset({"tokens", "mfu", "overhead", "images", "epochs"})
 SHAPE = frozenset({"layers", "hidden", "heads", "kv_heads", "vocab", "precision", "flash"})
 MEMORY = frozenset({"overhead_gb", "infer", "weight_bits", "context"})
+# With --serve the workload flags describe the served model: its size, its experts and SHAPE but flash.
+SERVED_MODEL = frozenset({"params", "active_params", "experts", "experts_per_token"})
+TRAINING_ONLY = (MODEL_AND_TRAINING | RUN | {"flash"}) - SERVED_MODEL
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 

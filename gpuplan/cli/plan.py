@@ -15,7 +15,7 @@ from gpuplan.cli.extras_opts import (
 )
 from gpuplan.cli.serve_opts import HORIZON, LOAD, MODEL as SERVE_MODEL, ServingFlags, refuse_without_serve, takes_serving
 from gpuplan.cli.options import (
-    MODEL_AND_TRAINING, RUN, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, JsonOpt,
+    MODEL_AND_TRAINING, RUN, SERVED_MODEL, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, JsonOpt,
     MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotEstimatesOpt, SpotPriceOpt, WideOpt, WorkloadFlags, build_constraints,
     catalog_from, emit, settings_from, takes_workload, use_wide,
 )
@@ -80,7 +80,7 @@ def plan(
     if limit is not None:
         bounded(limit, "limit")
     if (serve := serving.get("serve")) is not None:
-        if gpu_hours is not None or any(v is not None for k, v in workload.items() if k not in _SERVED_MODEL):
+        if gpu_hours is not None or any(v is not None for k, v in workload.items() if k not in SERVED_MODEL):
             raise InputError("--serve plans a service; --gpu-hours and the training flags plan a job",
                              "give one of the two")
         if deadline is not None or nodes is not None or checkpoint_every is not None:
@@ -92,7 +92,7 @@ def plan(
         c = build_constraints(deadline=None, budget=budget, min_vram=min_vram, provider=provider, billing=billing,
                               region=region, gpu=gpu, max_gpus=max_gpus, settings=s, catalog=cat)
         flags = {k: v for k, v in serving.items() if k not in ("serve", "months", "allow_spot")}
-        _serve_plan(serve, {**flags, **{k: workload.get(k) for k in _SERVED_MODEL}}, precision,
+        _serve_plan(serve, {**flags, **{k: workload.get(k) for k in SERVED_MODEL}}, precision,
                     c.model_copy(update={"spot_estimates": spot_estimates}), s, cat,
                     months=serving.get("months"), allow_spot=bool(serving.get("allow_spot")), fmt=fmt, limit=limit,
                     explain=explain,
@@ -132,10 +132,6 @@ def plan(
         emit(render_plan(p, fmt, limit, explain, title))
 
 
-
-
-# The workload flags that describe the served model itself (a custom size, a mixture of experts), not a job.
-_SERVED_MODEL = ("params", "active_params", "experts", "experts_per_token")
 
 
 def _serve_plan(serve: str, serving: dict[str, Any], precision: str, c: Any, s: Any, cat: Any, *,

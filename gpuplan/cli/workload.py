@@ -16,7 +16,7 @@ from pricing.errors import InputError
 from gpuplan.cli.app import command_app
 from gpuplan.cli.serve_opts import MODEL as SERVE_MODEL, ServingFlags, given, takes_serving
 from gpuplan.cli.options import (
-    MEMORY, MODEL_AND_TRAINING, RUN, SHAPE, JsonOpt, OutputOpt, WideOpt, WorkloadFlags, catalog_from, emit,
+    MEMORY, MODEL_AND_TRAINING, RUN, SHAPE, TRAINING_ONLY, JsonOpt, OutputOpt, WideOpt, WorkloadFlags, catalog_from, emit,
     parse_multi, settings_from, takes_workload, use_wide,
 )
 
@@ -182,10 +182,6 @@ def estimate(
                       title="Estimate"))
 
 
-_TRAINING_ONLY = ("workload_file", "model", "tokens", "seq_len", "batch", "optimizer", "recompute", "sharding",
-                  "method", "lora_rank", "lora_targets", "mfu", "overhead", "images", "epochs", "flash")
-
-
 def _serve_estimate(serve: str, gpu: str, gpus: float, workload: WorkloadFlags, output: Any, as_json: bool,
                     **flags: Any) -> None:
     """``estimate --serve``: parse, call :func:`planner.serve.estimate.serve_estimate`, render."""
@@ -196,7 +192,7 @@ def _serve_estimate(serve: str, gpu: str, gpus: float, workload: WorkloadFlags, 
     from planner.serve.inputs import serve_workload_from_options
 
     fmt = pick_format(output, as_json)
-    given = [k for k in _TRAINING_ONLY if workload.get(k) not in (None, False)]  # type: ignore[misc]
+    given = sorted(k for k in TRAINING_ONLY if workload.get(k) not in (None, False))  # type: ignore[misc]
     if given:
         flag = "--" + given[0].replace("_", "-").replace("workload-file", "workload")
         raise InputError(f"{flag} describes training; --serve names the served model",
