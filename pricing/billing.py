@@ -115,6 +115,7 @@ def rate_cost(
     return rate_coster(rule, hours, family=family, hours_per_month=hours_per_month)(rate)
 
 
+@lru_cache(maxsize=4096)  # per rule, job length and family: a JSON plan quotes one run time for thousands of offers
 def rate_coster(
     rule: BillingRule,
     hours: Decimal,

@@ -12,19 +12,20 @@ worked out as before, and nothing is said (it is a cache).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-_folder: Path | None = None
+# Where figures are kept, asked of the program when a figure is first wanted (a command that derives
+# nothing, `--help`, does not pay for finding the user's cache folder).
+_folder: Callable[[], Path] | None = None
 _version = ""
 
 
-def keep_in(folder: Path | None, version: str = "") -> None:
-    """Keep derived figures in ``folder`` from now on, under the program's ``version`` (None: work them out
-    every time)."""
+def keep_in(folder: Callable[[], Path] | None, version: str = "") -> None:
+    """Keep derived figures in the folder ``folder()`` names from now on, under the program's ``version``
+    (None: work them out every time)."""
     global _folder, _version
     _folder, _version = folder, version
 
@@ -40,40 +41,38 @@ def _key(sources: Sequence[Path]) -> list[Any] | None:
     return key
 
 
+def _codec(whole_object: bool) -> tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]:
+    """(file suffix, encode, decode) of a kept (key, value) pair: JSON, or pickle for any object."""
+    if whole_object:
+        import pickle
+
+        return ".pickle", lambda kept: pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL), pickle.loads
+    import json
+
+    return ".json", lambda kept: json.dumps(kept).encode("utf-8"), json.loads
+
+
 def derived(name: str, sources: Sequence[Path], compute: Callable[[], Any], *, whole_object: bool = False) -> Any:
     """``compute()``, kept as ``name`` and used again while ``sources`` and the version are unchanged.
 
     A JSON value by default; ``whole_object`` keeps any picklable object (the parsed shipped catalog), in a file
     only this user's gpuplan writes and reads (the cache folder is the user's own).
     """
-    folder = _folder
-    if folder is None or (key := _key(sources)) is None:
+    if _folder is None or (key := _key(sources)) is None:
         return compute()
-    path = folder / (f"{name}.pickle" if whole_object else f"{name}.json")
+    suffix, encode, decode = _codec(whole_object)
+    path = _folder() / f"{name}{suffix}"
     try:
-        if whole_object:
-            import pickle
-
-            with open(path, "rb") as f:
-                kept_key, kept_value = pickle.load(f)
-            if kept_key == key:
-                return kept_value
-        else:
-            kept = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(kept, dict) and kept.get("key") == key and "value" in kept:
-                return kept["value"]
+        kept_key, kept_value = decode(path.read_bytes())
+        if kept_key == key:
+            return kept_value
     except Exception:  # noqa: BLE001 - any damaged, old or foreign file is a miss, never an error
         pass
     value = compute()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        if whole_object:
-            import pickle
-
-            tmp.write_bytes(pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
-        else:
-            tmp.write_text(json.dumps({"key": key, "value": value}), encoding="utf-8")
+        tmp.write_bytes(encode([key, value]))
         os.replace(tmp, path)  # whole or not at all: a reader never sees half a file
     except (OSError, TypeError, ValueError, AttributeError):
         pass  # cannot be written (read-only cache) or kept (not picklable): it is worked out next time too

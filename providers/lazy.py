@@ -69,3 +69,8 @@ class LazySequence(Sequence[T]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self)} items)"
+
+
+def read(items: Sequence[T], start: int, stop: int) -> Iterator[T]:
+    """Items ``start`` to ``stop - 1`` of any sequence, a lazy one's built one by one and kept by none."""
+    return items.read(start, stop) if isinstance(items, LazySequence) else iter(items[start:stop])

@@ -16,11 +16,11 @@ cheapest zone's spot instead. Zones that are sold out are kept aside for ``--exp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 from enum import StrEnum
 
-from pricing.billing import BillingMode, BillingRule, rate_coster, rule_for
+from pricing.billing import BillingMode, BillingRule, rate_cost, rule_for
 from pricing.catalog import Catalog, InstanceType, Interconnect, Stock
 from pricing.catalog.rows import RATE_FIELDS
 from pricing.errors import PriceMissingError
@@ -62,8 +62,6 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
         rule = rule_for(name, BillingMode.SPOT)
         self._spot_fraction = rule.spot_fraction_estimate if rule else None
         self._links: dict[tuple[str, float], Interconnect] = {}  # (GPU, count) -> interconnect, worked out once
-        # (mode, hours, family, hours a month) -> the cost of a rate: a plan quotes one run time for many offers
-        self._costers: dict[tuple[BillingMode, Decimal, str, Decimal], Callable[[Decimal], Decimal]] = {}
 
     def _estimates(self, hourly: Decimal | None, has_spot: bool) -> dict[BillingMode, Decimal]:
         if self._spot_fraction is None or hourly is None or has_spot:
@@ -159,13 +157,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
         rule = self.billing_rule(mode)
         if rate is None or rule is None:
             raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
-        key = (mode, wall_hours, offer.family, hours_per_month)
-        if (coster := self._costers.get(key)) is None:
-            if len(self._costers) >= 4096:
-                self._costers.clear()
-            coster = self._costers[key] = rate_coster(rule, wall_hours, family=offer.family,
-                                                      hours_per_month=hours_per_month)
-        cost = coster(rate)
+        cost = rate_cost(rule, rate, wall_hours, family=offer.family, hours_per_month=hours_per_month)
         unit_price = Money(amount=rate, currency=offer.currency)
         notes = [n for n in (rule.note,) if n]
         zone = offer.rate_zones.get(mode)

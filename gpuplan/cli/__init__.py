@@ -34,7 +34,7 @@ def main() -> None:
     from pricing.derived import keep_in
     from pricing.fx_use import record_fx_use
 
-    keep_in(cache_dir() / "derived", __version__)  # figures worked out from shipped data, kept between runs
+    keep_in(lambda: cache_dir() / "derived", __version__)  # figures worked out from shipped data, kept between runs
     try:
         with record_fx_use() as used_fx, _no_pydantic_plugins():
             code = _run()

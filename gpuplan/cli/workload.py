@@ -155,11 +155,9 @@ def estimate(
     else:
         est = estimate_images(w, spec, gpus, spec.interconnect, catalog=cat)
     from planner.workload.fit import model_summary
-    from planner.workload.ranges import estimate_payload, spread
+    from planner.workload.ranges import estimate_payload, range_for
 
-    rng = spread(cat, "transformer" if isinstance(w, TrainingWorkload) else "image")
-    if isinstance(w, TrainingWorkload) and w.mfu is None:
-        rng = rng.widen_for(spec, gpus, w.precision, cat)
+    rng = range_for(w, spec, gpus, cat)
     payload = {**estimate_payload(est, rng), "notes": [*est.notes, *notes], "workload": w.model_dump(mode="json")}
     if scaling is not None:
         payload["scaling"] = scaling

@@ -9,6 +9,7 @@ from typing import Any
 
 from pricing.catalog import UNKNOWN_REGION
 from pricing.money import money_text
+from providers.lazy import read
 from planner.plan import Plan
 from gpuplan.render.table import (Column, OutputFormat, csv_streamed, decimal_json, dump_json_streamed,
                                   keep_telling_apart, money_json, no_exponents, render_rows, whole)
@@ -67,7 +68,7 @@ def plan_json(p: Plan, limit: int = 0) -> Iterator[str]:
     """``plan_payload`` as JSON text, the options written as they are built (the CLI's ``--json``)."""
     count = len(p.options) if limit <= 0 else min(limit, len(p.options))
     return dump_json_streamed(_payload_around(p), "options", count,
-                              lambda start, stop: map(option_json, p.options.read(start, stop)))
+                              lambda start, stop: map(option_json, read(p.options, start, stop)))
 
 
 def _payload_around(p: Plan) -> dict[str, Any]:
@@ -198,7 +199,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool,
 
     if fmt is OutputFormat.CSV:  # written as the options are built: a 200k-row plan is never held whole
         count = len(p.options) if not limit else min(limit, len(p.options))
-        return csv_streamed(count, lambda start, stop: (row(i, o) for i, o in enumerate(p.options.read(start, stop), start + 1)),
+        return csv_streamed(count, lambda start, stop: (row(i, o) for i, o in enumerate(read(p.options, start, stop), start + 1)),
                             [*cols, Column(key="notes", header="notes")])
     if fmt is not OutputFormat.TABLE:
         listed = p.options if not limit else p.options[:limit]

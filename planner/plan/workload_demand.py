@@ -96,9 +96,9 @@ class WorkloadDemand:
         notes.append(f"MFU {est.assumptions['mfu']:.0%}" if "mfu" in est.assumptions
                      else f"{est.assumptions['images_per_sec_per_gpu']:g} images/s per GPU")
         notes.extend(est.notes)
-        s = self.spread()
-        if isinstance(w, TrainingWorkload) and w.mfu is None:
-            s = s.widen_for(spec, count, w.precision, self.catalog)
+        from planner.workload.ranges import range_for
+
+        s = range_for(w, spec, count, self.catalog)
         return Run(wall_hours=wall, gpu_hours=wall * to_decimal(count), notes=tuple(notes), spread=(s.low, s.high),
                    scaling=chosen.as_json() if chosen is not None else None)
 

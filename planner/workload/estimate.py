@@ -105,8 +105,10 @@ def peak_tflops(spec: GpuSpec, precision: Precision) -> tuple[float, str]:
     return spec.fp32_tflops, "FP32 (no tensor-core figure in the catalog)"
 
 
-def default_mfu(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, str]:
-    """Median utilization of the anchors closest to this GPU architecture, scale and precision."""
+def _anchor_utilizations(spec: GpuSpec, gpus: float, precision: Precision,
+                         catalog: Catalog) -> tuple[list[float], str, bool]:
+    """The utilizations of the anchors closest to this GPU architecture, scale and precision, which anchors they
+    are, and whether they are of the GPU's own architecture."""
     cat = catalog
     fp8 = precision is Precision.FP8
     cluster = gpus > NODE_SCALE_MAX_GPUS
@@ -118,37 +120,42 @@ def default_mfu(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catal
 
     usable = [a for a in mfu_anchors() if a.gpu_key and a.fp8 == fp8 and a.utilization(cat) is not None]
     scale = "cluster (>64 GPUs)" if cluster else "node (<=64 GPUs)"
+    def own(a: MfuAnchor) -> bool:
+        return cat.gpus[a.gpu_key].arch == spec.arch
+
     tiers = [
-        (lambda a: cat.gpus[a.gpu_key].arch == spec.arch and scale_ok(a), f"{spec.arch} anchors at {scale} scale"),
-        (lambda a: cat.gpus[a.gpu_key].arch == spec.arch, f"{spec.arch} anchors at any scale"),
-        (scale_ok, f"all anchors at {scale} scale (none for {spec.arch})"),
-        (lambda a: True, f"all anchors (none for {spec.arch})"),
+        (lambda a: own(a) and scale_ok(a), f"{spec.arch} anchors at {scale} scale", True),
+        (own, f"{spec.arch} anchors at any scale", True),
+        (scale_ok, f"all anchors at {scale} scale (none for {spec.arch})", False),
+        (lambda a: True, f"all anchors (none for {spec.arch})", False),
     ]
-    for keep, basis in tiers:
+    for keep, basis, of_its_own in tiers:
         vals = [u for a in usable if keep(a) and (u := a.utilization(cat)) is not None]
         if vals:
-            return statistics.median(vals), f"median of {len(vals)} {basis} in data/mfu.csv"
+            return vals, basis, of_its_own
     raise InputError("no MFU anchors for this precision", "give --mfu")
+
+
+def default_mfu(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, str]:
+    """Median utilization of the anchors closest to this GPU architecture, scale and precision."""
+    vals, basis, _ = _anchor_utilizations(spec, gpus, precision, catalog)
+    return statistics.median(vals), f"median of {len(vals)} {basis} in data/mfu.csv"
 
 
 def unanchored_spread(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, float] | None:
     """How far the utilisation of a GPU whose architecture has no anchor may lie from the median it is given.
 
-    (median / P90, median / P10) of every anchor's utilisation at the GPU's scale, the factors its GPU-hours
+    (median / P90, median / P10) of the anchors :func:`default_mfu` takes the median of, the factors its GPU-hours
     may be off by: an L40S or a T4 is given the median of Ampere, Hopper and Volta runs, and nothing measured
     says whether an Ada or Turing card reaches it. None where the architecture has anchors of its own.
     """
-    fp8 = precision is Precision.FP8
-    cluster = gpus > NODE_SCALE_MAX_GPUS
-    usable = [a for a in mfu_anchors() if a.gpu_key and a.fp8 == fp8 and a.utilization(catalog) is not None]
-    if any(catalog.gpus[a.gpu_key].arch == spec.arch for a in usable):
+    try:
+        vals, _, own = _anchor_utilizations(spec, gpus, precision, catalog)
+    except InputError:
         return None
-    at_scale = [u for a in usable if (a.gpu_count is None or a.gpu_count > NODE_SCALE_MAX_GPUS) == cluster
-                and (u := a.utilization(catalog)) is not None]
-    vals = sorted(at_scale or [u for a in usable if (u := a.utilization(catalog)) is not None])
-    if len(vals) < 2:
+    if own or len(vals) < 2:
         return None
-    deciles = statistics.quantiles(vals, n=10, method="inclusive")
+    deciles = statistics.quantiles(sorted(vals), n=10, method="inclusive")
     median = statistics.median(vals)
     return median / deciles[-1], median / deciles[0]
 

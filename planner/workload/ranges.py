@@ -20,9 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from pricing.catalog import Catalog
+from pricing.catalog import Catalog, GpuSpec
 from planner.workload.accuracy import AccuracyRow, accuracy_rows
 from planner.workload.estimate import Estimate
+from planner.workload.spec import Precision
 
 LOW_PERCENTILE, HIGH_PERCENTILE = 10, 90
 
@@ -44,7 +45,7 @@ class Spread(BaseModel):
                 f"{self.workload_class} runs (docs/accuracy.md)")
         return f"{text}{self.widened}: x{self.low:.2f} to x{self.high:.2f}"
 
-    def widen_for(self, spec: Any, gpus: float, precision: Any, catalog: Catalog) -> Spread:
+    def widen_for(self, spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> Spread:
         """This range on ``spec``: wider where its architecture has no utilisation anchor (unanchored_spread)."""
         from planner.workload.estimate import unanchored_spread
 
@@ -83,6 +84,17 @@ def _ratios(rows: list[AccuracyRow], workload_class: str) -> list[float]:
 def spread(catalog: Catalog, workload_class: str) -> Spread:
     """The calibrated range multipliers for ``workload_class`` ('transformer' or 'image')."""
     return spread_from(_ratios(accuracy_rows(catalog), workload_class), workload_class)
+
+
+def range_for(workload: Any, spec: GpuSpec, gpus: float, catalog: Catalog) -> Spread:
+    """The range of ``workload`` on ``gpus`` x ``spec``: its class's, widened for a transformer on a GPU whose
+    architecture has no utilisation anchor unless the user gave the utilisation (--mfu)."""
+    from planner.workload.spec import TrainingWorkload
+
+    if not isinstance(workload, TrainingWorkload):
+        return spread(catalog, "image")
+    s = spread(catalog, "transformer")
+    return s if workload.mfu is not None else s.widen_for(spec, gpus, workload.precision, catalog)
 
 
 class LooRow(BaseModel):

@@ -14,7 +14,7 @@ from pricing import derived as d
 @pytest.fixture
 def kept(tmp_path: Path) -> Iterator[Path]:
     folder = tmp_path / "derived"
-    d.keep_in(folder, "9.9.9")
+    d.keep_in(lambda: folder, "9.9.9")
     yield folder
     d.keep_in(None)
 
@@ -46,7 +46,7 @@ def test_a_changed_source_or_version_works_it_out_again(kept: Path, tmp_path: Pa
     source.write_text("a,b\n1,2\n3,4\n")
     d.derived("x", [source], compute)
     assert len(calls) == 2
-    d.keep_in(kept, "10.0.0")  # an upgraded gpuplan
+    d.keep_in(lambda: kept, "10.0.0")  # an upgraded gpuplan
     d.derived("x", [source], compute)
     assert len(calls) == 3
 
@@ -72,7 +72,7 @@ def test_without_a_folder_or_with_one_that_cannot_be_written_the_figure_is_still
     assert len(calls) == 2
     blocked = tmp_path / "a-file"
     blocked.write_text("")
-    d.keep_in(blocked / "derived", "1")  # a folder under a plain file cannot be made
+    d.keep_in(lambda: blocked / "derived", "1")  # a folder under a plain file cannot be made
     try:
         assert d.derived("z", [source], compute) == 7
     finally:
