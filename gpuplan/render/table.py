@@ -218,9 +218,8 @@ def render_rows(
 
 
 def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], *, title: str, caption: str) -> None:
-    from rich.table import Table
-
     from gpuplan.console import stdout, stdout_at, wide
+    from gpuplan.render.grid import Grid, fits
     from gpuplan.render.layout import KEEP, fit_columns
 
     out = stdout()
@@ -231,13 +230,22 @@ def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], *, t
     if layout.dropped:
         hidden = ", ".join(columns[i].header for i in layout.dropped)
         caption = (caption + " " if caption else "") + f"Not shown at this width: {hidden} (--wide shows all)."
-    table = Table(title=title or None, caption=caption or None, caption_justify="left")
-    for i, w in zip(layout.shown, layout.widths, strict=True):
-        c = columns[i]
-        # Widths come from the layout (essential ones hold their longest cell), so rich never shrinks a column.
-        table.add_column(c.header, justify=c.justify, width=w, overflow="fold")  # type: ignore[arg-type]
-    for row in cells:
-        table.add_row(*(row[i] for i in layout.shown))
+    headers = [columns[i].header for i in layout.shown]
+    shown = [[row[i] for i in layout.shown] for row in cells]
+    table: Any
+    if fits(headers, shown, layout.widths):
+        table = Grid(headers, [columns[i].justify for i in layout.shown], layout.widths, shown,
+                     title=title or None, caption=caption or None)
+    else:
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title=title or None, caption=caption or None, caption_justify="left")
+        for header, i, w in zip(headers, layout.shown, layout.widths, strict=True):
+            # Widths come from the layout (essential ones hold their longest cell), so rich never shrinks a column.
+            table.add_column(header, justify=columns[i].justify, width=w, overflow="fold")  # type: ignore[arg-type]
+        for row in shown:
+            table.add_row(*(Text(c) for c in row))  # data, printed as given: no [markup] in an offer's name
     # A table wider than the terminal (--wide, or essential columns alone too wide) is printed
     # whole, to wrap in the terminal, rather than cut by rich.
     (out if layout.total <= out.width else stdout_at(layout.total)).print(table)
