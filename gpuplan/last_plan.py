@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import json
+from functools import cache
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pricing.errors import InputError, first_error
 
@@ -40,7 +38,7 @@ def remember(p: Any) -> None:
 
     path = last_plan_path()
     try:
-        write_private(path, dump_json(plan_payload(kept), exact=True))
+        write_private(path, dump_json(plan_payload(kept), exact=True, indent=False))  # a file: compact
     except OSError as exc:
         try:
             path.unlink(missing_ok=True)
@@ -57,17 +55,25 @@ def remember(p: Any) -> None:
 MAX_PLAN_BYTES = 64 * 1024 * 1024
 
 
-class _Winner(BaseModel):
-    """The fields of a plan's winner that a launch acts on, with their types checked (the file may be hand-edited)."""
+@cache
+def _winner_model() -> Any:
+    """The fields of a plan's winner that a launch acts on, with their types checked (the file may be hand-edited).
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    Built when a plan is read (a launch), not on every `plan`, which only writes one.
+    """
+    from pydantic import BaseModel, ConfigDict, Field
 
-    provider: str = Field(min_length=1)
-    offer: str = Field(min_length=1)
-    billing: str = Field(min_length=1)
-    region: str | None = None
-    zone: str | None = None
-    nodes: int = Field(default=1, ge=1)
+    class _Winner(BaseModel):
+        model_config = ConfigDict(extra="allow", strict=True)
+
+        provider: str = Field(min_length=1)
+        offer: str = Field(min_length=1)
+        billing: str = Field(min_length=1)
+        region: str | None = None
+        zone: str | None = None
+        nodes: int = Field(default=1, ge=1)
+
+    return _Winner
 
 
 def _read_bounded(file: Path) -> str:
@@ -80,11 +86,15 @@ def _read_bounded(file: Path) -> str:
 
 def read_winner(path: Path | None) -> dict[str, Any]:
     """The winner of a saved plan (the last `gpuplan plan`, or a `plan --json` file)."""
+    import json
+
+    from pydantic import ValidationError
+
     file = path or last_plan_path()
     try:
         plan = json.loads(_read_bounded(file))
         winner = dict(plan["cheapest"])
-        _Winner.model_validate(winner)
+        _winner_model().model_validate(winner)
         # what the plan priced besides the instance: launch --from-plan creates the same disk
         winner["priced_extras"] = plan.get("assumptions", {}).get("extras") or {}
     except FileNotFoundError:

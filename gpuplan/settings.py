@@ -9,7 +9,6 @@ Secrets never pass through here: cloud credentials stay with each SDK's own chai
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
@@ -67,6 +66,8 @@ def _from_env() -> dict[str, Any]:
 def _from_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
+    import tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

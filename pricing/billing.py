@@ -15,7 +15,6 @@ hours on an instance with rate ``r`` costs:
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Callable
 from decimal import Decimal
 from enum import StrEnum
@@ -149,7 +148,19 @@ def rate_coster(
 
 @lru_cache(maxsize=1)
 def billing_rules() -> dict[tuple[str, BillingMode], BillingRule]:
-    """All shipped rules, keyed by (provider, mode)."""
+    """All shipped rules, keyed by (provider, mode); kept between runs by the program (pricing.derived), as reading
+    the TOML is most of their cost to a cold command."""
+    from pathlib import Path
+
+    from pricing.derived import derived
+
+    sources = [Path(str(resources.files("pricing.data").joinpath("billing_rules.toml"))), Path(__file__)]
+    return derived("billing-rules", sources, _read_rules)  # type: ignore[no-any-return]
+
+
+def _read_rules() -> dict[tuple[str, BillingMode], BillingRule]:
+    import tomllib
+
     text = resources.files("pricing.data").joinpath("billing_rules.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
     rules: dict[tuple[str, BillingMode], BillingRule] = {}

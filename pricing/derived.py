@@ -3,7 +3,7 @@
 Some figures change only when gpuplan or its data files change, yet cost every cold command
 to work out again: the relative speed of each GPU is a least-squares fit over ~2,000 rows of
 measured throughput (reading and fitting them was ~9 ms of a 280 ms cold `plan`). Such a figure
-is kept as JSON in the folder the program names (:func:`keep_in`; only the program decides
+is kept, pickled, in the folder the program names (:func:`keep_in`; only the program decides
 where files live), keyed by gpuplan's version and the size and modification time of every
 file it is derived from, the code that derives it included. A library caller that names no
 folder, an unreadable or damaged file, or a folder that cannot be written: the figure is
@@ -41,29 +41,19 @@ def _key(sources: Sequence[Path]) -> list[Any] | None:
     return key
 
 
-def _codec(whole_object: bool) -> tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]:
-    """(file suffix, encode, decode) of a kept (key, value) pair: JSON, or pickle for any object."""
-    if whole_object:
-        import pickle
-
-        return ".pickle", lambda kept: pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL), pickle.loads
-    import json
-
-    return ".json", lambda kept: json.dumps(kept).encode("utf-8"), json.loads
-
-
-def derived(name: str, sources: Sequence[Path], compute: Callable[[], Any], *, whole_object: bool = False) -> Any:
+def derived(name: str, sources: Sequence[Path], compute: Callable[[], Any]) -> Any:
     """``compute()``, kept as ``name`` and used again while ``sources`` and the version are unchanged.
 
-    A JSON value by default; ``whole_object`` keeps any picklable object (the parsed shipped catalog), in a file
-    only this user's gpuplan writes and reads (the cache folder is the user's own).
+    Any picklable value (fitted speeds, the parsed shipped catalog), pickled in a file only this user's gpuplan
+    writes and reads (the cache folder is the user's own).
     """
     if _folder is None or (key := _key(sources)) is None:
         return compute()
-    suffix, encode, decode = _codec(whole_object)
-    path = _folder() / f"{name}{suffix}"
+    import pickle
+
+    path = _folder() / f"{name}.pickle"
     try:
-        kept_key, kept_value = decode(path.read_bytes())
+        kept_key, kept_value = pickle.loads(path.read_bytes())
         if kept_key == key:
             return kept_value
     except Exception:  # noqa: BLE001 - any damaged, old or foreign file is a miss, never an error
@@ -72,8 +62,8 @@ def derived(name: str, sources: Sequence[Path], compute: Callable[[], Any], *, w
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(encode([key, value]))
+        tmp.write_bytes(pickle.dumps([key, value], protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(tmp, path)  # whole or not at all: a reader never sees half a file
-    except (OSError, TypeError, ValueError, AttributeError):
+    except (OSError, TypeError, ValueError, AttributeError, pickle.PicklingError):
         pass  # cannot be written (read-only cache) or kept (not picklable): it is worked out next time too
     return value

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date
@@ -78,8 +77,9 @@ def no_exponents(value: Any) -> Any:
     return value
 
 
-def dump_json(payload: Any, *, exact: bool = False) -> str:
-    """Indented for a person at a terminal; compact when piped, where size and speed matter.
+def dump_json(payload: Any, *, exact: bool = False, indent: bool | None = None) -> str:
+    """Indented for a person at a terminal; compact when piped, where size and speed matter (``indent``: say
+    which, whatever stdout is).
 
     Every object payload starts with ``"gpuplan_version"``, so a saved answer says which
     gpuplan gave it.
@@ -97,7 +97,9 @@ def dump_json(payload: Any, *, exact: bool = False) -> str:
         payload = {"gpuplan_version": __version__, **payload}
     if not exact:
         payload = no_exponents(payload)
-    if sys.stdout.isatty():
+    if sys.stdout.isatty() if indent is None else indent:
+        import json
+
         return json.dumps(payload, indent=2, ensure_ascii=False, default=_json_default)
     return compact_json(payload)
 
@@ -114,6 +116,8 @@ def compact_json(value: Any) -> str:
     try:
         return orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
     except (orjson.JSONEncodeError, TypeError):
+        import json
+
         return json.dumps(value, ensure_ascii=False, default=_json_default, separators=(",", ":"))
 
 

@@ -263,7 +263,7 @@ def _shipped() -> Catalog:
     code = Path(__file__).parent
     sources = [*sorted(data.glob("*.csv")), *sorted((data / "instances").glob("*.csv")), *sorted(data.glob("*.toml")),
                *sorted(code.glob("*.py")), *sorted(code.parent.glob("*.py"))]
-    return derived("shipped-catalog", sources, _parse_shipped, whole_object=True)
+    return derived("shipped-catalog", sources, _parse_shipped)
 
 
 def _parse_shipped() -> Catalog:
