@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterator
 # Below this many items a fork (~10 ms here) and a scratch file cost more than the half they save.
 MIN_ITEMS = 4000
 _CHUNK = 1 << 20
-# This process takes a little more than half: the child works ~1.25x slower per item (each page of the plan it
-# touches is copied on first write), measured 1.24 s here against 1.57 s for equal halves of a 50k-row plan.
-PARENT_SHARE = 0.56
+# This process takes a little less than half: it also writes its half to stdout and copies the child's after it.
+# With equal halves of a 50k-row plan the child finished first, in a median 0.9x this process's time over six
+# runs (0.62-1.02x); 0.48 evens them. (Before the frozen heap, the child's copied pages made it the slower one.)
+PARENT_SHARE = 0.48
 
 
 def _cores() -> int:
@@ -43,7 +44,7 @@ def _threads() -> int:
 
 
 def in_halves(count: int, text: Callable[[int, int], Iterator[str]]) -> Iterator[str]:
-    """``text(0, count)``, with the last ~44% (``text(mid, count)``) worked out by a forked child where that pays.
+    """``text(0, count)``, with the last ~52% (``text(mid, count)``) worked out by a forked child where that pays.
 
     ``text(start, stop)`` gives the text of items ``start`` to ``stop - 1`` and must depend on nothing
     but them (the child's half is written before this process reads on).

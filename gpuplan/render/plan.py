@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -81,8 +80,15 @@ def _payload_around(p: Plan) -> dict[str, Any]:
         "cheapest": option_json(p.cheapest),
         "cheapest_by_billing": {str(m): option_json(o) for m, o in p.cheapest_by_billing().items()},
         "explanation": no_exponents(p.explanation),
-        "excluded": no_exponents([dataclasses.asdict(e) for e in p.excluded]),
+        "excluded": [exclusion_json(e) for e in p.excluded],
     }
+
+
+def exclusion_json(e: Any) -> dict[str, Any]:
+    """One excluded option in the JSON contract: its fields in order, all text or null (a 50k-row plan excludes
+    thousands, and dataclasses.asdict's deep copy of each was a tenth of a second)."""
+    return {"provider": e.provider, "offer": e.offer, "region": e.region, "zone": e.zone, "billing": e.billing,
+            "rule": e.rule, "reason": e.reason}
 
 
 def option_json(o: Any) -> dict[str, Any]:

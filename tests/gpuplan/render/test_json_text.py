@@ -23,3 +23,16 @@ def test_values_the_contract_writes_as_text() -> None:
 def test_piped_json_is_compact_and_says_which_gpuplan_wrote_it() -> None:
     text = dump_json({"a": [1, 2], "b": "ü"})  # pytest's stdout is not a terminal
     assert text.startswith('{"gpuplan_version":') and '"a":[1,2],"b":"ü"}' in text
+
+
+def test_an_excluded_option_is_written_with_every_field_of_an_exclusion_in_order() -> None:
+    import dataclasses
+
+    from planner.plan.model import Exclusion, ExclusionRule
+    from gpuplan.render.plan import exclusion_json
+
+    e = Exclusion(provider="aws", offer="p4d.24xlarge", region="us-east-1", zone="use1-az2", billing=BillingMode.SPOT,
+                  rule=ExclusionRule.BUDGET, reason="costs 900.00 USD, over the budget 500.00 USD")
+    written = json.loads(compact_json(exclusion_json(e)))
+    assert list(written) == [f.name for f in dataclasses.fields(Exclusion)]  # a new field is not left out
+    assert written == json.loads(compact_json(dataclasses.asdict(e)))
