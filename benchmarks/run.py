@@ -13,7 +13,7 @@ search: a deadline-bound plan over --cluster-size offers pinned to one node and 
 1..64 nodes per offer.
 
 Targets: cold plan <= 1.2x the framework floor (a typer app that validates 25 pydantic rows and prints a
-rich table) and, the first target, <= 1.5x the bare import; 50k offers <= 1 s (load + plan + table);
+rich table; it replaced the first target, 1.5x the bare import, which is shown but not checked); 50k offers <= 1 s (load + plan + table);
 peak memory <= 200 MB at 200k offers; time per 1k offers at the largest size within 1.5x
 of that at 10k (linear growth); the cluster search at most 2x the planning time of one
 node; (e, `--only shapes`) over 50k per-zone rows shaped like `offers -o csv`: the table <= 1 s and
@@ -84,9 +84,11 @@ def cold_section(runs: int, home: Path) -> tuple[list[str], dict[str, Any], list
     plan = figures["gpuplan plan --gpu-hours 200"]["ratio_to_bare"]
     over_floor = samples["gpuplan plan --gpu-hours 200"].wall_median / samples[cold.FRAMEWORK_FLOOR].wall_median
     figures["gpuplan plan --gpu-hours 200"]["ratio_to_framework_floor"] = over_floor
-    targets = [Target("cold `plan --gpu-hours 200` vs bare import", f"{plan:.2f}x", f"<= {COLD_PLAN_RATIO}x",
-                      plan <= COLD_PLAN_RATIO),
-               Target("cold `plan --gpu-hours 200` vs the framework floor", f"{over_floor:.2f}x",
+    # The first target, 1.5x the bare import, is shown but not checked: the speed issue replaced it with the
+    # framework floor, as running any typer command already costs ~1.8x the bare import (README, Performance).
+    lines.append(f"  cold plan is {plan:.2f}x the bare import (the first target, {COLD_PLAN_RATIO}x, was replaced by "
+                 f"{COLD_PLAN_FLOOR_RATIO}x the framework floor)")
+    targets = [Target("cold `plan --gpu-hours 200` vs the framework floor", f"{over_floor:.2f}x",
                       f"<= {COLD_PLAN_FLOOR_RATIO}x", over_floor <= COLD_PLAN_FLOOR_RATIO)]
     return lines, figures, targets
 
@@ -165,17 +167,19 @@ def cluster_section(size: int, runs: int, workdir: Path, home: Path, timeout: fl
                                    f"{ratio:.2f}x", f"<= {CLUSTER_SEARCH_RATIO}x", ratio <= CLUSTER_SEARCH_RATIO)]
 
 
-def shapes_section(sizes: list[int], workdir: Path, home: Path, timeout: float,
-                   seed: int) -> tuple[list[str], dict[str, Any], list[Target]]:
-    """(e) every output format over catalogs shaped like `offers -o csv` (per-zone rows), fresh process each."""
-    plain = shapes.measure(["plan", "--gpu-hours", "200"], home, timeout)
-    lines = [f"(e) real catalog shapes (per-zone rows like `offers -o csv`), fresh process each; the plain plan "
-             f"(shipped catalog) takes {plain.get('wall_s', float('nan')):.2f} s",
+def shapes_section(sizes: list[int], workdir: Path, home: Path, timeout: float, seed: int,
+                   runs: int = 3) -> tuple[list[str], dict[str, Any], list[Target]]:
+    """(e) every output format over catalogs shaped like `offers -o csv` (per-zone rows), fresh process each,
+    the median of ``runs`` (this machine's timings drift by a fifth from one minute to the next)."""
+    plain = shapes.measure_median(["plan", "--gpu-hours", "200"], home, timeout, runs)
+    lines = [f"(e) real catalog shapes (per-zone rows like `offers -o csv`), fresh process each, median of {runs} "
+             f"(peak memory: the highest); the plain plan (shipped catalog) takes "
+             f"{plain.get('wall_s', float('nan')):.2f} s",
              f"  {'rows':>8} " + " ".join(f"{name:>22}" for name in shapes.COMMANDS)]
     figures: dict[str, Any] = {"plain_plan": plain}
     for n in sizes:
         path = shapes.write_zoned_catalog(workdir / f"zoned-{n}.csv", n, seed=seed)
-        row = {name: shapes.measure([*args, "--catalog", str(path)], home, timeout)
+        row = {name: shapes.measure_median([*args, "--catalog", str(path)], home, timeout, runs)
                for name, args in shapes.COMMANDS.items()}
         figures[str(n)] = row
         lines.append(f"  {n:>8,} " + " ".join(
@@ -209,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="cold,scale,clusters,shapes",
                     help="sections to run: cold, scale, clusters, shapes (comma-separated)")
     ap.add_argument("--shape-sizes", default="10000,50000,200000", help="rows of the real-shape catalogs")
+    ap.add_argument("--shape-runs", type=int, default=3, help="runs per real-shape command (median reported)")
     ap.add_argument("--cluster-size", type=int, default=50_000, help="synthetic offers for the cluster search")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one catalog size may take")
     ap.add_argument("--seed", type=int, default=14, help="seed of the synthetic catalogs")
@@ -233,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(lines), flush=True)
         if "shapes" in only:
             lines, figures["shapes"], found = shapes_section(
-                [int(x) for x in args.shape_sizes.split(",") if x.strip()], work, home, args.timeout, args.seed)
+                [int(x) for x in args.shape_sizes.split(",") if x.strip()], work, home, args.timeout, args.seed,
+                args.shape_runs)
             targets += found
             print("\n".join(lines), flush=True)
         if "clusters" in only:

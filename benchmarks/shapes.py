@@ -94,6 +94,17 @@ def measure(args: list[str], home: Path, timeout: float) -> dict[str, Any]:
     return result
 
 
+def measure_median(args: list[str], home: Path, timeout: float, runs: int) -> dict[str, Any]:
+    """``measure`` ``runs`` times: the median wall seconds and the highest peak MB (the first failure, if any)."""
+    import statistics
+
+    results = [measure(args, home, timeout) for _ in range(runs)]
+    if failed := next((r for r in results if "error" in r), None):
+        return failed
+    return {"wall_s": statistics.median(r["wall_s"] for r in results), "peak_mb": max(r["peak_mb"] for r in results),
+            "walls_s": [r["wall_s"] for r in results]}
+
+
 def _child(args: list[str]) -> int:
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "gpuplan", *args], stdout=subprocess.DEVNULL,
