@@ -16,8 +16,8 @@ from pricing.errors import InputError, first_error
 from gpuplan.cli.app import command_app
 from gpuplan.cli.serve_opts import LOAD, MODEL as SERVE_MODEL, ServingFlags, refuse_without_serve, takes_serving
 from gpuplan.cli.options import (
-    CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, SpotEstimatesOpt, WideOpt, catalog_from, emit, not_empty,
-    parse_multi, use_wide, write_file,
+    SERVED_MODEL, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, SpotEstimatesOpt, WideOpt, WorkloadFlags,
+    catalog_from, emit, not_empty, parse_multi, takes_workload, use_wide, write_file,
 )
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
@@ -80,6 +80,7 @@ def make_scenario(flags: dict[str, Any], scenario_file: Path | None) -> Any:
 
 
 @app.command()
+@takes_workload(SERVED_MODEL)
 @takes_serving(SERVE_MODEL, LOAD)
 def tco(
     usage: Annotated[Optional[str], _opt("--usage", "GPU-hours of work per month on the reference GPU (--ref-gpu), e.g. 300.")] = None,
@@ -127,6 +128,7 @@ def tco(
     html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report with the chart.", metavar="FILE")] = None,
     chart_file: Annotated[Optional[list[Path]], typer.Option("--chart", help="Also write the cumulative-cost chart (.png or .svg; needs gpuplan[chart]; repeatable).", metavar="FILE")] = None,
     *,
+    workload: WorkloadFlags,  # the served model's size and experts (--params, --active-params, ...: takes_workload)
     serving: ServingFlags,  # --help lists the serving flags here (takes_serving)
 ) -> None:
     """Buy vs rent over time: cumulative cost per option, break-even month and utilization, a verdict.
@@ -170,12 +172,16 @@ def tco(
                  ref_gpu=not_empty(ref_gpu, "--ref-gpu"), workload_class=not_empty(workload_class, "--class"),
                  precision=not_empty(precision, "--precision"))
     refuse_without_serve(serving)
+    if serving.get("serve") is None and (given := [k for k in sorted(SERVED_MODEL) if workload.get(k) is not None]):
+        raise InputError(f"--{given[0].replace('_', '-')} describes a served model; training TCO is given as --usage",
+                         "add --serve custom (or --serve PRESET to override its size)")
     if (serve := serving.get("serve")) is not None:
         if usage is not None or charts or markdown_file or html_file:
             raise InputError("--usage, --chart, --markdown and --html belong to training TCO",
                              "drop them with --serve (use --json or -o csv)")
-        _serve_tco(serve, {k: v for k, v in serving.items() if k not in ("serve", "allow_spot")}, flags, scenario,
-                   discount=discount, catalog=catalog, allow_spot=bool(serving.get("allow_spot")), fmt=fmt)
+        model = {k: workload.get(k) for k in SERVED_MODEL}
+        _serve_tco(serve, {**{k: v for k, v in serving.items() if k not in ("serve", "allow_spot")}, **model}, flags,
+                   scenario, discount=discount, catalog=catalog, allow_spot=bool(serving.get("allow_spot")), fmt=fmt)
         return
     sc = make_scenario(flags, scenario)
     settings = load_settings(currency=sc.currency, fx=tuple(sc.fx) if sc.fx else None,

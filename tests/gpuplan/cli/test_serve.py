@@ -313,3 +313,18 @@ def test_a_custom_mixture_of_experts_is_served_with_its_active_parameters(gpupla
     code, _, err = gpuplan("estimate", "--serve", "custom", "--params", "47e9", "--active-params", "80e9",
                            "--gpu", "h100")
     assert code == 2 and "exceed total parameters" in err and "Traceback" not in err
+
+
+def test_tco_serve_takes_the_served_models_size_and_experts(gpuplan: Run) -> None:
+    """`tco --serve custom` asked for --params and had no such flag; it takes the served model's flags as plan does,
+    and a mixture of experts with 13B of 47B active costs less a month to serve than the same weights dense."""
+    load = ("--rate", "10", "--billing", "hourly", "--months", "12")
+    dense = serve_tco(gpuplan, "custom", "--params", "47e9", *load)
+    moe = serve_tco(gpuplan, "custom", "--params", "47e9", "--active-params", "13e9", "--experts", "8",
+                    "--experts-per-token", "2", *load)
+    assert dense["workload"]["params"] == moe["workload"]["params"] == 47e9
+    assert moe["workload"]["active_params"] == 13e9 and moe["workload"]["experts"] == 8
+    cheapest = {name: min(float(o["total"]) for o in t["options"]) for name, t in (("dense", dense), ("moe", moe))}
+    assert cheapest["moe"] < cheapest["dense"]
+    code, _, err = gpuplan("tco", "--usage", "100", "--params", "7e9")
+    assert code == 2 and "--params describes a served model" in err and "--serve custom" in err
