@@ -119,14 +119,14 @@ class Money:
 
     def __add__(self, other: Money) -> Money:
         self._same(other)
-        return Money(amount=self.amount + other.amount, currency=self.currency)
+        return money(self.amount + other.amount, self.currency)
 
     def __sub__(self, other: Money) -> Money:
         self._same(other)
-        return Money(amount=self.amount - other.amount, currency=self.currency)
+        return money(self.amount - other.amount, self.currency)
 
     def __mul__(self, factor: Decimal | int) -> Money:
-        return Money(amount=self.amount * Decimal(factor), currency=self.currency)
+        return money(self.amount * Decimal(factor), self.currency)
 
     __rmul__ = __mul__
 
@@ -148,6 +148,19 @@ class Money:
 
     def __str__(self) -> str:
         return money_text(self.amount, self.currency)
+
+
+_set = object.__setattr__
+
+
+def money(amount: Decimal, currency: Currency) -> Money:
+    """``Money(amount=amount, currency=currency)`` for values already a Decimal and a Currency (what arithmetic,
+    conversion and prices read from the catalog give): the same value, built without the checks, at ~0.3 us
+    instead of ~0.85. A JSON plan over a 50k-row catalog makes ~300k of them."""
+    m = object.__new__(Money)
+    _set(m, "amount", amount)
+    _set(m, "currency", currency)
+    return m
 
 
 class FxRate(BaseModel):
@@ -209,7 +222,7 @@ class Fx:
     def convert(self, money: Money, dst: Currency) -> Money:
         if money.currency == dst:  # the same amount (x * 1 keeps x's digits): no new value to make
             return money
-        return Money(amount=money.amount * self.rate(money.currency, dst), currency=dst)
+        return Money(amount=money.amount * self.rate(money.currency, dst), currency=dst)  # dst may come as text
 
     def used(self) -> list[FxRate]:
         return list(self.rates)

@@ -93,6 +93,8 @@ def exclusion_json(e: Any) -> dict[str, Any]:
 
 def option_json(o: Any) -> dict[str, Any]:
     """One option in the JSON contract."""
+    cost = money_json(o.cost.amount)  # also its total, and its instance cost where that is the whole cost
+    instance = o.instance_cost
     return {
         "provider": o.provider,
         "offer": o.offer,
@@ -106,7 +108,7 @@ def option_json(o: Any) -> dict[str, Any]:
         "live": o.live,
         "wall_hours": _h(o.wall_hours),
         "gpu_hours": _h(o.gpu_hours),
-        "cost": money_json(o.cost.amount),
+        "cost": cost,
         "native_cost": {"amount": money_json(o.native_cost.amount), "currency": o.native_cost.currency},
         "estimate": o.estimate,
         "line_items": [
@@ -119,10 +121,10 @@ def option_json(o: Any) -> dict[str, Any]:
             }
             for i in o.line_items
         ],
-        "instance_cost": money_json((o.instance_cost or o.cost).amount),
+        "instance_cost": cost if instance is None or instance is o.cost else money_json(instance.amount),
         "extras": [_extra_json(i) for i in o.extras],
         "not_priced": list(o.not_priced),
-        "total": money_json(o.cost.amount),
+        "total": cost,
         "notes": list(o.notes),
         "range": _range(o),
         **({"scaling": no_exponents(o.scaling)} if o.scaling is not None else {}),

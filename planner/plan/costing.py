@@ -10,7 +10,7 @@ from typing import Any
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog, GpuSpec
 from pricing.line_items import LineItem
-from pricing.money import Currency, Fx, Money, round_cents
+from pricing.money import Currency, Fx, Money, money, round_cents
 from providers.base import Offer, Provider
 from planner.plan.demand import Demand, Run
 from planner.plan.extras import TERM_MODES, Extras, ExtrasBill, billed_hours, rate_free_bill, with_setup
@@ -102,7 +102,7 @@ class Costing:
             bill = with_setup(self._rest_of_bill(offer.provider, mode, wall, n), self.extras, mode, n,
                               offer.rates.get(mode), offer.currency)
             # the ranking pass adds in the same order (see ExtrasBill)
-            native = Money(amount=instance.amount + bill.setup + bill.fixed, currency=instance.currency)
+            native = money(instance.amount + bill.setup + bill.fixed, instance.currency)
             if bill.not_priced:
                 notes.append("not priced (no sourced rate): " + "; ".join(bill.not_priced))
             if self.extras.setup_minutes and mode in TERM_MODES:
