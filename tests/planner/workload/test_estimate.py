@@ -50,8 +50,10 @@ def test_mfu_defaults_are_sourced_medians() -> None:
     node, basis = default_mfu(CAT.gpu("a100-80gb"), 8, Precision.BF16, CAT)
     cluster, _ = default_mfu(CAT.gpu("a100-80gb"), 2048, Precision.BF16, CAT)
     assert 0.3 < cluster < node < 0.8 and "Ampere" in basis
-    _, fallback = default_mfu(CAT.gpu("rtx 4090"), 1, Precision.BF16, CAT)
-    assert "none for Ada Lovelace" in fallback
+    ada, own = default_mfu(CAT.gpu("rtx 4090"), 1, Precision.BF16, CAT)  # the L40S runs of data/mfu.csv
+    assert "Ada Lovelace anchors" in own and 0.4 < ada < 0.55
+    _, fallback = default_mfu(CAT.gpu("t4"), 1, Precision.BF16, CAT)
+    assert "none for Turing" in fallback
 
 
 def test_goodput_overhead_derived_from_llama31() -> None:

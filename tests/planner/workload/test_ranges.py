@@ -90,8 +90,9 @@ def test_plan_table_says_values_are_expected(gpuplan) -> None:  # type: ignore[n
 
 
 def test_a_gpu_whose_architecture_has_no_utilisation_anchor_gets_a_wider_labelled_range(gpuplan) -> None:  # type: ignore[no-untyped-def]
-    """An L40S is given the median utilisation of other generations' runs: its range widens by how far those
-    runs spread, and says so; an A100's does not, nor does a run whose --mfu the user gave."""
+    """A T4 is given the median utilisation of other generations' runs: its range widens by how far those
+    runs spread, and says so; an A100's does not, nor an L40S's (Ada has anchors), nor a run whose --mfu the
+    user gave."""
     import statistics
 
     from planner.workload.estimate import mfu_anchors
@@ -103,18 +104,19 @@ def test_a_gpu_whose_architecture_has_no_utilisation_anchor_gets_a_wider_labelle
         return json.loads(out)
 
     s = spread(CAT, "transformer")
-    a100, l40s, given = est("A100-80GB"), est("L40S"), est("L40S", "--mfu", "0.3")
+    a100, t4, given, l40s = est("A100-80GB"), est("T4"), est("T4", "--mfu", "0.3"), est("L40S")
     assert a100["gpu_hours"]["high"] == pytest.approx(a100["gpu_hours"]["expected"] * s.high, rel=1e-3)
-    assert "no Ada Lovelace anchor" in l40s["range_basis"] and "widened" not in a100["range_basis"]
-    assert "widened" not in given["range_basis"]
+    assert "no Turing anchor" in t4["range_basis"] and "widened" not in a100["range_basis"]
+    assert "widened" not in given["range_basis"] and "widened" not in l40s["range_basis"]
     utils = sorted(u for a in mfu_anchors() if a.gpu_key and not a.fp8 and (a.gpu_count or 10**6) <= 64
                    and (u := a.utilization(CAT)) is not None)
     deciles = statistics.quantiles(utils, n=10, method="inclusive")
-    high = l40s["gpu_hours"]["high"] / l40s["gpu_hours"]["expected"]
+    high = t4["gpu_hours"]["high"] / t4["gpu_hours"]["expected"]
     assert high == pytest.approx(s.high * statistics.median(utils) / deciles[0], rel=1e-3)
-    assert l40s["gpu_hours"]["low"] / l40s["gpu_hours"]["expected"] < s.low
-    code, out, _ = gpuplan("plan", "--model", "llama-2-7b", "--tokens", "2e9", "--json", "--provider", "aws")
+    assert t4["gpu_hours"]["low"] / t4["gpu_hours"]["expected"] < s.low
+    code, out, _ = gpuplan("plan", "--params", "1.3e9", "--tokens", "2e9", "--json", "--provider", "aws")
     options = json.loads(out)["options"]
     by_gpu = {o["gpu"]: o["range"]["cost"] for o in options if o["range"] and o["nodes"] == 1}
     width = {g: float(r["high"]) / float(r["expected"]) for g, r in by_gpu.items()}
-    assert width["L40S"] > width["A100-SXM4-40GB"] + 0.3
+    assert width["T4"] > width["A100-SXM4-40GB"] + 0.3
+    assert width["L40S"] == pytest.approx(width["A100-SXM4-40GB"], abs=0.05)
