@@ -9,18 +9,17 @@ for any real job and are documented in ``docs/limits.md`` (a test keeps the two 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from pricing.errors import InputError
 from pricing.money import to_decimal
 
 
-class Bound(BaseModel):
-    """``low < value <= high`` (``low <= value`` where ``low_inclusive``), in ``unit``."""
-
-    model_config = ConfigDict(frozen=True)
+class Bound(NamedTuple):
+    """``low < value <= high`` (``low <= value`` where ``low_inclusive``), in ``unit``. A plain tuple: the table
+    of bounds is built on every start."""
 
     low: Decimal
     high: Decimal

@@ -40,7 +40,8 @@ class BillingMode(StrEnum):
 class Tier(BaseModel):
     """From ``from_hours`` on, each hour costs ``fraction`` of the list rate."""
 
-    model_config = ConfigDict(frozen=True)
+    # Validator built on first validation: a plan from the kept (pickled) data never validates one.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     from_hours: Decimal
     fraction: Decimal
@@ -49,7 +50,8 @@ class Tier(BaseModel):
 class BillingRule(BaseModel):
     """How one provider bills one mode."""
 
-    model_config = ConfigDict(frozen=True)
+    # Validator built on first validation: a plan from the kept (pickled) data never validates one.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     provider: str
     mode: BillingMode

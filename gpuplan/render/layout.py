@@ -13,8 +13,8 @@ exclusion's reason) folds but is never dropped.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
 from rich.cells import cell_len
 
 ESSENTIAL = 0  # full text on one line, never dropped
@@ -22,10 +22,8 @@ KEEP = -1  # never dropped, but wraps like any other column
 LONG_WORD = 24  # a longer word (a URL in a note) is folded across lines rather than widen its column
 
 
-class Layout(BaseModel):
+class Layout(NamedTuple):
     """The columns to show (indexes into the caller's list), their content widths, and the dropped ones."""
-
-    model_config = ConfigDict(frozen=True)
 
     shown: tuple[int, ...]
     widths: tuple[int, ...]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from decimal import Decimal
 from enum import Enum, StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
@@ -149,7 +149,7 @@ def dump_json_streamed(payload: dict[str, Any], key: str, count: int,
     yield "]" + tail
 
 
-class Column(BaseModel):
+class Column(NamedTuple):
     """A table column. ``priority`` 0 is never cut, wrapped or dropped (an offer's name, its cost);
     on a narrow terminal the others wrap at spaces, then the highest numbers are dropped first,
     except a column that must stay (``droppable=False``: the reason of an exclusion)."""
@@ -265,4 +265,4 @@ def keep_telling_apart(rows: list[dict[str, Any]], cols: list[Column], key: str,
     seen = {tuple(r.get(k) for k in same) for r in rows}
     if len(seen) == len(rows):
         return cols
-    return [c.model_copy(update={"droppable": False}) if c.key == key else c for c in cols]
+    return [c._replace(droppable=False) if c.key == key else c for c in cols]

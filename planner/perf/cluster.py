@@ -41,7 +41,8 @@ ZERO3_TRAFFIC = 1.5  # ZeRO-3 all-gathers parameters besides reducing gradients 
 class CalibrationPoint(BaseModel):
     """One published multi-node throughput, with the compute time per step it implies."""
 
-    model_config = ConfigDict(frozen=True)
+    # Validator built on first validation: a plan whose options all run on one node never makes one.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     system: str
     gpu: str
@@ -143,7 +144,8 @@ def loo_errors(points: tuple[CalibrationPoint, ...]) -> list[tuple[CalibrationPo
 class Scaling(BaseModel):
     """How N nodes of one offer scale, or why they are not planned."""
 
-    model_config = ConfigDict(frozen=True)
+    # Validator built on first validation: a plan whose options all run on one node never makes one.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     nodes: int
     efficiency: float

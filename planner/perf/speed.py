@@ -21,7 +21,6 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog, GpuSpec
 from pricing.datafiles import data_rows
@@ -57,10 +56,8 @@ SAME_SPEED = {"V100-SXM2-16GB": "V100-SXM2-32GB"}
 EXCLUDED_SUITES = frozenset({"lambda-blog-2020"})
 
 
-class Speed(BaseModel):
-    """Throughput of one GPU relative to a reference GPU (1.0 = as fast)."""
-
-    model_config = ConfigDict(frozen=True)
+class Speed(NamedTuple):
+    """Throughput of one GPU relative to a reference GPU (1.0 = as fast); a plain value, made per GPU and plan."""
 
     gpu: str
     ref_gpu: str

@@ -8,9 +8,7 @@ measured on a reference GPU (:class:`RefGpuHours`) or a model-based workload
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Protocol
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any, NamedTuple, Protocol
 
 from pricing.catalog import Catalog, GpuSpec
 from providers.base import Offer
@@ -19,10 +17,8 @@ from planner.perf.speed import SpeedPrecision, WorkloadClass, relative_speed
 from planner.perf.scaling import efficiency
 
 
-class Run(BaseModel):
-    """How long a job takes on one offer's GPUs."""
-
-    model_config = ConfigDict(frozen=True)
+class Run(NamedTuple):
+    """How long a job takes on one offer's GPUs: a plain value, made per offer shape and node count."""
 
     wall_hours: Decimal
     gpu_hours: Decimal

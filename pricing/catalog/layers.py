@@ -16,7 +16,8 @@ from pricing.errors import InputError
 class LayerInfo(BaseModel):
     """One source the catalog was built from, for 'which data did you use?'."""
 
-    model_config = ConfigDict(frozen=True)
+    # Validator built on first validation: a plan from the kept (pickled) data never validates one.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     layer: Layer
     origin: str  # "shipped snapshot", a cache file, a user file
