@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from decimal import Decimal
+from datetime import date
 from enum import StrEnum
+from typing import NamedTuple
 
 from pricing.billing import BillingMode, BillingRule, rate_coster, rule_for
 from pricing.catalog import Catalog, InstanceType, Interconnect, Stock
@@ -37,7 +39,7 @@ _UNITS = {
     BillingMode.RESERVED_3Y: "hours",
 }
 RENT_MODES = tuple(_UNITS)
-_RENT_FIELDS = tuple((m, RATE_FIELDS[m]) for m in RENT_MODES)
+_RENT_AT = tuple((m, InstanceType._fields.index(RATE_FIELDS[m])) for m in RENT_MODES)  # (mode, its rate's index)
 _SOLD_OUT = Stock.SOLD_OUT
 
 
@@ -96,10 +98,9 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
             stock=row.stock, layer=row.layer, source=row.source, as_of=row.as_of, notes=row.notes,
         )
 
-    def _from_zones(self, rows: list[InstanceType]) -> Offer:
+    def _fold(self, rows: list[InstanceType]) -> _Folded:
         # Written for speed (a JSON plan over a 50k-row catalog folds ~37k offers): each mode's (rate, zone)
         # pairs are listed once and compared as tuples, which orders as rate then zone, the documented tie-break.
-        first = rows[0]
         selling = [r for r in rows if r.stock is not _SOLD_OUT]
         sold_out = () if len(selling) == len(rows) else tuple(sorted(r.zone for r in rows if r.stock is _SOLD_OUT))
         pool = selling or rows
@@ -107,7 +108,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
         highs: dict[BillingMode, Decimal] = {}
         zones: dict[BillingMode, str] = {}
         spots = sorted((r.spot, r.zone) for r in pool if _discounted(r))  # type: ignore[type-var]
-        for mode, field in _RENT_FIELDS:
+        for mode, at in _RENT_AT:
             if mode is BillingMode.SPOT:
                 priced = spots
                 if not priced:
@@ -117,7 +118,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
                 pick = priced[len(priced) // 2] if self.spot_pricing == SpotPricing.TYPICAL else priced[0]
                 top = priced[-1][0]
             else:
-                priced = [(v, r.zone) for r in pool if (v := getattr(r, field)) is not None]
+                priced = [(v, r.zone) for r in pool if (v := r[at]) is not None]
                 if not priced:
                     continue
                 pick = min(priced)
@@ -126,15 +127,27 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
             if top != pick[0]:
                 highs[mode] = top
         extra = self._estimates(rates.get(BillingMode.HOURLY), any(r.spot is not None for r in pool))
+        return _Folded(tuple(sorted(r.zone for r in selling)), {**extra, **rates} if extra else rates, highs,
+                       frozenset(extra) if extra else _NONE, zones, spots, sold_out,
+                       Stock.AVAILABLE if selling else Stock.SOLD_OUT, max(r.as_of for r in rows))
+
+    def _from_zones(self, rows: list[InstanceType]) -> Offer:
+        first, f = rows[0], self._fold(rows)
         return Offer(
             provider=first.provider, name=first.instance_type, family=first.family, region=first.region,
-            zones=tuple(sorted(r.zone for r in selling)), gpu=first.gpu, gpu_count=first.gpu_count,
+            zones=f.zones, gpu=first.gpu, gpu_count=first.gpu_count,
             interconnect=self._link_of(first.gpu, first.gpu_count), vcpu=first.vcpu, mem_gb=first.mem_gb,
-            currency=first.currency, rates={**extra, **rates}, rates_high=highs, estimated=frozenset(extra),
-            rate_zones=zones, spot_zones=tuple((z, p) for p, z in spots), sold_out_zones=sold_out,
-            stock=Stock.AVAILABLE if selling else Stock.SOLD_OUT, layer=first.layer, source=first.source,
-            as_of=max(r.as_of for r in rows), notes=first.notes,
+            currency=first.currency, rates=f.rates, rates_high=f.highs, estimated=f.estimated,
+            rate_zones=f.rate_zones, spot_zones=tuple((z, p) for p, z in f.spots), sold_out_zones=f.sold_out,
+            stock=f.stock, layer=first.layer, source=first.source, as_of=f.as_of, notes=first.notes,
         )
+
+    def _facts_of_zones(self, rows: list[InstanceType]) -> OfferFacts:
+        """``OfferFacts.of(self._from_zones(rows))`` without building the offer: the ranking pass reads every one."""
+        first, f = rows[0], self._fold(rows)
+        return OfferFacts(first.instance_type, first.family, first.region, f.zones, first.gpu, first.gpu_count,
+                          self._link_of(first.gpu, first.gpu_count), first.currency, f.rates, f.stock, f.rate_zones,
+                          f.sold_out, f.as_of, f.estimated)
 
     def list_offers(self) -> list[Offer]:
         return list(self.offer_table())
@@ -232,7 +245,7 @@ class RowOffers(OfferTable):
             yield OfferFacts(row.instance_type, row.family, row.region, row.zones, row.gpu, row.gpu_count,
                              link_of(row.gpu, row.gpu_count), row.currency, rates, row.stock, _NO_ZONES,
                              (), row.as_of, estimated)
-        yield from map(OfferFacts.of, map(self.provider._from_zones, self.zoned))
+        yield from map(self.provider._facts_of_zones, self.zoned)
 
 
 def _discounted(row: InstanceType) -> bool:
@@ -244,6 +257,20 @@ def _discounted(row: InstanceType) -> bool:
 
 _SPOT_ONLY = frozenset({BillingMode.SPOT})
 _NONE: frozenset[BillingMode] = frozenset()
+
+
+class _Folded(NamedTuple):
+    """What the per-zone rows of one (instance type, region) come to, before they are an offer or its facts."""
+
+    zones: tuple[str, ...]  # the zones that sell it, sorted
+    rates: dict[BillingMode, Decimal]  # each mode's picked rate, estimates included
+    highs: dict[BillingMode, Decimal]  # the dearest zone's rate where it differs
+    estimated: frozenset[BillingMode]
+    rate_zones: dict[BillingMode, str]  # the zone each rate is from
+    spots: list[tuple[Decimal, str]]  # every zone's spot price, cheapest first
+    sold_out: tuple[str, ...]
+    stock: Stock
+    as_of: date
 _NO_ZONES: dict[BillingMode, str] = {}  # every region-wide row's facts' rate_zones: read only, so shared
 
 
