@@ -12,7 +12,7 @@ markup, wrapping and styles there are rich's own; tests compare the two byte for
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from rich.cells import cell_len
 
@@ -47,20 +47,17 @@ def _justified(text: str, width: int, justify: str) -> str:
     return text + " " * pad
 
 
-class Grid:
+class Grid(NamedTuple):
     """A rich renderable: rich's default boxed table (heavy head, one space of padding, bold header) of
     cells that :func:`fits` accepted, with ``widths`` the content width of each column."""
 
-    def __init__(self, headers: Sequence[str], justify: Sequence[str], widths: Sequence[int],
-                 rows: Sequence[Sequence[str]], *, title: str | None = None, caption: str | None = None,
-                 caption_justify: str = "left") -> None:
-        self.headers = headers
-        self.justify = justify
-        self.widths = widths
-        self.rows = rows
-        self.title = title
-        self.caption = caption
-        self.caption_justify = caption_justify
+    headers: Sequence[str]
+    justify: Sequence[str]
+    widths: Sequence[int]
+    rows: Sequence[Sequence[str]]
+    title: str | None = None
+    caption: str | None = None
+    caption_justify: str = "left"
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
         from rich import box
