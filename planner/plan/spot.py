@@ -55,6 +55,7 @@ def _interval(hours: Decimal) -> str:
     return f"{float(hours) * 60:.0f} min" if hours < 1 else f"{float(hours):g} h"
 
 
+@lru_cache(maxsize=1024)  # the same few notes for every spot option of a plan (12k of them at 50k catalog rows)
 def spot_note(overhead: Decimal, nodes: int, checkpoint_hours: Decimal | None, factor: Decimal) -> str:
     tau = REFERENCE_HOURS if checkpoint_hours is None else checkpoint_hours
     head = (f"spot: expected run time x{factor:.2f} for interruptions (assumed: one node loses {overhead:.0%} with a "
