@@ -19,7 +19,6 @@ from collections.abc import Callable
 from decimal import Decimal
 from enum import StrEnum
 from functools import lru_cache
-from importlib import resources
 
 from pydantic import BaseModel, ConfigDict
 
@@ -116,7 +115,6 @@ def rate_cost(
     return rate_coster(rule, hours, family=family, hours_per_month=hours_per_month)(rate)
 
 
-@lru_cache(maxsize=4096)  # per rule, job length and family: a JSON plan quotes one run time for thousands of offers
 def rate_coster(
     rule: BillingRule,
     hours: Decimal,
@@ -129,7 +127,25 @@ def rate_coster(
     A plan costs tens of thousands of offers with one run time each: the billed seconds,
     months or terms are worked out once and each rate costs one or two multiplications,
     in the same order as always, so the Decimal result is the same to the last digit.
+
+    Kept per rule, job length and family. The key names the rule by its provider and mode and the
+    entry holds the rule itself, checked by identity: hashing a (pydantic) rule on every quote of a
+    JSON plan was a cost of its own.
     """
+    key = (rule.provider, rule.mode, hours, family, hours_per_month)
+    if (kept := _COSTERS.get(key)) is not None and kept[0] is rule:
+        return kept[1]
+    coster = _coster(rule, hours, family, hours_per_month)
+    if len(_COSTERS) >= 4096:
+        _COSTERS.clear()
+    _COSTERS[key] = rule, coster
+    return coster
+
+
+_COSTERS: dict[tuple[str, BillingMode, Decimal, str, Decimal], tuple[BillingRule, Callable[[Decimal], Decimal]]] = {}
+
+
+def _coster(rule: BillingRule, hours: Decimal, family: str, hours_per_month: Decimal) -> Callable[[Decimal], Decimal]:
     if hours < 0:
         raise ValueError("hours must not be negative")
     if rule.mode is BillingMode.MONTHLY:
@@ -154,17 +170,18 @@ def billing_rules() -> dict[tuple[str, BillingMode], BillingRule]:
     the TOML is most of their cost to a cold command."""
     from pathlib import Path
 
+    from pricing.datafiles import data_path
     from pricing.derived import derived
 
-    sources = [Path(str(resources.files("pricing.data").joinpath("billing_rules.toml"))), Path(__file__)]
-    return derived("billing-rules", sources, _read_rules)  # type: ignore[no-any-return]
+    return derived("billing-rules", [data_path("billing_rules.toml"), Path(__file__)], _read_rules)  # type: ignore[no-any-return]
 
 
 def _read_rules() -> dict[tuple[str, BillingMode], BillingRule]:
     import tomllib
 
-    text = resources.files("pricing.data").joinpath("billing_rules.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
+    from pricing.datafiles import data_path
+
+    data = tomllib.loads(data_path("billing_rules.toml").read_text(encoding="utf-8"))
     rules: dict[tuple[str, BillingMode], BillingRule] = {}
     for provider, modes in data.items():
         for mode, body in modes.items():

@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 from datetime import date
 from importlib import resources
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Sourced", "data_rows"]
+__all__ = ["Sourced", "data_path", "data_rows"]
 
 
 class Sourced(BaseModel):
@@ -21,6 +22,11 @@ class Sourced(BaseModel):
     source: str
     as_of: date
     notes: str = ""
+
+
+def data_path(name: str = "", package: str = "pricing.data") -> Path:
+    """Where a shipped data file (or, with no name, the data folder) lies: what a derived figure is keyed on."""
+    return Path(str(resources.files(package).joinpath(name) if name else resources.files(package)))
 
 
 def data_rows(name: str, package: str = "pricing.data") -> list[dict[str, str]]:

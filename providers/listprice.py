@@ -16,13 +16,13 @@ cheapest zone's spot instead. Zones that are sold out are kept aside for ``--exp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from decimal import Decimal
+from collections.abc import Iterator
 from datetime import date
+from decimal import Decimal
 from enum import StrEnum
 from typing import NamedTuple
 
-from pricing.billing import BillingMode, BillingRule, rate_coster, rule_for
+from pricing.billing import BillingMode, BillingRule, rate_cost, rule_for
 from pricing.catalog import Catalog, InstanceType, Interconnect, Stock
 from pricing.catalog.rows import RATE_FIELDS
 from pricing.errors import PriceMissingError
@@ -64,10 +64,6 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
         rule = rule_for(name, BillingMode.SPOT)
         self._spot_fraction = rule.spot_fraction_estimate if rule else None
         self._links: dict[tuple[str, float], Interconnect] = {}  # (GPU, count) -> interconnect, worked out once
-        # (mode, hours, family, hours per month) -> (the rule, its cost function): a JSON plan quotes ~40k options,
-        # and rate_coster's own cache hashes the whole (pydantic) rule on every call
-        self._costers: dict[tuple[BillingMode, Decimal, str, Decimal],
-                            tuple[BillingRule, Callable[[Decimal], Decimal]]] = {}
 
     def _estimates(self, hourly: Decimal | None, has_spot: bool) -> dict[BillingMode, Decimal]:
         if self._spot_fraction is None or hourly is None or has_spot:
@@ -174,13 +170,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
         rule = self.billing_rule(mode)
         if rate is None or rule is None:
             raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
-        key = (mode, wall_hours, offer.family, hours_per_month)
-        if (kept := self._costers.get(key)) is None or kept[0] is not rule:
-            if len(self._costers) >= 4096:
-                self._costers.clear()
-            kept = self._costers[key] = rule, rate_coster(rule, wall_hours, family=offer.family,
-                                                          hours_per_month=hours_per_month)
-        cost = kept[1](rate)
+        cost = rate_cost(rule, rate, wall_hours, family=offer.family, hours_per_month=hours_per_month)
         unit_price = money(rate, offer.currency)
         notes = [n for n in (rule.note,) if n]
         zone = offer.rate_zones.get(mode)

@@ -172,14 +172,14 @@ def tco(
                  ref_gpu=not_empty(ref_gpu, "--ref-gpu"), workload_class=not_empty(workload_class, "--class"),
                  precision=not_empty(precision, "--precision"))
     refuse_without_serve(serving)
-    if serving.get("serve") is None and (given := [k for k in sorted(SERVED_MODEL) if workload.get(k) is not None]):
+    serve, model = serving.get("serve"), {k: workload.get(k) for k in SERVED_MODEL}
+    if serve is None and (given := sorted(k for k, v in model.items() if v is not None)):
         raise InputError(f"--{given[0].replace('_', '-')} describes a served model; training TCO is given as --usage",
                          "add --serve custom (or --serve PRESET to override its size)")
-    if (serve := serving.get("serve")) is not None:
+    if serve is not None:
         if usage is not None or charts or markdown_file or html_file:
             raise InputError("--usage, --chart, --markdown and --html belong to training TCO",
                              "drop them with --serve (use --json or -o csv)")
-        model = {k: workload.get(k) for k in SERVED_MODEL}
         _serve_tco(serve, {**{k: v for k, v in serving.items() if k not in ("serve", "allow_spot")}, **model}, flags,
                    scenario, discount=discount, catalog=catalog, allow_spot=bool(serving.get("allow_spot")), fmt=fmt)
         return

@@ -63,9 +63,14 @@ def plan_payload(p: Plan, limit: int = 0) -> dict[str, Any]:
     return {**_payload_around(p), "options": [option_json(o) for o in listed]}
 
 
+def _count(p: Plan, limit: int) -> int:
+    """How many options a JSON or CSV answer writes: the first ``limit`` (0: all)."""
+    return len(p.options) if limit <= 0 else min(limit, len(p.options))
+
+
 def plan_json(p: Plan, limit: int = 0) -> Iterator[str]:
     """``plan_payload`` as JSON text, the options written as they are built (the CLI's ``--json``)."""
-    count = len(p.options) if limit <= 0 else min(limit, len(p.options))
+    count = _count(p, limit)
     return dump_json_streamed(_payload_around(p), "options", count,
                               lambda start, stop: map(option_json, read(p.options, start, stop)))
 
@@ -206,7 +211,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool,
         }
 
     if fmt is OutputFormat.CSV:  # written as the options are built: a 200k-row plan is never held whole
-        count = len(p.options) if not limit else min(limit, len(p.options))
+        count = _count(p, limit or 0)
         return csv_streamed(count, lambda start, stop: (row(i, o) for i, o in enumerate(read(p.options, start, stop), start + 1)),
                             [*cols, Column(key="notes", header="notes")])
     if fmt is not OutputFormat.TABLE:

@@ -146,12 +146,12 @@ def measured_log_speeds(catalog: Catalog, cls: WorkloadClass, precision: SpeedPr
     The fit depends only on the shipped benchmark rows and this module, so the program keeps it
     between runs (pricing.derived): reading the rows was most of its cost to a cold command.
     """
-    from importlib import resources
     from pathlib import Path
 
+    from pricing.datafiles import data_path
     from pricing.derived import derived
 
-    sources = [Path(str(resources.files("planner.data").joinpath("benchmarks.csv"))), Path(__file__)]
+    sources = [data_path("benchmarks.csv", "planner.data"), Path(__file__)]
     fitted = derived(f"speeds-{cls.value}-{precision.value}", sources, lambda: _fitted(cls, precision))
     keys = set(catalog.gpus)
     return {g: s for g, s in fitted.items() if g in keys}

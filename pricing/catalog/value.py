@@ -254,12 +254,12 @@ class Catalog:
 def _shipped() -> Catalog:
     """The shipped snapshot, kept between runs by the program (pricing.derived): parsing ~800 rows of seven
     clouds and the GPU, card and electricity files was ~10 ms of every cold command; loading it kept, ~2 ms."""
-    from importlib import resources
     from pathlib import Path
 
+    from pricing.datafiles import data_path
     from pricing.derived import derived
 
-    data = Path(str(resources.files("pricing.data")))
+    data = data_path()
     code = Path(__file__).parent
     sources = [*sorted(data.glob("*.csv")), *sorted((data / "instances").glob("*.csv")), *sorted(data.glob("*.toml")),
                *sorted(code.glob("*.py")), *sorted(code.parent.glob("*.py"))]
