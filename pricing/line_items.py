@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Self
 
+from pricing.frozen import quick_init
 from pricing.money import Money
 
 
@@ -16,6 +17,7 @@ def quantity_text(q: Decimal) -> str:
     return f"{q:,.2f}" if abs(q) >= 1 else f"{q:.4f}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LineItem:
     """quantity x unit price = cost.

@@ -16,10 +16,12 @@ from decimal import Decimal
 
 from pricing.billing import BillingMode
 from pricing.catalog import Catalog, Interconnect, Layer, Stock
+from pricing.frozen import quick_init
 from pricing.line_items import LineItem
 from pricing.money import Currency, Money
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Offer:
     """Something that can run GPU work: a cloud instance type in a region, or cards to buy.
@@ -63,6 +65,7 @@ class Offer:
         return self.layer is Layer.CACHE
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Quote:
     """What an offer costs under one billing mode for a job of ``wall_hours``."""

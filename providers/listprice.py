@@ -103,7 +103,8 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
         rates: dict[BillingMode, Decimal] = {}
         highs: dict[BillingMode, Decimal] = {}
         zones: dict[BillingMode, str] = {}
-        spots = sorted((r.spot, r.zone) for r in pool if _discounted(r))  # type: ignore[type-var]
+        spots = [(s, r.zone) for r in pool if (s := r.spot) is not None and (r.hourly is None or s < r.hourly)]
+        spots.sort()  # (the list is _discounted's rows, written inline)
         for mode, at in _RENT_AT:
             if mode is BillingMode.SPOT:
                 priced = spots
@@ -122,7 +123,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
             rates[mode], zones[mode] = pick
             if top != pick[0]:
                 highs[mode] = top
-        extra = self._estimates(rates.get(BillingMode.HOURLY), any(r.spot is not None for r in pool))
+        extra = self._estimates(rates.get(BillingMode.HOURLY), bool(spots) or any(r.spot is not None for r in pool))
         return _Folded(tuple(sorted(r.zone for r in selling)), {**extra, **rates} if extra else rates, highs,
                        frozenset(extra) if extra else _NONE, zones, spots, sold_out,
                        Stock.AVAILABLE if selling else Stock.SOLD_OUT, max(r.as_of for r in rows))

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pricing.billing import BillingMode
+from pricing.frozen import quick_init
 from pricing.line_items import LineItem
 from pricing.money import Currency, Money
 from planner.plan.extras import ExtraItem
@@ -45,6 +46,7 @@ class OptionRange:
     cost: tuple[Money, Money]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Option:
     """One way to do the job, costed.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -25,20 +26,45 @@ def _numbers(start: int, stop: int) -> Iterator[str]:
     return (f"{i}\n" for i in range(start, stop))
 
 
-@two_cores
-def test_the_second_part_is_written_by_another_process_in_its_place() -> None:
-    parent = os.getpid()
+def _timed(parent: int, parent_s: float, child_s: float) -> Callable[[int, int], Iterator[str]]:
+    """Items that take ``parent_s`` each in this process and ``child_s`` in the child, saying who wrote them."""
 
     def text(start: int, stop: int) -> Iterator[str]:
-        return (f"{i} {os.getpid() == parent}\n" for i in range(start, stop))
+        mine = os.getpid() == parent
+        for i in range(start, stop):
+            time.sleep(parent_s if mine else child_s)
+            yield f"{i} {mine}\n"
 
-    n = halves.MIN_ITEMS * 2 + 1
-    lines = "".join(in_halves(n, text)).splitlines()
+    return text
+
+
+def _who_wrote(lines: list[str], n: int) -> int:
+    """How many items this process wrote, after checking each item is there once, in order, its own first."""
     assert [int(line.split()[0]) for line in lines] == list(range(n))
     mine = [line.split()[1] == "True" for line in lines]
-    first_of_child = mine.index(False)
-    assert all(mine[:first_of_child]) and not any(mine[first_of_child:])  # one block each, this process first
-    assert 0.3 * n < first_of_child < 0.7 * n
+    split = mine.index(False) if False in mine else n
+    assert all(mine[:split]) and not any(mine[split:])  # one run each, this process's first
+    return split
+
+
+@two_cores
+def test_the_end_of_a_long_answer_is_written_by_another_process_in_its_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(halves, "BLOCK", 10)
+    monkeypatch.setattr(halves, "MIN_ITEMS", 2)
+    n = 401
+    split = _who_wrote("".join(in_halves(n, _timed(os.getpid(), 0.001, 0.001))).splitlines(), n)
+    assert 0.25 * n < split < 0.75 * n
+
+
+@two_cores
+def test_where_the_two_meet_follows_their_speed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fixed split left one process waiting for the other; the faster one now takes more blocks.
+    monkeypatch.setattr(halves, "BLOCK", 10)
+    monkeypatch.setattr(halves, "MIN_ITEMS", 2)
+    n = 400
+    slow_child = _who_wrote("".join(in_halves(n, _timed(os.getpid(), 0.0005, 0.002))).splitlines(), n)
+    slow_parent = _who_wrote("".join(in_halves(n, _timed(os.getpid(), 0.002, 0.0005))).splitlines(), n)
+    assert slow_child > 0.6 * n and slow_parent < 0.4 * n
 
 
 @two_cores
@@ -51,6 +77,21 @@ def test_a_child_that_fails_leaves_its_half_to_this_process() -> None:
         return _numbers(start, stop)
 
     n = halves.MIN_ITEMS + 10
+    assert "".join(in_halves(n, text)) == "".join(_numbers(0, n))
+
+
+@two_cores
+def test_a_child_that_fails_after_some_blocks_leaves_them_all_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(halves, "BLOCK", 10)
+    monkeypatch.setattr(halves, "MIN_ITEMS", 2)
+    parent, n = os.getpid(), 300
+
+    def text(start: int, stop: int) -> Iterator[str]:
+        if os.getpid() != parent and start < n - 30:  # the child writes the last three blocks, then fails
+            raise RuntimeError("the child fails")
+        time.sleep(0.001 * (stop - start))
+        return _numbers(start, stop)
+
     assert "".join(in_halves(n, text)) == "".join(_numbers(0, n))
 
 
