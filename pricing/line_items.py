@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any, Self
 
 from pricing.frozen import quick_init
-from pricing.money import Money
+from pricing.money import Money, money
 
 
 def quantity_text(q: Decimal) -> str:
@@ -38,7 +38,7 @@ class LineItem:
         if type(quantity) is not Decimal:
             quantity = Decimal(str(quantity))
         return cls(description=description, quantity=quantity, unit=unit, unit_price=unit_price,
-                   cost=unit_price * quantity, **extra)
+                   cost=money(unit_price.amount * quantity, unit_price.currency), **extra)
 
     def story(self) -> str:
         """'12.5 hours x 95.84 CNY', for explanations."""

@@ -16,6 +16,8 @@ cheapest zone's spot instead. Zones that are sold out are kept aside for ``--exp
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
@@ -39,7 +41,8 @@ _UNITS = {
     BillingMode.RESERVED_3Y: "hours",
 }
 RENT_MODES = tuple(_UNITS)
-_RENT_AT = tuple((m, InstanceType._fields.index(RATE_FIELDS[m])) for m in RENT_MODES)  # (mode, its rate's index)
+RentAt = tuple[tuple[BillingMode, int], ...]  # (mode, the index of its rate in a row)
+_RENT_AT: RentAt = tuple((m, InstanceType._fields.index(RATE_FIELDS[m])) for m in RENT_MODES)
 _SOLD_OUT = Stock.SOLD_OUT
 
 
@@ -94,7 +97,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
             stock=row.stock, layer=row.layer, source=row.source, as_of=row.as_of, notes=row.notes,
         )
 
-    def _fold(self, rows: list[InstanceType]) -> _Folded:
+    def _fold(self, rows: list[InstanceType], rent_at: RentAt = _RENT_AT) -> _Folded:
         # Written for speed (a JSON plan over a 50k-row catalog folds ~37k offers): each mode's (rate, zone)
         # pairs are listed once and compared as tuples, which orders as rate then zone, the documented tie-break.
         selling = [r for r in rows if r.stock is not _SOLD_OUT]
@@ -105,7 +108,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
         zones: dict[BillingMode, str] = {}
         spots = [(s, r.zone) for r in pool if (s := r.spot) is not None and (r.hourly is None or s < r.hourly)]
         spots.sort()  # (the list is _discounted's rows, written inline)
-        for mode, at in _RENT_AT:
+        for mode, at in rent_at:  # the modes with a price in some row (RowOffers), in _RENT_AT's order
             if mode is BillingMode.SPOT:
                 priced = spots
                 if not priced:
@@ -128,8 +131,8 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
                        frozenset(extra) if extra else _NONE, zones, spots, sold_out,
                        Stock.AVAILABLE if selling else Stock.SOLD_OUT, max(r.as_of for r in rows))
 
-    def _from_zones(self, rows: list[InstanceType]) -> Offer:
-        first, f = rows[0], self._fold(rows)
+    def _from_zones(self, rows: list[InstanceType], rent_at: RentAt = _RENT_AT) -> Offer:
+        first, f = rows[0], self._fold(rows, rent_at)
         return Offer(
             provider=first.provider, name=first.instance_type, family=first.family, region=first.region,
             zones=f.zones, gpu=first.gpu, gpu_count=first.gpu_count,
@@ -139,9 +142,9 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
             stock=f.stock, layer=first.layer, source=first.source, as_of=f.as_of, notes=first.notes,
         )
 
-    def _facts_of_zones(self, rows: list[InstanceType]) -> OfferFacts:
+    def _facts_of_zones(self, rows: list[InstanceType], rent_at: RentAt = _RENT_AT) -> OfferFacts:
         """``OfferFacts.of(self._from_zones(rows))`` without building the offer: the ranking pass reads every one."""
-        first, f = rows[0], self._fold(rows)
+        first, f = rows[0], self._fold(rows, rent_at)
         return OfferFacts(first.instance_type, first.family, first.region, f.zones, first.gpu, first.gpu_count,
                           self._link_of(first.gpu, first.gpu_count), first.currency, f.rates, f.stock, f.rate_zones,
                           f.sold_out, f.as_of, f.estimated)
@@ -173,7 +176,7 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
             raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
         cost = rate_cost(rule, rate, wall_hours, family=offer.family, hours_per_month=hours_per_month)
         unit_price = money(rate, offer.currency)
-        notes = [n for n in (rule.note,) if n]
+        notes = [rule.note] if rule.note else []
         zone = offer.rate_zones.get(mode)
         if zone is not None:
             notes.append(self._zone_note(offer, mode, zone))
@@ -210,10 +213,15 @@ class RowOffers(OfferTable):
     the few options it shows. Reading one twice builds two equal offers.
     """
 
-    __slots__ = ("provider", "whole", "zoned")
+    __slots__ = ("provider", "rent_at", "whole", "zoned")
 
     def __init__(self, provider: ListPriceProvider, whole: list[InstanceType], zoned: list[list[InstanceType]]) -> None:
         self.provider, self.whole, self.zoned = provider, whole, zoned
+        # The modes some per-zone row has a price for: a fold looks for no other (a 50k-row catalog's zone rows
+        # have hourly and spot prices, and each of its ~37k folds looked through them for three more modes).
+        rows = list(itertools.chain.from_iterable(zoned))
+        self.rent_at: RentAt = tuple((mode, at) for mode, at in _RENT_AT
+                                     if (col := list(map(operator.itemgetter(at), rows))).count(None) < len(col))
 
     def __len__(self) -> int:
         return len(self.whole) + len(self.zoned)
@@ -221,11 +229,11 @@ class RowOffers(OfferTable):
     def _build(self, index: int) -> Offer:
         if index < len(self.whole):
             return self.provider._from_row(self.whole[index])
-        return self.provider._from_zones(self.zoned[index - len(self.whole)])
+        return self.provider._from_zones(self.zoned[index - len(self.whole)], self.rent_at)
 
     def __iter__(self) -> Iterator[Offer]:
         yield from map(self.provider._from_row, self.whole)
-        yield from map(self.provider._from_zones, self.zoned)
+        yield from (self.provider._from_zones(rows, self.rent_at) for rows in self.zoned)
 
     def facts(self) -> Iterator[OfferFacts]:
         """A region-wide row's facts without building its offer (what ``_from_row`` would say); a folded offer's
@@ -236,7 +244,7 @@ class RowOffers(OfferTable):
             yield OfferFacts(row.instance_type, row.family, row.region, row.zones, row.gpu, row.gpu_count,
                              link_of(row.gpu, row.gpu_count), row.currency, rates, row.stock, _NO_ZONES,
                              (), row.as_of, estimated)
-        yield from map(self.provider._facts_of_zones, self.zoned)
+        yield from (self.provider._facts_of_zones(rows, self.rent_at) for rows in self.zoned)
 
 
 def _discounted(row: InstanceType) -> bool:

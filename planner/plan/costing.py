@@ -45,6 +45,12 @@ class Costing:
             rate = self._rates[currency] = self.fx.rate(currency, self.s.currency)
         return rate
 
+    def convert(self, m: Money) -> Money:
+        """``fx.convert(m, display currency)``, with the rate asked of the FX table once (:meth:`fx_rate`)."""
+        if m.currency == self.s.currency:
+            return m
+        return money(m.amount * self.fx_rate(m.currency), self.s.currency)
+
     def factor(self, mode: BillingMode, nodes: int = 1) -> Decimal:
         """Expected run time over the uninterrupted one: 1 but on spot, where it grows with nodes (planner.plan.spot)."""
         if mode is not BillingMode.SPOT:
@@ -107,7 +113,7 @@ class Costing:
                 notes.append("not priced (no sourced rate): " + "; ".join(bill.not_priced))
             if self.extras.setup_minutes and mode in TERM_MODES:
                 notes.append(f"the {mode} term also covers {self.extras.setup_minutes:g} min of set-up")
-        cost = fx.convert(native, s.currency)
+        cost = self.convert(native)
         if mode is BillingMode.MONTHLY:
             paid = quote.line_items[0].quantity * s.hours_per_month
             notes.append(f"pays {quote.line_items[0].quantity:g} whole month(s); uses {wall / paid:.0%} of the time paid for")
@@ -142,7 +148,7 @@ class Costing:
             native_cost=native, line_items=items, notes=tuple(notes), estimate=quote.estimate, zone=quote.zone,
             live=offer.live, range=rng, nodes=n, scaling=run.scaling,
             extras=bill.items if bill is not None else (), not_priced=bill.not_priced if bill is not None else (),
-            instance_cost=fx.convert(instance, s.currency),
+            instance_cost=self.convert(instance),
         )
 
 
