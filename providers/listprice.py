@@ -220,8 +220,8 @@ class RowOffers(OfferTable):
         # The modes some per-zone row has a price for: a fold looks for no other (a 50k-row catalog's zone rows
         # have hourly and spot prices, and each of its ~37k folds looked through them for three more modes).
         rows = list(itertools.chain.from_iterable(zoned))
-        self.rent_at: RentAt = tuple((mode, at) for mode, at in _RENT_AT
-                                     if (col := list(map(operator.itemgetter(at), rows))).count(None) < len(col))
+        self.rent_at: RentAt = tuple((mode, at) for mode, at in _RENT_AT if any(map(
+            operator.is_not, map(operator.itemgetter(at), rows), itertools.repeat(None))))  # in C, to the first price
 
     def __len__(self) -> int:
         return len(self.whole) + len(self.zoned)
