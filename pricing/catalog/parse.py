@@ -13,6 +13,7 @@ import gc
 import io
 import itertools
 import math
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
@@ -146,11 +147,23 @@ def _currency(text: str) -> Currency:
 
 
 def _uncomment(lines: Iterable[str]) -> Iterator[str]:
-    # '#' lines are comments; an empty line takes their place so line numbers match the file.
-    for line in lines:
-        yield "\n" if line.startswith("#") else line
+    """The lines, each '#' line (a comment) replaced by an empty one so line numbers match the file.
+
+    Read 1,024 lines at a time and looked through in C: a 50k-row catalog has no comment lines, and
+    a generator step per line was ~20 ms of reading it.
+    """
+    it = iter(lines)
+
+    def blocks() -> Iterator[list[str]]:
+        while block := list(itertools.islice(it, 1024)):
+            if any(map(str.startswith, block, itertools.repeat("#"))):
+                block = ["\n" if line.startswith("#") else line for line in block]
+            yield block
+
+    return itertools.chain.from_iterable(blocks())
 
 
+_FIRST = operator.itemgetter(0)
 _CHUNK = 4096  # rows converted together: column-wise work in C, bounded memory for raw text
 
 
@@ -309,7 +322,8 @@ def _read_rows(reader: Any, *, origin: str, layer: Layer, provider: str | None) 
         if not chunk:
             return out
         lines: Sequence[int]
-        if reader.line_num - start == len(chunk) and all(r and r[0].strip() for r in chunk):
+        # (all in C: each row non-empty, and each first value non-blank)
+        if reader.line_num - start == len(chunk) and all(chunk) and all(map(str.strip, map(_FIRST, chunk))):
             lines = range(start + 1, start + 1 + len(chunk))  # one line a row, none blank: the common file
         else:
             chunk, lines = _nonblank(chunk, start)
