@@ -66,7 +66,12 @@ class _Blocks:
         _PAIR.pack_into(self.shared, 0, 0, blocks)
 
     def _take(self, front: bool) -> int | None:
-        os.lockf(self.lock_fd, os.F_LOCK, 0)
+        import fcntl
+
+        # A POSIX record lock on the scratch file's first byte: held by one process at a time (a lock is
+        # the process's own, so the child's does not count as the parent's), and placed at a fixed offset,
+        # whatever the file position the two processes share after the fork.
+        fcntl.lockf(self.lock_fd, fcntl.LOCK_EX, 1, 0, os.SEEK_SET)
         try:
             first, end = _PAIR.unpack_from(self.shared, 0)
             if first >= end:
@@ -75,7 +80,7 @@ class _Blocks:
             _PAIR.pack_into(self.shared, 0, first + front, end - (not front))
             return taken
         finally:
-            os.lockf(self.lock_fd, os.F_ULOCK, 0)
+            fcntl.lockf(self.lock_fd, fcntl.LOCK_UN, 1, 0, os.SEEK_SET)
 
     def from_front(self) -> int | None:
         return self._take(True)
