@@ -1,10 +1,11 @@
 """Frozen dataclasses that are quick to build: a JSON plan over a 50k-row catalog builds ~200k of them.
 
 ``@dataclass(frozen=True)`` writes an ``__init__`` that sets each field with ``object.__setattr__(self,
-name, value)``, a lookup of the name on the class per field. :func:`quick_init` writes the same
-``__init__`` (same keywords, defaults and default factories) that sets each slot through the slot's own
+name, value)``, a lookup of the name on the class per field. :func:`quick_init` writes that ``__init__``
+instead (same keywords, defaults and default factories), setting each slot through the slot's own
 descriptor, fetched once: a 22-field option is built in ~4 us instead of ~5.6 on the 2-core machine. The
-instances are the same: frozen, equal and hashed as before.
+class is declared with ``init=False``, so dataclasses does not also write one that would be thrown away at
+every start. The instances are the same: frozen, equal and hashed as before.
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ _MISSING = object()
 
 
 def quick_init(cls: type[T]) -> type[T]:
-    """Replace a frozen, slotted, keyword-only dataclass's ``__init__`` by one that fills the slots directly."""
+    """Give a frozen, slotted, keyword-only dataclass declared with ``init=False`` an ``__init__`` that fills the
+    slots directly."""
     params = getattr(cls, "__dataclass_params__", None)
-    if params is None or not params.frozen or "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__}: quick_init is for frozen, slotted dataclasses without __post_init__")
+    if (params is None or not params.frozen or params.init or "__slots__" not in cls.__dict__
+            or hasattr(cls, "__post_init__")):
+        raise TypeError(f"{cls.__name__}: quick_init is for frozen, slotted dataclasses declared with init=False, "
+                        "without __post_init__")
     env: dict[str, Any] = {"_MISSING": _MISSING}
     args: list[str] = []
     body: list[str] = []
@@ -44,6 +48,5 @@ def quick_init(cls: type[T]) -> type[T]:
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    init.__doc__ = cls.__init__.__doc__
     cls.__init__ = init  # type: ignore[misc]
     return cls

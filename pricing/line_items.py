@@ -18,7 +18,7 @@ def quantity_text(q: Decimal) -> str:
 
 
 @quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)  # quick_init writes __init__
 class LineItem:
     """quantity x unit price = cost.
 

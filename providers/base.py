@@ -22,7 +22,7 @@ from pricing.money import Currency, Money
 
 
 @quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)  # quick_init writes __init__
 class Offer:
     """Something that can run GPU work: a cloud instance type in a region, or cards to buy.
 
@@ -66,7 +66,7 @@ class Offer:
 
 
 @quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)  # quick_init writes __init__
 class Quote:
     """What an offer costs under one billing mode for a job of ``wall_hours``."""
 

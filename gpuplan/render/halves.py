@@ -61,7 +61,7 @@ class _Blocks:
     def __init__(self, blocks: int, lock_fd: int) -> None:
         import mmap
 
-        self.count, self.lock_fd = blocks, lock_fd
+        self.lock_fd = lock_fd
         self.shared = mmap.mmap(-1, _PAIR.size * (blocks + 1))  # anonymous and shared with a forked child
         _PAIR.pack_into(self.shared, 0, 0, blocks)
 

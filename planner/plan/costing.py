@@ -83,7 +83,7 @@ class Costing:
         :func:`make_plan` ranks with :func:`rank_offers`, which runs the same rules on bare numbers, and
         calls this only for the options that are read; tests hold the two to the same answer.
         """
-        c, s, fx = self.c, self.s, self.fx
+        c, s = self.c, self.s
         factors = self.factors(mode)
         n, run, why = runs.for_deadline(first, factors)
         if isinstance(run, str):
@@ -136,9 +136,9 @@ class Costing:
             lo, hi = (wall * Decimal(repr(f)) for f in run.spread)
             # the extras are taken at the expected run time: disks and addresses scale little within the range
             more = bill.total if bill is not None else Decimal(0)
-            lo_cost, hi_cost = (fx.convert(provider.quote(offer, mode, billed_hours(self.extras, mode, h),
-                                                          hours_per_month=s.hours_per_month).cost * n
-                                           + Money(amount=more, currency=native.currency), s.currency)
+            lo_cost, hi_cost = (self.convert(provider.quote(offer, mode, billed_hours(self.extras, mode, h),
+                                                            hours_per_month=s.hours_per_month).cost * n
+                                             + Money(amount=more, currency=native.currency))
                                 for h in (lo, hi))
             count = Decimal(repr(offer.gpu_count * n))
             rng = OptionRange(wall_hours=(lo, hi), gpu_hours=(lo * count, hi * count), cost=(lo_cost, hi_cost))

@@ -47,7 +47,7 @@ class OptionRange:
 
 
 @quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)  # quick_init writes __init__
 class Option:
     """One way to do the job, costed.
 

@@ -16,7 +16,7 @@ def _twins() -> tuple[type, type]:
                 "count": 1, "tags": field(default_factory=dict), "note": ""}
 
     plain = dataclass(frozen=True, slots=True, kw_only=True)(type("Plain", (), body()))
-    quick = quick_init(dataclass(frozen=True, slots=True, kw_only=True)(type("Quick", (), body())))
+    quick = quick_init(dataclass(frozen=True, slots=True, kw_only=True, init=False)(type("Quick", (), body())))
     return plain, quick
 
 
