@@ -88,7 +88,8 @@ def load_settings(**flags: Any) -> Settings:
     merged.update(_from_env())
     merged.update({k: v for k, v in flags.items() if v is not None})
     try:
-        settings = Settings(**merged)
+        # nothing given: the defaults, which need no check (and no validator built at every start)
+        settings = Settings(**merged) if merged else Settings.model_construct()
     except ValidationError as exc:
         where, msg = first_error(exc)
         raise InputError(f"bad setting {where or 'settings'}: {msg}",

@@ -37,4 +37,6 @@ def extras_from(disk_gb: str | None, disk_type: str | None, egress_gb: str | Non
 
             raise InputError("--disk-type is empty", "e.g. --disk-type gp3")
         fields["disk_type"] = disk_type.strip().lower()
+    if not fields:  # nothing to check: the defaults, without building the validator at every start
+        return Extras.model_construct()
     return Extras(**fields)  # type: ignore[arg-type]

@@ -261,7 +261,8 @@ def build_constraints(
     if (names := parse_multi(gpu, "--gpu")) is not None:
         gpus = frozenset(spec.key for g in names for spec in cat.gpu_family(g))
     deadline, budget = not_empty(deadline, "--deadline"), not_empty(budget, "--budget")
-    return Constraints(
+    # every value is parsed and typed here: the model's validator (built on first use) is for the Python API
+    return Constraints.model_construct(
         deadline_hours=parse_duration(deadline) if deadline is not None else None,
         budget=parse_money(budget, settings.currency) if budget is not None else None,
         min_vram_gb=float(bounded(positive(min_vram, "--min-vram"), "min_vram")) if min_vram is not None else None,

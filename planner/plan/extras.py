@@ -32,7 +32,8 @@ TERM_MODES = frozenset({BillingMode.MONTHLY, BillingMode.RESERVED_1Y, BillingMod
 class Extras(BaseModel):
     """What the user says the run needs besides the instance (the flags of ``plan``, ``quote``, ``launch``)."""
 
-    model_config = ConfigDict(frozen=True)
+    # Built on first validation: a plan without extras flags takes the defaults unchecked (gpuplan.cli.extras_opts).
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     disk_gb: Decimal = Decimal(DEFAULT_DISK_GB)
     disk_type: str | None = None  # None: each cloud's default (DEFAULT_DISK_TYPE)
