@@ -1,5 +1,5 @@
 """``python -m gpuplan`` runs the gpuplan CLI."""
 
-from gpuplan.cli import main
+from gpuplan.entry import main
 
 main()
