@@ -75,14 +75,17 @@ def _read(path: Path) -> dict[str, CodeType]:
 def _write(path: Path) -> None:
     if not _Kept.changed:
         return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(marshal.dumps([_KEY, _Kept.codes]))
         os.replace(tmp, path)  # whole or not at all: a reader never sees half a file
         _Kept.changed = False
-    except (OSError, ValueError):
-        pass  # a read-only or full cache folder: compiled again next time
+    except (OSError, ValueError):  # a read-only or full cache folder: compiled again next time
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def keep_dataclass_code(folder: Path) -> None:
