@@ -131,8 +131,11 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
                        frozenset(extra) if extra else _NONE, zones, spots, sold_out,
                        Stock.AVAILABLE if selling else Stock.SOLD_OUT, max(r.as_of for r in rows))
 
-    def _from_zones(self, rows: list[InstanceType], rent_at: RentAt = _RENT_AT) -> Offer:
-        first, f = rows[0], self._fold(rows, rent_at)
+    def _from_zones(self, rows: list[InstanceType], rent_at: RentAt = _RENT_AT, f: _Folded | None = None) -> Offer:
+        """The offer of one (type, region)'s per-zone rows; ``f``: their fold, where it was kept."""
+        first = rows[0]
+        if f is None:
+            f = self._fold(rows, rent_at)
         return Offer(
             provider=first.provider, name=first.instance_type, family=first.family, region=first.region,
             zones=f.zones, gpu=first.gpu, gpu_count=first.gpu_count,
@@ -142,9 +145,9 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
             stock=f.stock, layer=first.layer, source=first.source, as_of=f.as_of, notes=first.notes,
         )
 
-    def _facts_of_zones(self, rows: list[InstanceType], rent_at: RentAt = _RENT_AT) -> OfferFacts:
-        """``OfferFacts.of(self._from_zones(rows))`` without building the offer: the ranking pass reads every one."""
-        first, f = rows[0], self._fold(rows, rent_at)
+    def _facts_of_zones(self, rows: list[InstanceType], f: _Folded) -> OfferFacts:
+        """``OfferFacts.of(self._from_zones(rows, f=f))`` without building the offer: the ranking pass reads every one."""
+        first = rows[0]
         return OfferFacts(first.instance_type, first.family, first.region, f.zones, first.gpu, first.gpu_count,
                           self._link_of(first.gpu, first.gpu_count), first.currency, f.rates, f.stock, f.rate_zones,
                           f.sold_out, f.as_of, f.estimated)
@@ -213,10 +216,14 @@ class RowOffers(OfferTable):
     the few options it shows. Reading one twice builds two equal offers.
     """
 
-    __slots__ = ("provider", "rent_at", "whole", "zoned")
+    __slots__ = ("folds", "provider", "rent_at", "whole", "zoned")
 
     def __init__(self, provider: ListPriceProvider, whole: list[InstanceType], zoned: list[list[InstanceType]]) -> None:
         self.provider, self.whole, self.zoned = provider, whole, zoned
+        # Each (type, region)'s fold of its zone rows, kept from the ranking pass (facts) for building its offers:
+        # a JSON plan over a 50k-row catalog (~37k zoned offers) folded each offer twice. Kept where all of them fit
+        # in KEPT_FOLDS (~830 bytes a fold): keeping only some would help only those offers' options.
+        self.folds: list[_Folded] = []
         # The modes some per-zone row has a price for: a fold looks for no other (a 50k-row catalog's zone rows
         # have hourly and spot prices, and each of its ~37k folds looked through them for three more modes).
         rows = list(itertools.chain.from_iterable(zoned))
@@ -229,11 +236,12 @@ class RowOffers(OfferTable):
     def _build(self, index: int) -> Offer:
         if index < len(self.whole):
             return self.provider._from_row(self.whole[index])
-        return self.provider._from_zones(self.zoned[index - len(self.whole)], self.rent_at)
+        at = index - len(self.whole)
+        return self.provider._from_zones(self.zoned[at], self.rent_at, self.folds[at] if at < len(self.folds) else None)
 
     def __iter__(self) -> Iterator[Offer]:
         yield from map(self.provider._from_row, self.whole)
-        yield from (self.provider._from_zones(rows, self.rent_at) for rows in self.zoned)
+        yield from map(self._build, range(len(self.whole), len(self)))
 
     def facts(self) -> Iterator[OfferFacts]:
         """A region-wide row's facts without building its offer (what ``_from_row`` would say); a folded offer's
@@ -244,7 +252,16 @@ class RowOffers(OfferTable):
             yield OfferFacts(row.instance_type, row.family, row.region, row.zones, row.gpu, row.gpu_count,
                              link_of(row.gpu, row.gpu_count), row.currency, rates, row.stock, _NO_ZONES,
                              (), row.as_of, estimated)
-        yield from (self.provider._facts_of_zones(rows, self.rent_at) for rows in self.zoned)
+        fold, facts, folds = self.provider._fold, self.provider._facts_of_zones, self.folds
+        keep = len(self.zoned) <= KEPT_FOLDS
+        for i, rows in enumerate(self.zoned):
+            if i < len(folds):  # kept by an earlier read
+                f = folds[i]
+            else:
+                f = fold(rows, self.rent_at)
+                if keep and i == len(folds):  # in order: folds[i] is zoned[i]'s
+                    folds.append(f)
+            yield facts(rows, f)
 
 
 def _discounted(row: InstanceType) -> bool:
@@ -254,6 +271,7 @@ def _discounted(row: InstanceType) -> bool:
     return row.spot is not None and (row.hourly is None or row.spot < row.hourly)
 
 
+KEPT_FOLDS = 48_000  # zoned offers whose folds RowOffers keeps: ~40 MB at most
 _SPOT_ONLY = frozenset({BillingMode.SPOT})
 _NONE: frozenset[BillingMode] = frozenset()
 

@@ -56,6 +56,27 @@ def test_an_offer_read_twice_is_built_twice_alike_and_slices_work() -> None:
     assert offers == ListPriceProvider("aws", SHIPPED).list_offers()
 
 
+def test_offers_built_after_the_facts_are_read_are_the_offers_built_before(monkeypatch: Any) -> None:
+    import providers.listprice as listprice
+
+    kept = 0
+    for provider in _providers(SHIPPED):
+        fresh = list(provider.offer_table())
+        table = provider.offer_table()
+        first, second = list(table.facts()), list(table.facts())  # a second read reuses what the first kept
+        assert len(table.folds) == len(table.zoned)
+        kept += len(table.folds)
+        assert first == second == [OfferFacts.of(o) for o in fresh]
+        assert list(table) == fresh and [table[i] for i in reversed(range(len(table)))] == fresh[::-1]
+    assert kept > 100  # the shipped AWS offers folded from zones, under both spot readings
+    # past the bound nothing is kept, and the offers are the same
+    monkeypatch.setattr(listprice, "KEPT_FOLDS", 3)
+    provider = ListPriceProvider("aws", SHIPPED)
+    table = provider.offer_table()
+    assert len(table.zoned) > 3 and list(table.facts()) == [OfferFacts.of(o) for o in table]
+    assert table.folds == [] and list(table) == list(provider.offer_table())
+
+
 def test_an_estimated_spot_rate_comes_first_and_is_marked() -> None:
     """A cloud with a spot fraction estimate (Tencent) and no spot price in the row."""
     rows = parse_instances(instance_csv(
