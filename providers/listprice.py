@@ -220,9 +220,10 @@ class RowOffers(OfferTable):
 
     def __init__(self, provider: ListPriceProvider, whole: list[InstanceType], zoned: list[list[InstanceType]]) -> None:
         self.provider, self.whole, self.zoned = provider, whole, zoned
-        # Each (type, region)'s fold of its zone rows, kept from the ranking pass (facts) for building its offers:
-        # a JSON plan over a 50k-row catalog (~37k zoned offers) folded each offer twice. Kept where all of them fit
-        # in KEPT_FOLDS (~830 bytes a fold): keeping only some would help only those offers' options.
+        # Each (type, region)'s fold of its zone rows, kept from the ranking pass (facts) for building its offers,
+        # which folded them again: a JSON plan over a 50k-row catalog (12k zoned offers, 37k options built from them)
+        # folded 37k times. Kept where the provider has at most KEPT_FOLDS, so that keeping costs at most ~45 MB
+        # (a fold is 0.7-1.1 kB: +9 MB at peak for those 12k); keeping only some would help only their options.
         self.folds: list[_Folded] = []
         # The modes some per-zone row has a price for: a fold looks for no other (a 50k-row catalog's zone rows
         # have hourly and spot prices, and each of its ~37k folds looked through them for three more modes).
@@ -271,7 +272,7 @@ def _discounted(row: InstanceType) -> bool:
     return row.spot is not None and (row.hourly is None or row.spot < row.hourly)
 
 
-KEPT_FOLDS = 48_000  # zoned offers whose folds RowOffers keeps: ~40 MB at most
+KEPT_FOLDS = 40_000  # the most zoned offers of one provider whose folds RowOffers keeps
 _SPOT_ONLY = frozenset({BillingMode.SPOT})
 _NONE: frozenset[BillingMode] = frozenset()
 
