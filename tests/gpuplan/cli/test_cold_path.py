@@ -39,7 +39,8 @@ assert not loaded, loaded
     subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
 
 
-def test_a_command_imports_no_other_command_module() -> None:
+def _after_a_default_plan(check: str) -> None:
+    """Run ``check`` in a fresh interpreter after ``plan --gpu-hours 200 --json`` ran there."""
     code = """
 import sys
 from gpuplan.cli import main
@@ -48,14 +49,31 @@ try:
     main()
 except SystemExit as exc:
     assert exc.code in (0, None), exc.code
+""" + check
+    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
+
+
+def test_a_command_imports_no_other_command_module() -> None:
+    _after_a_default_plan("""
 others = ("gpuplan.cli.workload", "gpuplan.cli.tco", "gpuplan.cli.catalog", "gpuplan.cli.launch", "gpuplan.cli.config")
 loaded = sorted(m for m in others if m in sys.modules)
 assert not loaded, loaded
 # GPU-hours need no workload model, TCO or launcher: those rooms stay unloaded
 rooms = sorted(m for m in sys.modules if m.startswith(("planner.workload", "planner.tco", "launch")))
 assert not rooms, rooms
-"""
-    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
+""")
+
+
+def test_a_default_plan_builds_no_validator_of_settings_extras_constraints_or_rates() -> None:
+    """They build theirs on first validation; the values of a default plan need none (test_unchecked_defaults)."""
+    _after_a_default_plan("""
+from planner.plan.extras import Extras
+from planner.plan.model import Constraints
+from planner.settings import Discount, Settings
+from pricing.money import FxRate
+built = [m.__name__ for m in (Constraints, Discount, Extras, FxRate, Settings) if m.__pydantic_complete__]
+assert not built, built
+""")
 
 
 def test_every_command_is_listed_with_the_module_that_defines_it() -> None:
