@@ -56,6 +56,9 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
                 _Kept.codes[source] = code
                 _Kept.changed = True
         source = code
+    if globals is None:  # the builtin runs in its caller's namespaces: so does this (dataclasses always names them)
+        caller = sys._getframe(1)
+        globals, locals = caller.f_globals, caller.f_locals if locals is None else locals
     builtins.exec(source, globals, locals)
 
 

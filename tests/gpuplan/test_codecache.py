@@ -143,3 +143,18 @@ def test_the_program_keeps_code_and_answers_the_same(tmp_path: Path) -> None:
 def test_a_library_caller_is_left_alone() -> None:
     code = "import dataclasses, gpuplan.cli, planner.plan; assert 'exec' not in vars(dataclasses)"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_it_runs_code_where_the_builtin_would() -> None:
+    from gpuplan.codecache import _exec
+
+    namespace: dict[str, object] = {}
+    _exec("x = 1", namespace)
+    assert namespace["x"] == 1
+    scope: dict[str, object] = {}
+    _exec("y = __name__", {"__name__": "given"}, scope)
+    assert scope == {"y": "given"}
+    # no namespaces: the caller's, as the builtin's (a global statement reaches the caller's module)
+    _exec("global seen_by_kept\nseen_by_kept = __name__")
+    exec("global seen_by_builtin\nseen_by_builtin = __name__")
+    assert globals().pop("seen_by_kept") == globals().pop("seen_by_builtin") == __name__
