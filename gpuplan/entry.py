@@ -9,9 +9,9 @@ def main() -> None:
     It comes first because typer, pydantic and rich create their dataclasses as they are imported.
     """
     from gpuplan.codecache import keep_dataclass_code
-    from gpuplan.paths import cache_dir
+    from gpuplan.paths import derived_dir
 
-    keep_dataclass_code(cache_dir() / "derived")
+    keep_dataclass_code(derived_dir())
     from gpuplan.cli import main as cli
 
     cli()

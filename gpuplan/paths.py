@@ -42,6 +42,11 @@ def data_dir() -> Path:
     return user_data_path(APP)
 
 
+def derived_dir() -> Path:
+    """What is worked out from shipped data and code and kept between runs: derived figures, compiled class code."""
+    return cache_dir() / "derived"
+
+
 def catalog_cache_dir() -> Path:
     """Refreshed offers: one CSV per provider and region, ``<provider>/<region>.csv``."""
     return cache_dir() / "catalog"

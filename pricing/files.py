@@ -31,16 +31,16 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a reader never sees half a file), mode 0600."""
+def write_private(path: Path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` atomically (a reader never sees half a file), mode 0600."""
     private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
         os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "wb") if isinstance(data, bytes) else os.fdopen(fd, "w", encoding="utf-8") as f:
             fd = -1
-            f.write(text)
+            f.write(data)  # type: ignore[arg-type]  # bytes to the binary file, text to the text one
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

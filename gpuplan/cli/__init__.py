@@ -30,11 +30,11 @@ def main() -> None:
     with, a config file that was ignored) go to stderr, below the data.
     """
     from gpuplan import __version__
-    from gpuplan.paths import cache_dir
+    from gpuplan.paths import derived_dir
     from pricing.derived import keep_in
     from pricing.fx_use import record_fx_use
 
-    keep_in(lambda: cache_dir() / "derived", __version__)  # figures worked out from shipped data, kept between runs
+    keep_in(derived_dir, __version__)  # figures worked out from shipped data, kept between runs
     try:
         with record_fx_use() as used_fx, _no_pydantic_plugins():
             code = _run()

@@ -158,3 +158,27 @@ def test_it_runs_code_where_the_builtin_would() -> None:
     _exec("global seen_by_kept\nseen_by_kept = __name__")
     exec("global seen_by_builtin\nseen_by_builtin = __name__")
     assert globals().pop("seen_by_kept") == globals().pop("seen_by_builtin") == __name__
+
+
+_QUICK = r'''
+import json, sys
+from pathlib import Path
+if sys.argv[2] == "keep":
+    from gpuplan.codecache import keep_dataclass_code
+    keep_dataclass_code(Path(sys.argv[1]))
+from planner.plan.model import Option
+from pricing.line_items import LineItem
+from pricing.money import Currency, Money
+from decimal import Decimal
+item = LineItem.priced("x", Decimal(2), "hours", Money(amount=Decimal("1.5"), currency=Currency.USD))
+print(json.dumps([repr(item), repr(LineItem.__init__.__annotations__), repr(Option.__init__.__annotations__),
+                  LineItem.__init__.__code__.co_flags]))
+'''
+
+
+def test_quick_init_code_is_kept_and_compiled_with_its_modules_future_features(tmp_path: Path) -> None:
+    builtin = _run(tmp_path, "builtin", code=_QUICK)
+    assert _run(tmp_path, code=_QUICK) == _run(tmp_path, code=_QUICK) == builtin
+    assert "'return': 'None'" in builtin  # pricing.frozen has `from __future__ import annotations`, so the builtin did
+    sources = [source for _, source in _kept(tmp_path)]
+    assert any(s.startswith("def __init__(self, *, description") for s in sources)  # LineItem's, by quick_init
