@@ -14,7 +14,7 @@ import argparse
 import os
 import time
 
-from providers.tencent.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm
+from providers.testing.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm
 
 
 def env_for(fake: FakeCvm) -> dict[str, str]:

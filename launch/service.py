@@ -36,7 +36,7 @@ from providers.capabilities import (
 )
 from providers.lookup import find_offer
 from providers.ssh_keys import SshKey
-from planner.plan.extras import ExtraItem, Extras, extras_bill
+from pricing.bill import ExtraItem, Extras, extras_bill
 from launch.boot import BootConfig, BootSpec, Driver, user_data
 from launch.ledger import LaunchRecord, LaunchState, Ledger, now
 # accrued_cost and projected_cost are part of this module's interface (ls, down): they live with the spend

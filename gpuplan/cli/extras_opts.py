@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 if TYPE_CHECKING:
-    from planner.plan.extras import Extras
+    from pricing.bill import Extras
 
 DiskGbOpt = Annotated[Optional[str], typer.Option(
     "--disk-gb", help="Disk per node in GB, priced and created by launch. [default: 256, as the exports ask]")]
@@ -26,7 +26,7 @@ BandwidthOpt = Annotated[Optional[str], typer.Option(
 def extras_from(disk_gb: str | None, disk_type: str | None, egress_gb: str | None, storage_gb: str | None,
                 setup_minutes: str | None, bandwidth_mbps: str | None) -> "Extras":
     """The flags as one checked value; an unset flag takes the default shown in the assumptions."""
-    from planner.plan.extras import Extras
+    from pricing.bill import Extras
 
     given = {"disk_gb": disk_gb, "egress_gb": egress_gb, "storage_gb": storage_gb,
              "setup_minutes": setup_minutes, "bandwidth_mbps": bandwidth_mbps}

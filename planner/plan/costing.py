@@ -13,7 +13,7 @@ from pricing.line_items import LineItem
 from pricing.money import Currency, Fx, Money, money, round_cents
 from providers.base import Offer, Provider
 from planner.plan.demand import Demand, Run
-from planner.plan.extras import TERM_MODES, Extras, ExtrasBill, billed_hours, rate_free_bill, with_setup
+from pricing.bill import TERM_MODES, Extras, ExtrasBill, billed_hours, rate_free_bill, with_setup
 from planner.plan.filters import host_note, past_deadline
 from planner.plan.model import ESTIMATED_SPOT, Constraints, ExclusionRule, Option, OptionRange
 from planner.plan.nodes import NodeRuns

@@ -20,7 +20,7 @@ from planner.limits import bounded
 from planner.perf.speed import SpeedPrecision, WorkloadClass
 from planner.plan.costing import Costing
 from planner.plan.demand import Demand, RefGpuHours
-from planner.plan.extras import Extras
+from pricing.bill import Extras
 from planner.plan.filters import check_regions, places
 from planner.plan.model import RULE_TEXT, Constraints, ExclusionRule, Option, Plan
 from planner.plan.ranked import MODES, Exclusions, OptionRecords, RankedOptions

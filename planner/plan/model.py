@@ -14,7 +14,7 @@ from pricing.billing import BillingMode
 from pricing.frozen import quick_init
 from pricing.line_items import LineItem
 from pricing.money import Currency, Money
-from planner.plan.extras import ExtraItem
+from pricing.bill import ExtraItem
 
 DEFAULT_MAX_NODES = 64
 

@@ -13,7 +13,7 @@ from pricing.money import Money, round_cents
 from providers.base import Provider
 from providers.bulk import OfferTable
 from planner.plan.costing import Costing
-from planner.plan.extras import billed_hours, fixed_total, setup_cost
+from pricing.bill import billed_hours, fixed_total, setup_cost
 from planner.plan.filters import offer_filter, past_deadline, zone_of
 from planner.plan.model import ESTIMATED_SPOT, ExclusionRule
 from planner.plan.nodes import NodeRuns

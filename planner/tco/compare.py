@@ -56,7 +56,7 @@ from planner.tco.host import figure, tco_defaults, tco_profiles
 from planner.limits import check
 from planner.tco.lines import PER_HOUR_PLACES, ZERO, TcoLine, TcoOption, When, cumulative, line
 from planner.tco.owned import CONDITIONS, Owned, buy_option, card_price, make_owned, parse_buy
-from planner.plan.extras import Extras
+from pricing.bill import Extras
 from planner.plan.model import ESTIMATED_SPOT
 from planner.tco.rent import monthly_vs_hourly_hours, pick_offer, rent_option
 from planner.tco.scenario import Scenario

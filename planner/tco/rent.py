@@ -13,7 +13,7 @@ from providers.base import Offer
 from providers.listprice import RENT_MODES
 from providers.lookup import find_offer, offers_of_type
 from providers.registry import get_provider
-from planner.plan.extras import ExtraItem, Extras, extras_bill
+from pricing.bill import ExtraItem, Extras, extras_bill
 from planner.tco.lines import TcoLine, TcoOption, When, _option, line
 
 

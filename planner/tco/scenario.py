@@ -43,7 +43,7 @@ class Scenario(BaseModel):
     fx: list[str] | None = None
     hours_per_month: Decimal | None = None
     spot_overhead: Decimal | None = None
-    # the rest of a rental's bill, per instance and month (see planner.plan.extras): None takes the plan's defaults
+    # the rest of a rental's bill, per instance and month (see pricing.bill): None takes the plan's defaults
     disk_gb: Decimal | None = None
     egress_gb: Decimal | None = None  # a month
     storage_gb: Decimal | None = None  # kept all month

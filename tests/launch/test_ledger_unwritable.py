@@ -20,7 +20,7 @@ import pytest
 from launch.ledger import LaunchState, Ledger
 from launch.service import down, start, status
 from pricing.errors import StateError
-from providers.tencent.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm, fake_cvm_server
+from providers.testing.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm, fake_cvm_server
 from tests.conftest import CliResult
 from tests.fakes.fake_compute import Cloud, FakeCompute
 from tests.launch.test_service import CAT, HPM, launch, quote_launch, spec

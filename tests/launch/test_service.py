@@ -362,7 +362,7 @@ def test_a_ledger_from_before_the_extras_still_opens_and_costs_the_instances(tmp
 
 
 def test_a_tencent_subscription_launch_asks_for_the_bandwidth_it_priced(ledger: Ledger) -> None:
-    from planner.plan.extras import Extras
+    from pricing.bill import Extras
 
     cloud = Cloud()
     launch(ledger, cloud, provider="tencent", instance_type="GN10Xp.20XLARGE320", region=None,

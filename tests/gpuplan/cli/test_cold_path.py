@@ -55,7 +55,7 @@ except SystemExit as exc:
 
 def test_a_command_imports_no_other_command_module() -> None:
     _after_a_default_plan("""
-others = ("gpuplan.cli.workload", "gpuplan.cli.tco", "gpuplan.cli.catalog", "gpuplan.cli.launch", "gpuplan.cli.config")
+others = ("gpuplan.cli.workload", "gpuplan.cli.tco", "gpuplan.cli.catalog", "gpuplan.cli.launch", "gpuplan.cli.machines", "gpuplan.cli.config")
 loaded = sorted(m for m in others if m in sys.modules)
 assert not loaded, loaded
 # GPU-hours need no workload model, TCO or launcher: those rooms stay unloaded
@@ -67,7 +67,7 @@ assert not rooms, rooms
 def test_a_default_plan_builds_no_validator_of_settings_extras_constraints_or_rates() -> None:
     """They build theirs on first validation; the values of a default plan need none (test_unchecked_defaults)."""
     _after_a_default_plan("""
-from planner.plan.extras import Extras
+from pricing.bill import Extras
 from planner.plan.model import Constraints
 from planner.settings import Discount, Settings
 from pricing.money import FxRate

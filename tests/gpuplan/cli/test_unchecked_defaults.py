@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from gpuplan.cli.extras_opts import extras_from
 from gpuplan.cli.options import build_constraints
 from gpuplan.settings import load_settings
-from planner.plan.extras import Extras
+from pricing.bill import Extras
 from planner.plan.model import Constraints
 from planner.settings import Settings
 from pricing.catalog import Catalog

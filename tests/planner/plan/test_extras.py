@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.plan.extras import Extras, extras_bill, fixed_total, setup_cost
+from pricing.bill import Extras, extras_bill, fixed_total, setup_cost
 from pricing.billing import BillingMode
 from pricing.errors import InputError
 

@@ -1,6 +1,6 @@
 """Fixtures for the Tencent adapter: a fake CVM endpoint the real SDK talks to, and the env pointing at it.
 
-``fake_cvm`` is a started :class:`providers.tencent.fake_cvm.FakeCvm`; ``tencent_env`` sets the SDK's
+``fake_cvm`` is a started :class:`providers.testing.fake_cvm.FakeCvm`; ``tencent_env`` sets the SDK's
 credential variables to the fake's test key and ``GPUPLAN_TENCENT_ENDPOINT`` to the fake, so
 code under test builds its clients exactly as in production. ``sleeps`` records the backoff
 waits instead of sleeping.
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pricing.catalog import Catalog
-from providers.tencent.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm, fake_cvm_server
+from providers.testing.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm, fake_cvm_server
 
 HERE = Path(__file__).parent
 

@@ -21,7 +21,7 @@ from providers.tencent.client import (
     load_credential,
     parse_endpoint,
 )
-from providers.tencent.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm
+from providers.testing.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm
 
 REPO = Path(__file__).resolve().parents[3]
 QUOTE = {"Placement": {"Zone": "ap-guangzhou-3"}, "InstanceType": "GN10Xp.2XLARGE40", "ImageId": "img-ubu22new"}
@@ -317,7 +317,7 @@ def test_importing_the_adapter_loads_no_sdk() -> None:
 def test_a_skewed_clock_is_named(sleeps: list[float], monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    from providers.tencent.fake_cvm import fake_cvm_server
+    from providers.testing.fake_cvm import fake_cvm_server
 
     with fake_cvm_server(clock=lambda: time.time() + 600) as fake:  # the server is 10 minutes ahead
         monkeypatch.setenv("TENCENTCLOUD_SECRET_ID", TEST_SECRET_ID)

@@ -13,7 +13,7 @@ from pricing.errors import CapacityError, InputError, ProviderError
 from providers.capabilities import TAG_ID, TAG_MANAGED, InstanceState, LaunchRequest
 from providers.tencent.client import TencentCapacityError
 from providers.tencent.compute import TAG_TOKEN, TencentCompute, zone_token
-from providers.tencent.fake_cvm import FakeCvm, FakeOffer, fake_cvm_server
+from providers.testing.fake_cvm import FakeCvm, FakeOffer, fake_cvm_server
 
 GZ = "ap-guangzhou"
 GN = "GN10Xp.2XLARGE40"
@@ -222,7 +222,7 @@ def test_spot_and_monthly_parameters(tencent_env: FakeCvm, sleeps: list[float]) 
 
 
 def test_hcc_types_go_into_the_hpc_cluster(sleeps: list[float], monkeypatch: pytest.MonkeyPatch) -> None:
-    from providers.tencent.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, default_offers
+    from providers.testing.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, default_offers
 
     hcc = FakeOffer("ap-guangzhou-3", "HCCPNV4h.TEST", 96, 1024, 8, Decimal("200"), None, None)
     with fake_cvm_server(offers=[*default_offers(), hcc], hpc_clusters={"hpc-test01": "ap-guangzhou-3"}) as fake:
@@ -266,7 +266,7 @@ def test_zone_tokens_fit_the_api_limit() -> None:
 def test_pending_turns_running_after_a_time_too(sleeps: list[float], monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    from providers.tencent.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY
+    from providers.testing.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY
 
     with fake_cvm_server(pending_describes=1000, pending_seconds=0.05) as fake:
         monkeypatch.setenv("TENCENTCLOUD_SECRET_ID", TEST_SECRET_ID)

@@ -12,7 +12,7 @@ from pricing.catalog import Catalog, InstanceType, Layer, Stock, write_instances
 from pricing.errors import ProviderError
 from pricing.money import Currency
 from providers.tencent.prices import TencentPriceFetcher
-from providers.tencent.fake_cvm import FakeCvm, FakeOffer
+from providers.testing.fake_cvm import FakeCvm, FakeOffer
 
 READ_AT = datetime(2026, 12, 2, 14, 5, tzinfo=UTC)
 

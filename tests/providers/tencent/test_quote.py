@@ -10,7 +10,7 @@ from pricing.billing import BillingMode
 from pricing.errors import InputError, NotSupportedError
 from providers.tencent.client import CvmApi
 from providers.tencent.quote import PriceStep, inquire_price
-from providers.tencent.fake_cvm import FakeCvm
+from providers.testing.fake_cvm import FakeCvm
 
 GZ = "ap-guangzhou"
 

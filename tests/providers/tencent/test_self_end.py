@@ -14,7 +14,7 @@ import pytest
 from launch.boot import BootConfig, BootSpec, Driver
 from providers.capabilities import TAG_ID, LaunchRequest, SelfEnd
 from providers.tencent.compute import TencentCompute
-from providers.tencent.fake_cvm import FakeCvm
+from providers.testing.fake_cvm import FakeCvm
 from tests.fakes.machine import Machine
 
 GZ = "ap-guangzhou"
