@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,6 +18,9 @@ from pricing.catalog import Catalog, Stock, write_instances
 from pricing.errors import InputError, ProviderError
 from pricing.files import write_private
 from providers.registry import price_fetcher
+
+if TYPE_CHECKING:
+    from providers.market.gpuhunt_source import MarketRows
 
 
 class RefreshResult(BaseModel):
@@ -99,12 +102,15 @@ def clear(cache: Path, provider: str | None = None, regions: tuple[str, ...] = (
 
 
 def refresh_market(providers: list[str], catalog: Catalog, *, cache: Path, regions: tuple[str, ...] = (),
-                   endpoint: str | None = None) -> tuple[list[RefreshResult], dict[str, set[str]]]:
+                   endpoint: str | None = None) -> tuple[list[RefreshResult], MarketRows]:
     """gpuhunt's catalogs of ``providers`` into the cache, one file per provider and region (only ``regions``
-    when given); (what was written, the GPU names per provider that no catalog key matched)."""
+    when given); (what was written, what was read: the GPU names per provider that no catalog key matched and the
+    items left out, by reason). The rows it replaces are the shipped snapshot's and earlier refreshes' (no user
+    files, no discounts: a discounted price must not be written back as a list price)."""
     from providers.market.gpuhunt_source import fetch
 
-    market = fetch(providers, catalog)
+    current = Catalog.load(cache=cache).instances
+    market = fetch(providers, catalog, current=current)
     picked = {k: v for k, v in market.rows.items() if not regions or any(k[1].startswith(r) for r in regions)}
     if not picked:
         raise ProviderError(f"gpuhunt's catalogs have no offer in {', '.join(regions)}",
@@ -112,4 +118,4 @@ def refresh_market(providers: list[str], catalog: Catalog, *, cache: Path, regio
     meta = {"endpoint": endpoint, "source": "gpuhunt", "versions": market.versions}
     results = [_store(cache_path(cache, provider, region), provider, region, rows, meta)
                for (provider, region), rows in sorted(picked.items())]
-    return results, market.unknown_gpus
+    return results, market

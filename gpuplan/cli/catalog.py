@@ -241,11 +241,13 @@ def _refresh_market(provider: str, region: list[str] | None, cat: Any, as_json: 
     names = parse_multi([provider], "--provider") or []
     url = os.environ.get("GPUHUNT_CATALOG_URL", "").strip()
     endpoint = f"GPUHUNT_CATALOG_URL={without_url_credentials(url.rstrip('/'))}" if url else None
-    results, unknown = refresh_market(names, cat, cache=catalog_cache_dir(),
-                                      regions=tuple(parse_multi(region, "--region") or ()), endpoint=endpoint)
+    results, market = refresh_market(names, cat, cache=catalog_cache_dir(),
+                                     regions=tuple(parse_multi(region, "--region") or ()), endpoint=endpoint)
+    unknown = market.unknown_gpus
     if as_json:
         emit(dump_json({"refreshed": [r.model_dump(mode="json") for r in results],
-                        "unknown_gpus": {k: sorted(v) for k, v in unknown.items()}}))
+                        "unknown_gpus": {k: sorted(v) for k, v in unknown.items()},
+                        "left_out": market.left_out}))
         return
     by_provider: dict[str, list[Any]] = {}
     for r in results:
@@ -256,6 +258,9 @@ def _refresh_market(provider: str, region: list[str] | None, cat: Any, as_json: 
     for p, names_ in unknown.items():
         stderr().print(f"{p}: left out GPUs the catalog does not know: {', '.join(sorted(names_))}",
                        highlight=False, markup=False)
+    for p, reasons in market.left_out.items():
+        for why, n in sorted(reasons.items()):
+            stderr().print(f"{p}: {n} item(s) {why}", highlight=False, markup=False)
     if endpoint:
         stderr().print(f"note: read through {endpoint}; plans use these prices until `gpuplan catalog clear`",
                        highlight=False, markup=False)

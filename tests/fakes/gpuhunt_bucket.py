@@ -1,10 +1,14 @@
 """A gpuhunt catalog bucket on 127.0.0.1: ``{base}/{provider}/version`` and ``{base}/{provider}/{version}/catalog.zip``
-holding ``{provider}.csv`` in gpuhunt's v2 columns, as the real bucket lays them out (gpuhunt ``_internal/catalog.py``)."""
+holding ``{provider}.csv`` in gpuhunt's v2 columns, as the real bucket lays them out (gpuhunt ``_internal/catalog.py``).
+
+Items are given as gpuhunt's ``CatalogItem`` fields and written as its ``storage.item_to_row`` writes them: flags
+space-separated, provider_data as JSON, booleans and numbers by ``str``."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -27,9 +31,17 @@ def write_bucket(root: Path, catalogs: dict[str, list[dict[str, object]]], versi
         w.writeheader()
         for it in items:
             w.writerow({"disk_size": "", "gpu_vendor": "nvidia", "flags": "", "cpu_arch": "x86",
-                        "provider_data": "{}", **{k: str(v) for k, v in it.items()}})
+                        "provider_data": "{}", **{k: _cell(v) for k, v in it.items()}})
         with zipfile.ZipFile(folder / "catalog.zip", "w") as z:
             z.writestr(f"{provider}.csv", buf.getvalue())
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return "" if value is None else str(value)
 
 
 class _Quiet(SimpleHTTPRequestHandler):
