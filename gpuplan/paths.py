@@ -52,6 +52,11 @@ def catalog_cache_dir() -> Path:
     return cache_dir() / "catalog"
 
 
+def fx_cache_file() -> Path:
+    """ECB's reference rates as `gpuplan catalog refresh --fx` last read them (fx.csv's columns)."""
+    return cache_dir() / "fx.csv"
+
+
 def ledger_file() -> Path:
     """The launch ledger (an SQLite file of every machine gpuplan started)."""
     return data_dir() / "ledger.sqlite3"

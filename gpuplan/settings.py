@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from pricing.errors import InputError, first_error
-from pricing.money import FxRate, age_text
-from gpuplan.paths import catalog_cache_dir, config_dir, home
+from pricing.money import FxRate, age_text, shipped_fx_rates
+from gpuplan.paths import catalog_cache_dir, config_dir, fx_cache_file, home
 from planner.limits import check, check_fields
 from planner.settings import Settings
 
@@ -54,9 +54,12 @@ def ignored_config_files() -> list[Path]:
     return found[1:]
 
 
+INTERNAL = frozenset({"fx_refreshed"})  # Settings fields the program sets, never a variable or the config file
+
+
 def _from_env() -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in Settings.model_fields:
+    for name in Settings.model_fields.keys() - INTERNAL:
         value = os.environ.get(ENV_PREFIX + name.upper())
         if value is not None and value != "":
             out[name] = value
@@ -72,11 +75,12 @@ def _from_file(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"cannot read config file {path}: {exc}", "fix or delete it (it must be UTF-8 TOML)") from None
-    unknown = set(data) - set(Settings.model_fields)
+    known = [k for k in Settings.model_fields if k not in INTERNAL]
+    unknown = set(data) - set(known)
     if unknown:
         raise InputError(
             f"config file {path} has unknown keys: {', '.join(sorted(unknown))}",
-            f"known keys: {', '.join(Settings.model_fields)}",
+            f"known keys: {', '.join(known)}",
         )
     return data
 
@@ -97,7 +101,23 @@ def load_settings(**flags: Any) -> Settings:
     check_fields(settings)
     for rate in settings.fx:
         check("fx_rate", rate.rate, f"exchange rate 1 {rate.base} = {rate.rate} {rate.quote}")
+    if refreshed := refreshed_fx_rates():
+        settings = settings.model_copy(update={"fx_refreshed": refreshed})
     return settings
+
+
+def refreshed_fx_rates() -> tuple[FxRate, ...]:
+    """The rates `gpuplan catalog refresh --fx` last read, or none (never read: the shipped rates apply)."""
+    path = fx_cache_file()
+    if not path.is_file():  # the usual case: one stat
+        return ()
+    from pricing.money import read_fx_csv
+
+    try:
+        return read_fx_csv(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, ArithmeticError):
+        raise InputError(f"cannot read the refreshed exchange rates in {path}",
+                         "run `gpuplan catalog refresh --fx` again, or delete the file to use the shipped rates") from None
 
 
 def load_catalog(settings: Settings, extra_files: tuple[Path, ...] = ()) -> Catalog:
@@ -121,9 +141,10 @@ def run_warnings(used_fx: set[FxRate], today: date | None = None) -> list[str]:
     """What a finished command should tell the user on stderr: old exchange rates, ignored config files."""
     out = []
     for r in stale_fx_rates(used_fx, today):
-        out.append(f"converted at the shipped rate 1 {r.base} = {r.rate} {r.quote} of {r.as_of}, "
-                   f"{age_text(r.age_days(today) or 0)} old; give a current one with --fx {r.base}/{r.quote}=RATE "
-                   "(or GPUPLAN_FX, or fx in the config file)")
+        which = "shipped" if any(s.source in r.source for s in shipped_fx_rates()) else "refreshed"
+        out.append(f"converted at the {which} rate 1 {r.base} = {r.shown()} {r.quote} of {r.as_of}, "
+                   f"{age_text(r.age_days(today) or 0)} old; read ECB's current rates with `gpuplan catalog refresh "
+                   f"--fx`, or give one with --fx {r.base}/{r.quote}=RATE (or GPUPLAN_FX, or fx in the config file)")
     for path in ignored_config_files():
         out.append(f"config file {path} is ignored: {config_file()} is read instead (keep one)")
     return out

@@ -55,6 +55,9 @@ class Settings(BaseModel):
 
     currency: Currency = Currency.USD
     fx: tuple[FxRate, ...] = ()
+    # ECB's rates as `gpuplan catalog refresh --fx` last read them: set by the program (gpuplan.settings reads the
+    # cache), never by a flag, variable or config file; they rank between the user's rates and the shipped ones.
+    fx_refreshed: tuple[FxRate, ...] = Field(default=(), exclude=True)
     hours_per_month: Decimal = Field(default=HOURS_PER_MONTH, gt=0)
     spot_overhead: Decimal = Field(default=Decimal("0.10"), ge=0)
     # Hours between checkpoints of a spot run (None: the 1 h that spot_overhead is taken at; planner.plan.spot).
@@ -119,5 +122,7 @@ class Settings(BaseModel):
         return {d.provider: d.factor for d in self.discount}
 
     def fx_table(self) -> Fx:
-        """User rates first, so they override the shipped ones for the same pair."""
-        return Fx(list(self.fx) + list(shipped_fx_rates()))
+        """User rates first, so they override the refreshed and shipped ones for the same pair; a pair with no rate
+        of its own is crossed through the euro with the first rate of each leg (ECB quotes every currency
+        against it). A user who wants a pair converted otherwise gives that pair's rate (--fx, GPUPLAN_FX, config)."""
+        return Fx(list(self.fx) + list(self.fx_refreshed) + list(shipped_fx_rates()))

@@ -2,7 +2,13 @@
 
 Amounts never mix currencies silently: adding CNY to USD raises, and the only way
 between them is an :class:`FxRate` that carries its own source and date, loaded
-from ``data/fx.csv`` or given by the user (``--fx``, ``GPUPLAN_FX``, config).
+from ``data/fx.csv`` (ECB's euro reference rates), from the cache ``gpuplan catalog
+refresh --fx`` writes, or given by the user (``--fx``, ``GPUPLAN_FX``, config).
+
+ECB publishes every rate against the euro (1 EUR = x USD, 1 EUR = y CNY). A pair with no
+rate of its own (USD and CNY) is converted through the euro, as ECB's own cross rates are
+worked out: 1 USD = y / x CNY. The cross rate is said as such, with both legs' source and
+the older leg's date; a rate the user gives for the pair itself wins over it.
 """
 
 from __future__ import annotations
@@ -24,10 +30,16 @@ CENT = Decimal("0.01")
 
 
 class Currency(StrEnum):
-    """Currencies the catalog prices are quoted in."""
+    """Currencies prices are quoted in and ``--currency`` shows: the catalog's (CNY, USD) and the others the
+    clouds bill in, all of which ECB publishes a euro reference rate for."""
 
     CNY = "CNY"
     USD = "USD"
+    EUR = "EUR"
+    GBP = "GBP"
+    JPY = "JPY"
+    SGD = "SGD"
+    HKD = "HKD"
 
     @classmethod
     def parse(cls, text: str) -> Currency:
@@ -190,7 +202,12 @@ class FxRate(BaseModel):
     def label(self, today: date | None = None) -> str:
         age = self.age_days(today)
         when = f", as of {self.as_of}: {age_text(age)} old" if self.as_of and age is not None else ""
-        return f"1 {self.base} = {self.rate} {self.quote} ({self.source}{when})"
+        return f"1 {self.base} = {self.shown()} {self.quote} ({self.source}{when})"
+
+    def shown(self) -> str:
+        """The rate as written: a published or given rate as it was, a cross rate's many digits to 6 places."""
+        exponent = self.rate.as_tuple().exponent
+        return decimal_json(self.rate) if isinstance(exponent, int) and exponent < -6 else str(self.rate)
 
 
 def age_text(days: int) -> str:
@@ -202,24 +219,66 @@ def age_text(days: int) -> str:
     return f"{days / 365:.1f} years"
 
 
-class Fx:
-    """Converts money with the rates it was given, in either direction."""
+PIVOT = Currency.EUR  # ECB quotes every currency against the euro: pairs without a rate of their own cross it
 
-    def __init__(self, rates: list[FxRate]) -> None:
+
+class Fx:
+    """Converts money with the rates it was given, in either direction; a pair with no rate of its own through
+    the euro (the rates are ECB's, all against it). The first rate given for a pair wins: user rates come first."""
+
+    def __init__(self, rates: list[FxRate], pivot: Currency | None = PIVOT) -> None:
         self.rates = rates
+        self.pivot = pivot
+        self._cross: dict[tuple[Currency, Currency], tuple[Decimal, FxRate] | None] = {}
+        self._seen: dict[FxRate, None] = {}  # the rates conversions used, in order (a dict keeps it)
+
+    def _direct(self, src: Currency, dst: Currency) -> tuple[Decimal, FxRate] | None:
+        for r in self.rates:
+            if (r.base, r.quote) in ((src, dst), (dst, src)):
+                return (r.rate if (r.base, r.quote) == (src, dst) else 1 / r.rate), r
+        return None
+
+    def _via_pivot(self, src: Currency, dst: Currency) -> tuple[Decimal, FxRate] | None:
+        """The cross rate ``src`` -> ``dst`` through the pivot (made once per direction), and the rate as it is
+        said: written the way round that reads as more than 1 (1 USD = 7.12 CNY, as its users write it)."""
+        if (src, dst) in self._cross:
+            return self._cross[(src, dst)]
+        pivot, made = self.pivot, None
+        if pivot is not None and pivot not in (src, dst):
+            leg1, leg2 = self._direct(pivot, src), self._direct(pivot, dst)
+            if leg1 is not None and leg2 is not None:
+                # one division of the two per-euro figures, as published: 9 / 1.25 is 7.2 exactly
+                exact = leg2[0] / leg1[0]
+                (base, p, a), (quote, q, b) = ((src, leg1[0], leg1[1]), (dst, leg2[0], leg2[1]))
+                if exact < 1:
+                    (base, p, a), (quote, q, b) = (quote, q, b), (base, p, a)
+                where = a.source if a.source == b.source else f"{a.source}; {b.source}"
+                dates = [d for d in (a.as_of, b.as_of) if d is not None]
+                said = FxRate.model_construct(
+                    base=base, quote=quote, rate=q / p, as_of=min(dates) if dates else None,
+                    source=f"cross via {pivot}: 1 {pivot} = {p} {base}, 1 {pivot} = {q} {quote}; {where}")
+                made = (exact, said)
+        self._cross[(src, dst)] = made
+        return made
 
     def rate(self, src: Currency, dst: Currency) -> Decimal:
         if src == dst:
             return Decimal(1)
-        for r in self.rates:
-            if (r.base, r.quote) in ((src, dst), (dst, src)):
-                if (seen := _FX_USED.get()) is not None:
-                    seen.add(r)
-                return r.rate if (r.base, r.quote) == (src, dst) else 1 / r.rate
+        if (direct := self._direct(src, dst)) is not None:
+            self._use(direct[1])
+            return direct[0]
+        if (cross := self._via_pivot(src, dst)) is not None:
+            self._use(cross[1])
+            return cross[0]
         raise PriceMissingError(
             f"no exchange rate between {src} and {dst}",
             f"give one with --fx '1 {src} = N {dst}' or keep --currency {src}",
         )
+
+    def _use(self, r: FxRate) -> None:
+        self._seen[r] = None
+        if (seen := _FX_USED.get()) is not None:
+            seen.add(r)
 
     def convert(self, money: Money, dst: Currency) -> Money:
         if money.currency == dst:  # the same amount (x * 1 keeps x's digits): no new value to make
@@ -227,7 +286,8 @@ class Fx:
         return Money(amount=money.amount * self.rate(money.currency, dst), currency=dst)  # dst may come as text
 
     def used(self) -> list[FxRate]:
-        return list(self.rates)
+        """The rates conversions have used (a cross rate as one), else, before any, every rate the table has."""
+        return list(self._seen) if self._seen else list(self.rates)
 
 
 def parse_fx(text: str) -> FxRate:
@@ -254,7 +314,14 @@ def parse_fx(text: str) -> FxRate:
 @lru_cache(maxsize=1)
 def shipped_fx_rates() -> tuple[FxRate, ...]:
     """The sourced default rates in ``pricing/data/fx.csv``, typed as read (the tests validate the file)."""
-    text = resources.files("pricing.data").joinpath("fx.csv").read_text(encoding="utf-8")
+    return read_fx_csv(resources.files("pricing.data").joinpath("fx.csv").read_text(encoding="utf-8"))
+
+
+FX_FIELDS = ("base", "quote", "rate", "source", "as_of", "notes")  # fx.csv's columns, and the cache's
+
+
+def read_fx_csv(text: str) -> tuple[FxRate, ...]:
+    """Rates in fx.csv's columns (the shipped file, the cache), typed as read: their writers checked them."""
     rows = csv.DictReader(text.splitlines())
     return tuple(
         FxRate.model_construct(

@@ -186,13 +186,23 @@ def catalog_clear(
 
 @catalog_app.command("refresh")
 def catalog_refresh(
-    provider: Annotated[str, typer.Option("--provider", help="Cloud whose live prices to read: tencent or aws; with --source gpuhunt, any of its catalogs (gcp, azure, lambda, oci, nebius, runpod, ...; comma list).")],
+    provider: Annotated[Optional[str], typer.Option("--provider", help="Cloud whose live prices to read: tencent or aws; with --source gpuhunt, any of its catalogs (gcp, azure, lambda, oci, nebius, runpod, ...; comma list).")] = None,
     region: Annotated[Optional[list[str]], typer.Option("--region", help="Region to read, e.g. ap-guangzhou, us-east-1 (repeatable; with --source gpuhunt: only these, default all).")] = None,
     profile: Annotated[Optional[str], typer.Option("--profile", help="AWS profile name (AWS only).")] = None,
     source: Annotated[str, typer.Option("--source", help="cloud: the cloud's own price API; gpuhunt: gpuhunt's catalogs (needs gpuplan[market]; GPUHUNT_CATALOG_URL points it elsewhere).")] = "cloud",
+    fx: Annotated[bool, typer.Option("--fx", help="Read ECB's euro reference exchange rates of the day (free, no key; GPUPLAN_ECB_URL points it elsewhere) into the cache; plans prefer them to the shipped rates.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Read live prices (and stock where the API gives it) into the user cache; plan and offers then use them."""
+    if fx:
+        if provider is not None and as_json:
+            raise InputError("--fx and --provider with --json would print two answers", "run them one at a time")
+        _refresh_fx(as_json)
+        if provider is None:
+            return
+    if provider is None:
+        raise InputError("--provider is needed to read prices", "e.g. --provider aws --region us-east-1, or --fx "
+                         "for exchange rates only")
     from gpuplan.console import stderr
     from gpuplan.paths import catalog_cache_dir
     from gpuplan.render.table import dump_json
@@ -226,6 +236,25 @@ def catalog_refresh(
                                highlight=False, markup=False)
     if as_json:
         emit(dump_json({"refreshed": [r.model_dump(mode="json") for r in results]}))
+
+
+def _refresh_fx(as_json: bool) -> None:
+    """``catalog refresh --fx``: ECB's reference rates into the cache."""
+    import os
+
+    from gpuplan.console import stderr
+    from gpuplan.paths import fx_cache_file
+    from gpuplan.render.table import dump_json
+    from providers.fx_feed import ECB_DAILY_URL, refresh_fx
+
+    url = os.environ.get("GPUPLAN_ECB_URL", "").strip() or ECB_DAILY_URL
+    rates = refresh_fx(fx_cache_file(), url)
+    if as_json:
+        emit(dump_json({"fx": [r.label() for r in rates], "path": str(fx_cache_file())}))
+        return
+    day = rates[0].as_of
+    stderr().print(f"ECB reference rates of {day}: {', '.join(f'1 EUR = {r.rate} {r.quote}' for r in rates)}; "
+                   f"saved to {fx_cache_file()}", highlight=False, markup=False)
 
 
 def _refresh_market(provider: str, region: list[str] | None, cat: Any, as_json: bool) -> None:

@@ -91,7 +91,7 @@ def test_explain_lists_exclusions(gpuplan: Run) -> None:
     (["plan", "--gpu-hours", "10", "--billing", "weekly"], "billing"),
     (["plan", "--gpu-hours", "10", "--deadline", "soon"], "duration"),
     (["plan", "--gpu-hours", "100000", "--deadline", "1m"], "deadline"),  # too much even for 64 nodes
-    (["plan", "--gpu-hours", "10", "--currency", "EUR"], "currency"),
+    (["plan", "--gpu-hours", "10", "--currency", "XYZ"], "currency"),
     (["plan", "--gpu-hours", "10", "--fx", "USD/CNY=zero"], "exchange rate"),
     (["plan", "--gpu-hours", "10", "-o", "yaml"], "output format"),
     (["plan", "--gpu-hours", "10", "--ref-gpu", "V1000"], "unknown GPU"),

@@ -146,9 +146,13 @@ def test_tco_tables_fit_80_columns(gpuplan: Run, columns: Callable[[int], None])
     assert code == 0 and max(len(line) for line in out.splitlines()) <= 80
     for name in ("GN10Xp.20XLARGE320 monthly", "buy 4x RTX-4090", "p3.16xlarge spot"):
         assert re.search(rf"│ {re.escape(name)}\*?\s+│", out), name
-    # the dearest total, uncut: 36 months of the instance (227,678.94 USD) and of 5 Mbps of bandwidth
-    # at 20 CNY per Mbps-month, converted at the shipped 7.2734 CNY per USD
-    dearest = Decimal("227678.94") + (Decimal(36 * 20 * 5) / Decimal("7.2734")).quantize(Decimal("0.01"))
+    # the dearest total, uncut: 36 months of the instance (46,000 CNY a month) and of 5 Mbps of bandwidth
+    # at 20 CNY per Mbps-month, converted at the shipped rates (ECB's, crossed through the euro)
+    from planner.settings import Settings
+    from pricing.money import Currency
+
+    to_usd = Settings().fx_table().rate(Currency.CNY, Currency.USD)
+    dearest = sum((Decimal(cny) * to_usd).quantize(Decimal("0.01")) for cny in (36 * 46000, 36 * 20 * 5))
     assert f"{dearest:,.2f}" in out
 
 

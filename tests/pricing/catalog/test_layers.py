@@ -67,7 +67,7 @@ def test_a_bad_row_names_the_file_and_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("line, words", [
     ("acme,a1,a1,NO-SUCH-GPU,1,8,64,r1,,,USD,2.00,,,,,,,,,src,2026-01-01,", "NO-SUCH-GPU"),
-    ("acme,a1,a1,V100-SXM2-32GB,1,8,64,r1,,,EUR,2.00,,,,,,,,,src,2026-01-01,", "line 2"),
+    ("acme,a1,a1,V100-SXM2-32GB,1,8,64,r1,,,XYZ,2.00,,,,,,,,,src,2026-01-01,", "line 2"),
     ("acme,a1,a1,V100-SXM2-32GB,1,8,64,r1,,,USD,-2.00,,,,,,,,,src,2026-01-01,", "negative"),
     ("acme,a1,a1,V100-SXM2-32GB,1,8,64,r1,,,USD,2.00,,,,,,,,,src,yesterday,", "line 2"),
 ])
