@@ -96,9 +96,9 @@ def shapes(cat: Catalog) -> list[Shape]:
 
 
 def _fx_cny() -> float:
-    from pricing.money import shipped_fx_rates
+    from pricing.money import Fx, shipped_fx_rates
 
-    return float(next(r.rate for r in shipped_fx_rates() if (r.base, r.quote) == (Currency.USD, Currency.CNY)))
+    return float(Fx(list(shipped_fx_rates())).rate(Currency.USD, Currency.CNY))  # ECB's, crossed through the euro
 
 
 def _money(x: float) -> str:

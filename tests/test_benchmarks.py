@@ -28,7 +28,7 @@ def test_synthetic_rows_are_distinct_priced_offers_on_real_gpus(tmp_path: Path) 
     assert len({(r["provider"], r["instance_type"], r["region"]) for r in rows}) == 600
     gpus = Catalog.shipped().gpus
     assert {r["gpu"] for r in rows} <= set(gpus)
-    assert {r["currency"] for r in rows} == {c.value for c in Currency}
+    assert {r["currency"] for r in rows} == {Currency.USD.value, Currency.CNY.value}  # the clouds' two
     assert len({r["provider"] for r in rows}) >= 4
     assert all(float(r["hourly"]) > 0 for r in rows)
     cat = Catalog.load(user_files=[path])
