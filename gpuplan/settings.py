@@ -117,7 +117,8 @@ def refreshed_fx_rates() -> tuple[FxRate, ...]:
         return read_fx_csv(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, KeyError, ArithmeticError):
         raise InputError(f"cannot read the refreshed exchange rates in {path}",
-                         "run `gpuplan catalog refresh --fx` again, or delete the file to use the shipped rates") from None
+                         "run `gpuplan catalog refresh --fx` again, or delete the file to use the shipped rates",
+                         ) from None
 
 
 def load_catalog(settings: Settings, extra_files: tuple[Path, ...] = ()) -> Catalog:

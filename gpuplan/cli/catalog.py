@@ -186,11 +186,15 @@ def catalog_clear(
 
 @catalog_app.command("refresh")
 def catalog_refresh(
-    provider: Annotated[Optional[str], typer.Option("--provider", help="Cloud whose live prices to read: tencent or aws; with --source gpuhunt, any of its catalogs (gcp, azure, lambda, oci, nebius, runpod, ...; comma list).")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", help=(
+        "Cloud whose live prices to read: tencent or aws; with --source gpuhunt, any of its catalogs "
+        "(gcp, azure, lambda, oci, nebius, runpod, ...; comma list)."))] = None,
     region: Annotated[Optional[list[str]], typer.Option("--region", help="Region to read, e.g. ap-guangzhou, us-east-1 (repeatable; with --source gpuhunt: only these, default all).")] = None,
     profile: Annotated[Optional[str], typer.Option("--profile", help="AWS profile name (AWS only).")] = None,
     source: Annotated[str, typer.Option("--source", help="cloud: the cloud's own price API; gpuhunt: gpuhunt's catalogs (needs gpuplan[market]; GPUHUNT_CATALOG_URL points it elsewhere).")] = "cloud",
-    fx: Annotated[bool, typer.Option("--fx", help="Read ECB's euro reference exchange rates of the day (free, no key; GPUPLAN_ECB_URL points it elsewhere) into the cache; plans prefer them to the shipped rates.")] = False,
+    fx: Annotated[bool, typer.Option("--fx", help=(
+        "Read ECB's euro reference exchange rates of the day (free, no key; GPUPLAN_ECB_URL points it elsewhere) "
+        "into the cache; plans prefer them to the shipped rates."))] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Read live prices (and stock where the API gives it) into the user cache; plan and offers then use them."""
@@ -285,7 +289,8 @@ def _refresh_market(provider: str, region: list[str] | None, cat: Any, as_json: 
         stderr().print(f"{p}: {sum(r.rows for r in rs)} GPU offers in {len(rs)} region(s) from gpuhunt; saved under "
                        f"{rs[0].path.parent}", highlight=False, markup=False)
     for p, names_ in unknown.items():
-        stderr().print(f"{p}: left out GPUs the catalog does not know: {', '.join(sorted(names_))}",
+        stderr().print(f"{p}: skipped GPUs the catalog does not know (gpuhunt's names): "
+                       f"{', '.join(sorted(names_))}",
                        highlight=False, markup=False)
     for p, reasons in market.left_out.items():
         for why, n in sorted(reasons.items()):

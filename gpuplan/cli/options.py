@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="table, json, csv or markdown.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON, the stable contract the README describes.")]
-CurrencyOpt = Annotated[Optional[str], typer.Option("--currency", help="Display currency: USD, CNY, EUR, GBP, JPY, SGD or HKD. [default: USD]")]
+CurrencyOpt = Annotated[Optional[str], typer.Option(
+    "--currency", help="Display currency: USD, CNY, EUR, GBP, JPY, SGD or HKD. [default: USD]")]
 FxOpt = Annotated[
     Optional[list[str]],
     typer.Option("--fx", help="Exchange rate to use, e.g. USD/CNY=7.1 (repeatable); overrides the shipped rate."),

@@ -82,7 +82,8 @@ def test_a_plan_shows_every_billing_currency(gpuplan, code: str) -> None:  # typ
     import json
 
     def first(*args: str) -> Decimal:
-        res, out, err = gpuplan("plan", "--gpu-hours", "10", "--provider", "aws", "--billing", "hourly", *args, "--json")
+        res, out, err = gpuplan("plan", "--gpu-hours", "10", "--provider", "aws", "--billing", "hourly", *args,
+                                "--json")
         assert res == 0, err
         plan = json.loads(out)
         return Decimal(plan["options"][0]["total"]), plan["currency"]

@@ -16,8 +16,10 @@ from tests.fakes.gpuhunt_bucket import serve
 Run = Callable[..., tuple[int, str, str]]
 DAY = date(2031, 3, 14)  # the fixture's day: far from the shipped rates', so which were used is plain
 # The feed's layout as ECB publishes it (namespaces, single-quoted attributes); the figures are made up.
+ENVELOPE = ('<gesmes:Envelope xmlns:gesmes="http://www.gesmes.org/xml/2002-08-01" '
+            'xmlns="http://www.ecb.int/vocabulary/2002-08-01/eurofxref">')
 FEED = f"""<?xml version="1.0" encoding="UTF-8"?>
-<gesmes:Envelope xmlns:gesmes="http://www.gesmes.org/xml/2002-08-01" xmlns="http://www.ecb.int/vocabulary/2002-08-01/eurofxref">
+{ENVELOPE}
 \t<gesmes:subject>Reference rates</gesmes:subject>
 \t<gesmes:Sender>
 \t\t<gesmes:name>European Central Bank</gesmes:name>
