@@ -286,8 +286,14 @@ class Fx:
         return Money(amount=money.amount * self.rate(money.currency, dst), currency=dst)  # dst may come as text
 
     def used(self) -> list[FxRate]:
-        """The rates conversions have used (a cross rate as one), else, before any, every rate the table has."""
-        return list(self._seen) if self._seen else list(self.rates)
+        """The rates conversions have used (a cross rate as one); before any, the rate in effect for each pair
+        the table has (the first given: a user's rate hides a refreshed or shipped one for the same pair)."""
+        if self._seen:
+            return list(self._seen)
+        first: dict[frozenset[Currency], FxRate] = {}
+        for r in self.rates:
+            first.setdefault(frozenset((r.base, r.quote)), r)
+        return list(first.values())
 
 
 def parse_fx(text: str) -> FxRate:

@@ -4,6 +4,8 @@ without a rate of their own crossed through the euro as ECB's cross rates are, a
 from __future__ import annotations
 
 import csv
+import json
+from collections.abc import Callable
 from datetime import date, timedelta
 from decimal import Decimal
 from importlib import resources
@@ -12,6 +14,8 @@ from itertools import permutations
 import pytest
 
 from pricing.money import Currency, Fx, FxRate, parse_fx, shipped_fx_rates
+
+Run = Callable[..., tuple[int, str, str]]
 
 
 def _ecb_file() -> dict[str, Decimal]:
@@ -78,10 +82,8 @@ def test_a_rate_warns_only_when_over_90_days_old() -> None:
 
 
 @pytest.mark.parametrize("code", ["EUR", "GBP", "JPY", "SGD", "HKD"])
-def test_a_plan_shows_every_billing_currency(gpuplan, code: str) -> None:  # type: ignore[no-untyped-def]
-    import json
-
-    def first(*args: str) -> Decimal:
+def test_a_plan_shows_every_billing_currency(gpuplan: Run, code: str) -> None:
+    def first(*args: str) -> tuple[Decimal, str]:
         res, out, err = gpuplan("plan", "--gpu-hours", "10", "--provider", "aws", "--billing", "hourly", *args,
                                 "--json")
         assert res == 0, err
@@ -93,3 +95,10 @@ def test_a_plan_shows_every_billing_currency(gpuplan, code: str) -> None:  # typ
     per_euro = {**_ecb_file(), "EUR": Decimal(1)}
     assert currency == code
     assert shown == pytest.approx(usd * per_euro[code] / per_euro["USD"], abs=Decimal("0.01") * per_euro[code])
+
+
+def test_before_any_conversion_the_rates_in_effect_are_listed_once_per_pair() -> None:
+    mine = parse_fx("EUR/USD=1.2")
+    listed = Fx([mine, *shipped_fx_rates()]).used()
+    assert listed[0] == mine and sum(1 for r in listed if {r.base, r.quote} == {Currency.EUR, Currency.USD}) == 1
+    assert len(listed) == len(shipped_fx_rates())

@@ -8,7 +8,9 @@ are the issue's figures (GCP Cloud Billing catalog: a3-highgpu-8g 88.49 USD/h in
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from collections.abc import Callable, Iterator
 from datetime import date
 from decimal import Decimal
@@ -73,11 +75,7 @@ def _items(provider: str, rows: list[dict[str, Any]], tmp_path: Path) -> list[An
     from gpuhunt._internal import storage
 
     write_bucket(tmp_path, {provider: rows})
-    import zipfile
-
     with zipfile.ZipFile(tmp_path / provider / "20261201" / "catalog.zip") as z, z.open(f"{provider}.csv") as f:
-        import io
-
         return list(storage.load(io.TextIOWrapper(f, "utf-8"), provider=provider))
 
 
