@@ -160,3 +160,17 @@ def test_a_refresh_keeps_list_prices_form_factors_and_typical_spot(gpuplan: Run,
     assert aws["p4d.24xlarge"]["spot"] == "8.1203"  # the median zone, not gpuhunt's cheapest 2.4655
     code, _, err = gpuplan("catalog", "refresh", "--source", "gpuhunt", "--provider", "gcp")
     assert code == 0 and "2 item(s) GCP DWS calendar-mode reservation" in " ".join(err.split())
+
+
+@pytest.mark.parametrize(("flags", "data"), [
+    (["gcp-dws-calendar-mode"], {}),  # gpuhunt 0.1.34's flag
+    ([], {"is_dws_calendar_mode": True}),  # and its provider data
+    # gpuhunt 0.1.34 lists neither DWS flex-start nor AWS capacity blocks; a later one that marks them so
+    # must not turn them hourly either
+    (["gcp-dws-flex-start"], {}),
+    ([], {"is_capacity_block": True}),
+])
+def test_reserved_capacity_is_never_hourly(tmp_path: Path, flags: list[str], data: dict[str, bool]) -> None:
+    item = {**AWS[0], "flags": flags, "provider_data": data}
+    market = _rows("aws", [item], tmp_path)
+    assert not market.rows and sum(market.left_out["aws"].values()) == 1
