@@ -91,8 +91,11 @@ class BilledStore:
                                    else c.amortized + old.amortized)
                 rows[key] = c
             for (launch_id, day, line, detail), c in rows.items():
+                # an upsert: another member's read of the same bill may commit between this one's delete and insert
                 db.execute("INSERT INTO billed (launch_id, day, days, line, detail, amount, amortized, currency, final,"
-                           " read_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           " read_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(launch_id, day, line, detail) DO UPDATE"
+                           " SET days = excluded.days, amount = excluded.amount, amortized = excluded.amortized,"
+                           " currency = excluded.currency, final = excluded.final, read_at = excluded.read_at",
                            (launch_id, day, c.days, line, detail, str(c.amount),
                             None if c.amortized is None else str(c.amortized), c.currency, int(c.final),
                             read_at.isoformat(timespec="seconds")))

@@ -55,7 +55,8 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
     Cloud("tencent", Currency.CNY, "gpuplan[tencent]", "tencentcloud.common",
           price_fetcher="providers.tencent.prices:TencentPriceFetcher",
           price_inquiry="providers.tencent.quote:inquire_price",
-          compute_client="providers.tencent.compute:TencentCompute", endpoint_envs=("GPUPLAN_TENCENT_ENDPOINT",)),
+          compute_client="providers.tencent.compute:TencentCompute", endpoint_envs=("GPUPLAN_TENCENT_ENDPOINT",),
+          bill_reader="providers.tencent.bills:TencentBillReader"),
     # No price inquiry: AWS has no call that prices one configuration; its Price List is read by the fetcher.
     Cloud("aws", Currency.USD, "gpuplan[aws]", "botocore",
           price_fetcher="providers.aws.prices:AwsPriceFetcher",

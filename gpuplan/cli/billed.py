@@ -30,7 +30,7 @@ def spend_billed(window: tuple[datetime, datetime], at: datetime, fx: Fx, *, ref
         write_file(html_file, html_page(month, at, list(clouds.values()), rows))
         said.append(f"wrote {html_file}")
     for line in said:
-        stderr().print(line, highlight=False, markup=False)
+        stderr().print(line, highlight=False, markup=False, soft_wrap=True)  # one line each, whatever the width
     if fmt is OutputFormat.JSON:
         emit(dump_json(payload(month, at, list(clouds.values()), rows)))
         return
