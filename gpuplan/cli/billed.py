@@ -34,11 +34,13 @@ def spend_billed(window: tuple[datetime, datetime], at: datetime, fx: Fx, *, ref
     if fmt is OutputFormat.JSON:
         emit(dump_json(payload(month, at, list(clouds.values()), rows)))
         return
-    cols = [Column(key=k, header=h, justify=j, priority=p) for k, h, j, p in (
+    if not rows:
+        print(f"no launches in {month}")
+        return
+    cols = [key=k, header=h, justify=j, priority=p) for k, h, j, p in (
         ("id", "launch", "left", 0), ("provider", "provider", "left", 2), ("project", "project", "left", 3),
         ("estimated", "estimated", "right", 0), ("billed", "billed", "right", 0),
         ("difference", "difference", "right", 1), ("mark", "", "left", 0), ("why", "why", "left", 1))]
-    text = render_rows(table_rows(rows), cols, fmt, title=f"Billed against estimated, {month}",
-                       caption="" if rows else "no launches in this month")
+    text = render_rows(table_rows(rows), cols, fmt, title=f"Billed against estimated, {month}")
     if text is not None:
         emit(text)
