@@ -37,7 +37,7 @@ def spend_billed(window: tuple[datetime, datetime], at: datetime, fx: Fx, *, ref
     if not rows:
         print(f"no launches in {month}")
         return
-    cols = [key=k, header=h, justify=j, priority=p) for k, h, j, p in (
+    cols = [Column(key=k, header=h, justify=j, priority=p) for k, h, j, p in (
         ("id", "launch", "left", 0), ("provider", "provider", "left", 2), ("project", "project", "left", 3),
         ("estimated", "estimated", "right", 0), ("billed", "billed", "right", 0),
         ("difference", "difference", "right", 1), ("mark", "", "left", 0), ("why", "why", "left", 1))]

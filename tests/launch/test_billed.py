@@ -1,4 +1,4 @@
-"""The clouds' bills beside the ledger's estimates: reads kept per day, differences flagged, budgets counting the bill."""
+"""The clouds' bills beside the ledger's estimates: reads kept per day, differences flagged, budgets count the bill."""
 
 from __future__ import annotations
 

@@ -20,7 +20,11 @@ from typing import Any
 
 import pytest
 
-from tests.launch.test_e2e_aws import SECRET, ami, cli, ec2, env, launch_args, moto_url  # noqa: F401
+from tests.launch import test_e2e_aws as aws
+from tests.launch.test_e2e_aws import SECRET, cli, launch_args
+
+# the moto server, its EC2 client, an image and the CLI's environment, as the launch tests have them
+moto_url, ec2, ami, env = aws.moto_url, aws.ec2, aws.ami, aws.env
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

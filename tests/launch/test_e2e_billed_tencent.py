@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from providers.testing.fake_cvm import TEST_SECRET_KEY, FakeCvm
-from tests.launch.test_e2e_tencent import LAUNCH, cli, env, fake  # noqa: F401
+from tests.launch import test_e2e_tencent as tencent
+from tests.launch.test_e2e_tencent import LAUNCH, cli
+
+fake, env = tencent.fake, tencent.env  # the fake CVM endpoint and the CLI's environment, as the launch tests have them
 
 pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcfromtimestamp:DeprecationWarning")
 
