@@ -137,7 +137,8 @@ def spend(
     if billed:
         from gpuplan.cli.billed import spend_billed
 
-        spend_billed(window, at, s.fx_table(), refresh=refresh, fmt=pick_format(output, as_json), html_file=html_file)
+        spend_billed(window, at, s.fx_table(), refresh=refresh, fmt=pick_format(output, as_json), html_file=html_file,
+                     by=by.strip().lower())
         return
     fmt = pick_format(output, as_json)
     with open_ledger(read_only_ok=True) as ledger:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from gpuplan.render.tco import CSS
@@ -17,10 +18,38 @@ def mark(row: LaunchBill) -> str:
     return "ALARM" if row.alarm else "DIFF" if row.flagged else ""
 
 
-def payload(month: str, at: datetime, clouds: Sequence[CloudBill], rows: Sequence[LaunchBill]) -> dict[str, Any]:
+# What `--by` groups launches by, as `spend` does.
+KEYS = {"project": lambda r: r.project or "-", "owner": lambda r: r.owner or "-", "provider": lambda r: r.provider,
+        "instance-type": lambda r: r.instance_type}
+
+
+def totals(rows: Sequence[LaunchBill], by: str) -> list[dict[str, Any]]:
+    """Estimated, billed and difference per ``by`` and currency; a group with no bill read has billed None."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        key = (KEYS[by](r.record), r.currency.value)
+        g = groups.setdefault(key, {by: key[0], "currency": key[1], "launches": 0, "estimated": Decimal(0),
+                                    "billed": None, "flagged": 0, "alarms": 0})
+        g["launches"] += 1
+        g["estimated"] += r.estimated
+        if r.billed is not None:
+            g["billed"] = (g["billed"] or Decimal(0)) + r.billed
+        g["flagged"] += r.flagged
+        g["alarms"] += r.alarm is not None
+    out = []
+    for g in sorted(groups.values(), key=lambda g: (-g["estimated"], g[by])):
+        billed = g["billed"]
+        out.append({**g, "estimated": money_json(g["estimated"]),
+                    "billed": None if billed is None else money_json(billed),
+                    "difference": None if billed is None else money_json(billed - Decimal(g["estimated"]))})
+    return out
+
+
+def payload(month: str, at: datetime, clouds: Sequence[CloudBill], rows: Sequence[LaunchBill],
+            by: str = "project") -> dict[str, Any]:
     """The JSON contract of ``spend --billed``: amounts in each launch's own currency, as strings."""
     return {
-        "month": month, "to": at.isoformat(timespec="seconds"),
+        "month": month, "to": at.isoformat(timespec="seconds"), "by": by, "totals": totals(rows, by),
         "clouds": [{"provider": c.provider, "source": c.source or None,
                     "read_at": None if c.read_at is None else c.read_at.isoformat(timespec="seconds"),
                     "kept_from_earlier_read": c.kept, "unavailable": c.unavailable, "notes": list(c.notes)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from gpuplan.render.billed import html_page, mark, payload, table_rows
+from gpuplan.render.billed import html_page, mark, payload, table_rows, totals
 from launch.billed import compare, read_bills
 from tests.launch.test_billed import AT, DEC, FX, Reader, bill, ledger_with_launch
 
@@ -31,3 +31,11 @@ def test_the_page_escapes_what_the_ledger_holds(tmp_path: Path) -> None:
     clouds, got = rows(tmp_path)
     page = html_page("2026-12", AT, clouds, got)
     assert "<script>" not in page and "&lt;script&gt;" in page and "ALARM" in page
+
+
+def test_totals_per_project_add_up_the_launches_and_count_their_marks(tmp_path: Path) -> None:
+    _, got = rows(tmp_path)
+    (t,) = totals(got, "project")
+    assert (t["project"], t["launches"], t["estimated"], t["billed"], t["difference"]) == (
+        "<script>x</script>", 1, "30.60", "104.04", "73.44")
+    assert (t["flagged"], t["alarms"]) == (1, 1)
