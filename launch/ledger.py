@@ -27,6 +27,7 @@ from pricing.errors import GpuplanError, InputError, StateError
 from pricing.files import private_dir
 from pricing.money import Currency, Money
 from providers.capabilities import InstanceInfo, InstanceState
+from launch.billed_store import MIGRATION as BILLED_MIGRATION, BilledStore
 
 
 class LaunchState(StrEnum):
@@ -150,6 +151,8 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (scope, name)
     )
     """,
+    # 5: the clouds' own bills per launch, day and line (spend --billed), and when each cloud's month was read
+    BILLED_MIGRATION,
 )
 
 
@@ -172,7 +175,7 @@ def _dt(text: str | None) -> datetime | None:
     return None if text is None else datetime.fromisoformat(text)
 
 
-class Ledger:
+class Ledger(BilledStore):
     """One SQLite file; open it, use it, close it (a context manager)."""
 
     def __init__(self, path: Path, *, read_only_ok: bool = False) -> None:

@@ -126,17 +126,27 @@ def spend(ledger: Ledger, *, month: tuple[datetime, datetime], by: str, fx: Fx, 
 
 def committed(ledger: Ledger, scope: Scope, name: str, *, at: datetime, fx: Fx, currency: Currency) -> Decimal:
     """The month's spend so far for ``name`` plus what its running launches will cost to their TTL."""
+    billed, estimated = committed_parts(ledger, scope, name, at=at, fx=fx, currency=currency)
+    return billed + estimated
+
+
+def committed_parts(ledger: Ledger, scope: Scope, name: str, *, at: datetime, fx: Fx,
+                    currency: Currency) -> tuple[Decimal, Decimal]:
+    """(billed, estimated): the clouds' bills kept in the ledger up to each bill's last complete day, then the
+    ledger's estimate of the month's spend after it and of running launches to their TTL."""
     start, end = month_of(None, at)
-    total = Decimal(0)
+    billed = estimated = Decimal(0)
     for r in ledger.launches():
         if (r.project if scope is Scope.PROJECT else r.owner) != name:
             continue
         # a launch not ended costs its machines to its TTL (to the month's end without one), priced as one span:
         # spent and still to come, added up, would each round up under a rule that bills whole hours
         until = at if r.state.is_final else max(at, r.expires_at or end)
-        native = launch_cost(r, ledger.instances(r.id), start, end, until)
-        total += fx.convert(Money(amount=native, currency=r.unit_price.currency), currency).amount
-    return total
+        covered, on_bill = ledger.billed_part(r.id, r.unit_price.currency.value, start, end)
+        native = launch_cost(r, ledger.instances(r.id), covered, end, until)
+        estimated += fx.convert(Money(amount=native, currency=r.unit_price.currency), currency).amount
+        billed += fx.convert(Money(amount=on_bill, currency=r.unit_price.currency), currency).amount
+    return billed, estimated
 
 
 def budget_check(project: str, owner: str, projected: Money | None, fx: Fx,

@@ -26,6 +26,7 @@ from providers.listprice import ListPriceProvider, SpotPricing
 from providers.local import LocalProvider
 
 if TYPE_CHECKING:  # their launch models cost every plan ~3 ms to build; only launching needs them
+    from providers.bills import BillReader
     from providers.capabilities import ComputeClient, PriceFetcher
 
 
@@ -44,6 +45,7 @@ class Cloud:
     price_fetcher: str | None = None  # a PriceFetcher class (`catalog refresh`)
     price_inquiry: str | None = None  # an exact-quote function for one configuration (`quote`)
     compute_client: str | None = None  # a ComputeClient class (`launch`, `ls`, `down`)
+    bill_reader: str | None = None  # a BillReader class: the cloud's own bill per launch (`spend --billed`)
     sdk_errors: str | None = None  # turns an SDK exception no adapter mapped into a gpuplan error, or None
     engines: frozenset[str] = frozenset()  # launch engines that run it from `plan --export` ("skypilot", "dstack")
     endpoint_envs: tuple[str, ...] = ()  # variables that send its API calls elsewhere (a fake, a proxy), first wins
@@ -53,11 +55,13 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
     Cloud("tencent", Currency.CNY, "gpuplan[tencent]", "tencentcloud.common",
           price_fetcher="providers.tencent.prices:TencentPriceFetcher",
           price_inquiry="providers.tencent.quote:inquire_price",
-          compute_client="providers.tencent.compute:TencentCompute", endpoint_envs=("GPUPLAN_TENCENT_ENDPOINT",)),
+          compute_client="providers.tencent.compute:TencentCompute", endpoint_envs=("GPUPLAN_TENCENT_ENDPOINT",),
+          bill_reader="providers.tencent.bills:TencentBillReader"),
     # No price inquiry: AWS has no call that prices one configuration; its Price List is read by the fetcher.
     Cloud("aws", Currency.USD, "gpuplan[aws]", "botocore",
           price_fetcher="providers.aws.prices:AwsPriceFetcher",
           compute_client="providers.aws.compute:AwsCompute", sdk_errors="providers.aws.session:sdk_error",
+          bill_reader="providers.aws.bills:AwsBillReader",
           engines=frozenset({"skypilot", "dstack"}),
           endpoint_envs=("AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL")),
     # List prices only (pricing/data/instances/lambda.csv); SkyPilot's and dstack's own adapters launch it.
@@ -141,6 +145,15 @@ def compute_client(provider: str, region: str, **options: Any) -> ComputeClient:
     cls = _load(provider, "compute_client", "launching")
     client: ComputeClient = cls(region=region, **options)
     return client
+
+
+def bill_reader(provider: str, **options: Any) -> BillReader | None:
+    """The provider's bill reader (``spend --billed``), or None for a cloud gpuplan reads no bill of."""
+    cloud = CLOUDS.get(provider)
+    if cloud is None or cloud.bill_reader is None:
+        return None
+    reader: BillReader = _load(provider, "bill_reader", "billing API")(**options)
+    return reader
 
 
 def engine_runs(engine: str, provider: str) -> bool:

@@ -68,29 +68,35 @@ def budget_ls(as_json: JsonOpt = False) -> None:
     from gpuplan.ledger import open_ledger
     from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
     from launch.ledger import now
-    from launch.spend import Scope, committed
+    from launch.spend import Scope, committed_parts
     from pricing.money import money_json, money_text
 
     fx = settings_from().fx_table()
     at = now()
     with open_ledger() as ledger:
-        rows = [(scope, name, cap, committed(ledger, Scope(scope), name, at=at, fx=fx, currency=cap.currency))
+        rows = [(scope, name, cap, *committed_parts(ledger, Scope(scope), name, at=at, fx=fx, currency=cap.currency))
                 for scope, name, cap in ledger.budgets()]
     if as_json:
         emit(dump_json({"month": f"{at:%Y-%m}", "budgets": [
             {"scope": s, "name": n, "monthly": {"amount": money_json(c.amount), "currency": c.currency},
-             "committed": {"amount": money_json(u), "currency": c.currency},
-             "left": {"amount": money_json(c.amount - u), "currency": c.currency}} for s, n, c, u in rows]}))
+             "committed": {"amount": money_json(b + e), "currency": c.currency},
+             "billed": {"amount": money_json(b), "currency": c.currency},
+             "estimated": {"amount": money_json(e), "currency": c.currency},
+             "left": {"amount": money_json(c.amount - b - e), "currency": c.currency}} for s, n, c, b, e in rows]}))
         return
     if not rows:
         print("no budgets: gpuplan budget set --project P --monthly '5000 USD'")
         return
-    table = [{"scope": s, "name": n, "monthly": str(c), "committed": money_text(u, c.currency),
-              "left": money_text(c.amount - u, c.currency)} for s, n, c, u in rows]
+    table = [{"scope": s, "name": n, "monthly": str(c), "committed": money_text(b + e, c.currency),
+              "billed": money_text(b, c.currency), "estimated": money_text(e, c.currency),
+              "left": money_text(c.amount - b - e, c.currency)} for s, n, c, b, e in rows]
     cols = [Column(key=k, header=h, justify=j, priority=0) for k, h, j in (
         ("scope", "scope", "left"), ("name", "name", "left"), ("monthly", "monthly budget", "right"),
-        ("committed", "spent + running to TTL", "right"), ("left", "left", "right"))]
-    emit(render_rows(table, cols, OutputFormat.TABLE, title=f"Budgets, {at:%Y-%m}"))
+        ("committed", "spent + running to TTL", "right"), ("billed", "of which billed", "right"),
+        ("estimated", "of which estimated", "right"), ("left", "left", "right"))]
+    emit(render_rows(table, cols, OutputFormat.TABLE, title=f"Budgets, {at:%Y-%m}",
+                     caption="billed: the clouds' bills kept by `gpuplan spend --billed`, to their last complete day; "
+                             "estimated: the ledger's figures after it, and running launches to their TTL"))
 
 
 @app.command()
@@ -101,6 +107,12 @@ def spend(
     fx: FxOpt = None,
     output: OutputOpt = None,
     html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write a page with a bar chart, in the style of the TCO report.", metavar="FILE")] = None,
+    billed: Annotated[bool, typer.Option(
+        "--billed", help="Each launch's bill from its cloud's billing API beside the ledger's estimate.")] = False,
+    refresh: Annotated[bool, typer.Option(
+        "--refresh", help="With --billed: ask the clouds again even if their bill was read today.")] = False,
+    activate_tag: Annotated[bool, typer.Option(
+        "--activate-tag", help="Activate the tag gpuplan:id for AWS cost allocation (needed once for --billed).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """What the ledger's launches cost in a month (to now), by project, owner, provider or instance type."""
@@ -110,9 +122,24 @@ def spend(
     from launch.spend import month_of, spend as spend_of
     from pricing.money import money_json
 
+    if activate_tag:
+        from providers.registry import bill_reader
+
+        reader = bill_reader("aws")
+        assert reader is not None  # the AWS record names its bill reader
+        print(reader.activate_tag())
+        return
+    if refresh and not billed:
+        raise InputError("--refresh goes with --billed")
     s = settings_from(currency=currency, fx=fx)
     at = now().replace(microsecond=0)  # the moment the report says it is "to", exactly
     window = month_of(month, at)
+    if billed:
+        from gpuplan.cli.billed import spend_billed
+
+        spend_billed(window, at, s.fx_table(), refresh=refresh, fmt=pick_format(output, as_json), html_file=html_file,
+                     by=by.strip().lower())
+        return
     fmt = pick_format(output, as_json)
     with open_ledger(read_only_ok=True) as ledger:
         rows = spend_of(ledger, month=window, by=by.strip().lower(), fx=s.fx_table(), currency=s.currency, at=at)

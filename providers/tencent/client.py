@@ -48,7 +48,8 @@ from providers.tencent import ENDPOINT_ENV, INSTANCE_ROLE_ENV, SECRET_ID_ENV, SE
 log = logging.getLogger("gpuplan.tencent")
 
 SDK_LOGGER = "tencentcloud_sdk_common"  # tencentcloud.common.abstract_client.LOGGER_NAME
-SERVICES = ("cvm", "vpc")  # the APIs gpuplan calls: instances, and the security group launches join
+# the APIs gpuplan calls: instances, the security group launches join, and the bill (spend --billed)
+SERVICES = ("cvm", "vpc", "billing")
 # The SDK's one reqTimeout (60 s) bounds the connect and every read alike; requests takes a pair. A CVM call
 # answers in about a second, so 20 s without a byte is a fault, and a retried RunInstances is safe (ClientToken).
 CONNECT_TIMEOUT_S = 5.0
@@ -287,7 +288,7 @@ class CvmApi:
         profile = ClientProfile(httpProfile=http, language=language)
         if self.service == "cvm":
             return cvm_client.CvmClient(self._cred, self.region, profile)
-        return _vpc_client_class()(self._cred, self.region, profile)
+        return _common_client_class(self.service)(self._cred, self.region, profile)
 
     # -- helpers for callers --
 
@@ -384,8 +385,8 @@ class CvmApi:
             return self._error(DryRunPassed, f"dry run of {action} passed", **common)
         failure = CODES.kind_of(code)
         if failure is Failure.PERMISSION:
-            return self._error(TencentCredentialsError, f"the Tencent Cloud key may not call cvm:{action} "
-                               f"({code}, {where})", "grant it a CAM policy allowing cvm:" + action, **common)
+            return self._error(TencentCredentialsError, f"the Tencent Cloud key may not call {self.service}:{action} "
+                               f"({code}, {where})", f"grant it a CAM policy allowing {self.service}:{action}", **common)
         if code == "AuthFailure.SignatureExpire":
             return self._error(TencentCredentialsError, f"Tencent Cloud rejected the request as expired "
                                f"({code}, {where})", "this machine's clock is over 5 minutes off; sync it", **common)
@@ -412,17 +413,21 @@ class CvmApi:
         return self._error(TencentApiError, f"{self.label} {action} failed: {code or 'no code'}: {message} ({where})",
                            **common)
 
-def _vpc_client_class() -> Any:
-    """A client of the VPC API (security groups) built on the common SDK alone: calls go through call_json, so
-    gpuplan needs no VPC models package, only the API's name, version and endpoint."""
+# API version of each service gpuplan calls through the common SDK alone (CVM has its own package).
+_API_VERSIONS = {"vpc": "2017-03-12", "billing": "2018-07-09"}
+
+
+def _common_client_class(service: str) -> Any:
+    """A client of the VPC (security groups) or billing API built on the common SDK alone: calls go through
+    call_json, so gpuplan needs no models package for them, only the API's name, version and endpoint."""
     from tencentcloud.common.abstract_client import AbstractClient  # type: ignore[import-untyped]
 
-    class VpcClient(AbstractClient):  # type: ignore[misc]
-        _apiVersion = "2017-03-12"
-        _endpoint = "vpc.tencentcloudapi.com"
-        _service = "vpc"
+    class CommonClient(AbstractClient):  # type: ignore[misc]
+        _apiVersion = _API_VERSIONS[service]
+        _endpoint = f"{service}.tencentcloudapi.com"
+        _service = service
 
-    return VpcClient
+    return CommonClient
 
 
 ApiFactory = Callable[[str], CvmApi]

@@ -35,6 +35,8 @@ from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from providers.testing.fake_billing import BillingActions
+
 TEST_SECRET_ID = "gpuplan-FAKE-test-secret-id-not-a-key"
 TEST_SECRET_KEY = "gpuplanFAKEtestKEY00000000000000"  # never a real key: signatures only
 TEST_REGION = "ap-guangzhou"
@@ -190,7 +192,7 @@ def expected_signature(secret_key: str, *, method: str, path: str, query: str, h
     return hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-class FakeCvm:
+class FakeCvm(BillingActions):
     """The fake endpoint and its state; ``calls`` and ``instances`` are there for assertions."""
 
     def __init__(
@@ -384,7 +386,8 @@ class FakeCvm:
         want = expected_signature(secret_key, method=method, path=path, query=query, headers=headers, signed=signed,
                                   body=body, timestamp=timestamp, service=match["service"])
         date_ok = match["date"] == datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d")
-        if not (date_ok and match["service"] in ("cvm", "vpc") and hmac.compare_digest(want, match["sig"])):
+        known = match["service"] in ("cvm", "vpc", "billing")
+        if not (date_ok and known and hmac.compare_digest(want, match["sig"])):
             raise ApiError("AuthFailure.SignatureFailure", "The provided credentials could not be validated. "
                            "Please check your signature is correct.")
 
