@@ -68,6 +68,7 @@ class BilledStore:
 
     def _write(self, what: str, *, required: bool = False) -> Any: ...  # provided by the ledger
     def _select(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]: ...  # provided by the ledger
+    def _serialize_budgets(self, db: Any) -> None: ...  # provided by the ledger
 
     def record_bill(self, provider: str, month: str, launch_ids: Iterable[str], start: date, end: date,
                     answer: BillAnswer, read_at: datetime) -> None:
@@ -76,6 +77,9 @@ class BilledStore:
         with self._write(f"bill {provider} {month}") as db:
             if db is None:  # a read-only ledger: the figures are shown, not kept
                 return
+            # One bill write at a time, under the lock budget checks take (PostgreSQL): members reading at once
+            # deadlocked deleting each other's rows, and a budget check sees a whole bill or none of it.
+            self._serialize_budgets(db)
             for launch_id in ids:
                 db.execute("DELETE FROM billed WHERE launch_id = ? AND day >= ? AND day < ?",
                            (launch_id, start.isoformat(), end.isoformat()))
