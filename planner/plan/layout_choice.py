@@ -70,7 +70,8 @@ class Scaling:
         net = f"; between nodes {self.network}" if self.network else ""
         return (f"{words(self.as_json())} (link inside a node: {self.link}{net}; "
                 f"{self.compute_s_per_microbatch:.2f} s compute, {self.comm_s_per_microbatch:.2f} s traffic "
-                f"per micro-batch, {self.accumulation} micro-batches per {self.global_batch_tokens / 1e6:g}M-token step)")
+                f"per micro-batch, {self.accumulation} micro-batches per "
+                f"{self.global_batch_tokens / 1e6:g}M-token step)")
 
 
 _LABEL = {"ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3/FSDP",
@@ -179,6 +180,8 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
             break
         if s.layout == best.layout or any(x.startswith(f"{s.layout} at") for x in lost):
             continue
+        if s.strategy == best.strategy and s.micro_batch == best.micro_batch and s.efficiency == best.efficiency:
+            continue  # selective recompute that bought nothing: the same layout in effect
         lost.append(f"{s.layout} at micro-batch {s.micro_batch}: {_throughput(s):.0%} useful "
                     f"({s.intra_node:.0%} inside, {s.inter_node:.0%} across nodes"
                     + (", 6/8 for full recompute" if s.recompute == Recompute.FULL.value else "") + ")")
