@@ -89,10 +89,56 @@ def _strategy(sh: Sharding) -> str:
     return {Sharding.NONE: "ddp", Sharding.FSDP: "zero3"}.get(sh, sh.value)
 
 
+def _state_bytes(w: TrainingWorkload, gpus: int) -> float:
+    """Bytes of weights/gradients each GPU's data-parallel collectives carry: with expert parallelism (a mixture
+    of experts with --experts) a GPU holds 1/EP of the experts, which are reduced and gathered only among the
+    GPUs holding the same experts, so it moves the dense layers plus its share of the experts."""
+    from planner.workload.memory import expert_parallel
+    from planner.workload.params import param_groups
+
+    per = 4.0 if w.precision is Precision.FP32 else 2.0
+    ep = expert_parallel(w, gpus)
+    if ep <= 1:
+        return w.arch.params * per
+    g = param_groups(w)
+    return (g.dense + g.experts / ep) * per
+
+
+def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes: int, link: comm.Link,
+                       net: links.Network | None) -> float:
+    """Seconds per micro-batch of expert parallelism's token exchange (0 for a dense model).
+
+    Each token's hidden state goes to its k experts and back (dispatch and combine), in the forward and the
+    backward pass: 4 k h x 2 bytes per token and MoE layer, of which (EP-1)/EP leaves the GPU. Destinations in the
+    GPU's own node go over its link; the rest leave the node through its NIC, which carries the node's GPUs'
+    share. The exchange sits on the critical path between attention and the experts, so none of it is hidden.
+    """
+    from planner.workload.memory import expert_parallel
+
+    a = w.arch
+    ep = expert_parallel(w, per_node * nodes)
+    if ep <= 1 or not (a.hidden and a.layers):
+        return 0.0
+    k = a.experts_per_token or 1
+    per_copy = tokens * a.layers * 4.0 * a.hidden * 2.0  # one copy of every token's state, there and back, fwd+bwd
+    per_gpu = per_copy * k * (ep - 1) / ep
+    inside = (min(ep, per_node) - 1) / (ep - 1)  # share of a GPU's other expert peers in its own node
+    t_link = per_gpu * inside / (link.bus_gbytes_s * 1e9)
+    if net is None or inside >= 1:
+        return t_link
+    # across nodes a token crosses once per distinct remote node its k experts sit on, then fans out over the
+    # node's own link (hierarchical dispatch, as NCCL's and DeepEP's all-to-all do): expected distinct nodes of k
+    # uniform picks among the EP group's m nodes
+    m = -(-ep // per_node)
+    remote = (m - 1) * (1 - (1 - 1 / m) ** k)
+    t_nic = per_node * per_copy * remote / (net.gbytes_s * 1e9)
+    return max(t_link, t_nic)
+
+
 def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: int, link: comm.Link,
          net: links.Network | None, flops_per_s: float) -> tuple[Scaling | None, str | None]:
     gpus = per_node * nodes
-    state = w.arch.params * (4.0 if w.precision is Precision.FP32 else 2.0)
+    state = _state_bytes(w, gpus)
     batch = global_batch(w)
     share = max(1, int(batch / gpus / w.seq_len))
     mb = w.micro_batch or max(1, min(lay.max_batch or 1, share))
@@ -113,6 +159,10 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
     slow = links.overlap_slowdown()
     intra = comm.efficiency(compute, intra_mb, intra_step, k, link.hidden_share, slow)
     inter = comm.efficiency(compute, inter_mb, inter_step, k, net.hidden_share if net else comm.HIDDEN_SHARE, slow)
+    if (a2a := all_to_all_seconds(w, mb * w.seq_len, per_node, nodes, link, net)) > 0:
+        # exposed on every micro-batch: charged on the node's link, where compute waits for it
+        intra = compute / (compute / intra + a2a)
+        comm_s += a2a
     if inter < comm.MIN_EFFICIENCY:
         assert net is not None
         need = comm.needed_gbytes_s(compute, inter_mb_b, inter_step_b, k, hidden=net.hidden_share) * 8 / net.fraction
