@@ -88,8 +88,9 @@ class NodeRuns:
         the wall time is not monotone in the node count and every count is tried, not bisected)."""
         pinned = self.c_nodes is not None
         why = ("" if first <= 1 else f"--nodes {first} asked for" if pinned else f"memory needs {first} nodes")
+        search = not pinned and getattr(self.demand, "layouts_vary_with_nodes", False)
         if self.deadline is None:
-            cheaper = None if pinned else self._cheaper_beyond(first, factor, lambda m: True)
+            cheaper = self._cheaper_beyond(first, factor, lambda m: True) if search else None
             if cheaper is None:
                 return first, self.run(first), why
             m, saving = cheaper
@@ -112,7 +113,7 @@ class NodeRuns:
             took = (f" ({n - 1} would take {before.wall_hours * factor(n - 1):,.0f} h)"
                     if not isinstance(before, str) else "")
             why = f"the {deadline:g} h deadline needs {n} nodes{took}"
-        if not pinned and (cheaper := self._cheaper_beyond(n, factor, ok_at)) is not None:
+        if search and (cheaper := self._cheaper_beyond(n, factor, ok_at)) is not None:
             m, saving = cheaper
             return m, self.run(m), (f"{m} nodes take {saving:.0%} fewer node-hours than the fewest that "
                                     f"{'meet the deadline' if n > first else 'fit'} ({n}): {why or 'memory'}; "

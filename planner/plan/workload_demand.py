@@ -21,6 +21,8 @@ class WorkloadDemand:
     """A model-based workload as the planner's Demand: fit on each offer, then time it on that GPU."""
 
     runs_by_shape = True  # run() reads the spec, gpu_count, interconnect and (nodes > 1) the network
+    # more nodes can let a layout with less sharding fit, so a larger count may take fewer node-hours (NodeRuns)
+    layouts_vary_with_nodes = True
 
     def __init__(self, workload: TrainingWorkload | ImageWorkload, catalog: Catalog) -> None:
         self.workload = workload

@@ -86,6 +86,8 @@ def test_nvswitch_nodes_stay_near_linear_inside() -> None:
 
 def _runs(walls: dict[int, str], deadline: float | None = None) -> NodeRuns:
     class Fake:
+        layouts_vary_with_nodes = True
+
         def run(self, offer: object, spec: object, nodes: int = 1) -> Run:
             w = Decimal(walls[nodes])
             return Run(wall_hours=w, gpu_hours=w * nodes)
