@@ -225,13 +225,15 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
     scored.sort(key=_throughput, reverse=True)
     best = scored[0]
     lost = []
+    # selective recompute that bought no larger micro-batch is the same layout in effect: shown once
+    seen = {(best.strategy, best.micro_batch, round(best.efficiency, 4))}
     for s in scored[1:]:
         if len(lost) >= ALTERNATIVES_SHOWN:
             break
-        if s.layout == best.layout or any(x.startswith(f"{s.layout} at") for x in lost):
+        key = (s.strategy, s.micro_batch, round(s.efficiency, 4))
+        if s.layout == best.layout or key in seen or any(x.startswith(f"{s.layout} at") for x in lost):
             continue
-        if s.strategy == best.strategy and s.micro_batch == best.micro_batch and s.efficiency == best.efficiency:
-            continue  # selective recompute that bought nothing: the same layout in effect
+        seen.add(key)
         lost.append(f"{s.layout} at micro-batch {s.micro_batch}: {_throughput(s):.0%} useful "
                     f"({s.intra_node:.0%} inside, {s.inter_node:.0%} across nodes"
                     + (", 6/8 for full recompute" if s.recompute == Recompute.FULL.value else "") + ")")
