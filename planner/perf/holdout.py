@@ -1,4 +1,4 @@
-"""Held-out error of the training physics per regime, for docs/performance.md (``python -m planner.perf.holdout``).
+"""Held-out error of the training physics per regime, for docs/performance.md (``python examples/physics_holdout.py``).
 
 Each measured point is predicted by the model the planner uses, with the link physics of
 ``planner/data/link_physics.csv`` (bus bandwidth by topology, achievable share of line rate by fabric, hidden
@@ -127,18 +127,3 @@ def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
     for p in points:
         by.setdefault(p.regime, []).append(abs(p.error))
     return {k: (len(v), statistics.median(v), max(v)) for k, v in by.items()}
-
-
-def main() -> None:
-    cat = Catalog.shipped()
-    pts = all_points(cat)
-    print("| regime | points | median abs error | worst |\n|---|---:|---:|---:|")
-    for k, (n, med, worst) in summary(pts).items():
-        print(f"| {k} | {n} | {med:.1%} | {worst:.1%} |")
-    print("\n| regime | point | predicted | measured | error |\n|---|---|---:|---:|---:|")
-    for p in pts:
-        print(f"| {p.regime} | {p.name} | {p.predicted:.3f} | {p.measured:.3f} | {p.error:+.1%} |")
-
-
-if __name__ == "__main__":
-    main()
