@@ -74,6 +74,8 @@ class WorkloadFlags(TypedDict, total=False):
     vocab: Annotated[Optional[int], typer.Option("--vocab", help="Vocabulary size.")]
     tokens: Annotated[Optional[float], typer.Option("--tokens", help="Training tokens, e.g. 2e10.")]
     seq_len: Annotated[Optional[int], typer.Option("--seq-len", help="Training sequence length. [default: 2048]")]
+    global_batch: Annotated[Optional[float], typer.Option(
+        "--global-batch", help="Training tokens per optimizer step, all GPUs together. [default: 4e6, Llama 2's]")]
     batch: Annotated[Optional[int], typer.Option("--batch", help="Micro-batch per GPU (training) or sequences (inference).")]
     precision: Annotated[Optional[str], typer.Option("--precision", help="fp32, fp16, bf16 or fp8. [default: bf16]")]
     optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="adamw, sgd, adafactor or adam8bit. [default: adamw]")]
@@ -106,7 +108,7 @@ MODEL_AND_TRAINING = frozenset({
     "workload_file", "model", "params", "seq_len", "batch", "optimizer", "recompute", "sharding", "method",
     "lora_rank", "lora_targets", "active_params", "experts", "experts_per_token",
 })
-RUN = frozenset({"tokens", "mfu", "overhead", "images", "epochs"})
+RUN = frozenset({"tokens", "mfu", "overhead", "images", "epochs", "global_batch"})
 SHAPE = frozenset({"layers", "hidden", "heads", "kv_heads", "vocab", "precision", "flash"})
 MEMORY = frozenset({"overhead_gb", "infer", "weight_bits", "context"})
 # With --serve the workload flags describe the served model: its size, its experts and SHAPE but flash.

@@ -194,7 +194,8 @@ def _count(x: float) -> str:
 
 
 # Flags that tune a workload but name none: with only these, plan has no workload to cost.
-_TUNING = frozenset({"seq_len", "batch", "optimizer", "recompute", "sharding", "mfu", "overhead", "epochs"})
+_TUNING = frozenset({"seq_len", "batch", "optimizer", "recompute", "sharding", "mfu", "overhead", "epochs",
+                     "global_batch"})
 
 
 def _demand(cat: Any, s: Any, *, gpu_hours: str | None, workload_class: str, precision: str,

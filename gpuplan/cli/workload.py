@@ -95,6 +95,7 @@ def fit(
     if isinstance(w, TrainingWorkload) and w.method is not Method.FULL:
         name += f", {w.method.value} rank {w.lora_rank}"
     notes = " ".join(f"Note: {n}." for n in workload_notes(w))
+    notes += "".join(f" Note: {e['gpu']}: {e['headroom_note']}." for e in entries if e.get("headroom_note"))
     emit(render_rows(rows, cols, fmt, title=f"Memory fit of {name} per GPU ({gpus} GPU{'s' if gpus > 1 else ''}), GB",
                       caption="GB = GiB. total is at --batch if given, else at the max batch (batch 1 if none fits); "
                               "JSON: total_at_batch. usable: the memory a process can use, which the fit is against "
@@ -237,14 +238,14 @@ def _serve_estimate(serve: str, gpu: str, gpus: float, workload: WorkloadFlags, 
 def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat: Any,
                         notes: list[str]) -> tuple[Any, dict[str, Any] | None]:
     """The same layout choice and per-micro-batch scaling as `plan`, on one node of ``gpus`` GPUs."""
-    from planner.perf.comm import intra_link
+    from planner.perf.links import collective_link
     from planner.plan.layout_choice import choose
     from planner.workload.estimate import estimate_training
     from planner.workload.spec import Recompute
 
     from planner.workload.memory import usable_vram
 
-    link = intra_link(spec.key, spec.interconnect.among(gpus))  # what plan's offer of this many GPUs has
+    link = collective_link(spec.key, spec.interconnect.among(gpus), max(1, int(gpus)))  # as plan's offer has it
     if link is None:
         return est, None
     rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]

@@ -173,6 +173,10 @@ def internode(nodes: int, network: NetworkSpec | None, cls: WorkloadClass, *, gr
         grad_bytes, step_seconds = ratio, 1.0
         assumed = "; assumes the calibration runs' gradient bytes per compute-second (give a model for a better figure)"
     traffic = grad_bytes * (ZERO3_TRAFFIC if zero3 else 1.0)
-    eff = predict(beta, nodes, traffic, network.gbps, step_seconds)
+    # beta is fitted on InfiniBand/RoCE runs; another fabric reaches its own share of line rate (link_physics.csv)
+    from planner.perf.links import network as fabric_network
+
+    here, calibrated = fabric_network(network.gbps, str(network.fabric)), fabric_network(network.gbps, "rdma")
+    eff = predict(beta, nodes, traffic, network.gbps * here.fraction / calibrated.fraction, step_seconds)
     return Scaling(nodes=nodes, efficiency=eff,
-                   note=f"{eff:.0%} scaling over {network.describe()} across {nodes} nodes{assumed}")
+                   note=f"{eff:.0%} scaling over {here.describe()} across {nodes} nodes{assumed}")

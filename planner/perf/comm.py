@@ -7,8 +7,9 @@ Bytes each GPU moves (S = gradient/parameter bytes, n = GPUs sharing the states;
 - ZeRO-2: a reduce-scatter S(n-1)/n on every micro-batch;
 - ZeRO-3 / FSDP: all-gather in forward and backward plus a reduce-scatter, 3S(n-1)/n per micro-batch.
 
-Time = bytes / bus bandwidth. Assumption (no calibrated figure): communication overlaps the
-backward pass, so up to 2/3 of a micro-batch's compute hides it (backward is ~2/3 of 6N FLOPs);
+Time = bytes / bus bandwidth. Communication overlaps the backward pass, so up to a link's hidden
+share of a micro-batch's compute hides it (2/3 by default: backward is ~2/3 of 6N FLOPs; per link
+class in planner/data/link_physics.csv);
 the rest is exposed and efficiency = compute / (compute + exposed). A once-per-step
 all-reduce (DDP/ZeRO-1) overlaps only the last micro-batch's backward. An option whose exposed
 traffic exceeds twice its compute (efficiency under 1/3) cannot be trained sensibly on that link.
@@ -33,6 +34,7 @@ class Link:
     bus_gbytes_s: float
     estimate: bool
     source: str
+    hidden_share: float = 2.0 / 3.0  # share of compute that can hide traffic on this link (planner/perf/links.py)
 
 
 @lru_cache(maxsize=1)
@@ -70,21 +72,28 @@ def compute_seconds(params: float, tokens: float, flops_per_s: float, full_recom
     return (8.0 if full_recompute else 6.0) * params * tokens / flops_per_s
 
 
-def efficiency(compute_s: float, comm_mb_s: float, comm_step_s: float = 0.0, microbatches: float = 1.0) -> float:
+def efficiency(compute_s: float, comm_mb_s: float, comm_step_s: float = 0.0, microbatches: float = 1.0,
+               hidden: float = HIDDEN_SHARE, slowdown: float = 0.0) -> float:
     """Share of time spent computing over one optimizer step of ``microbatches`` micro-batches.
 
-    Per-micro-batch traffic hides behind up to HIDDEN_SHARE of each micro-batch's compute; the
-    once-per-step all-reduce overlaps only the last micro-batch's backward pass.
+    Per-micro-batch traffic hides behind up to ``hidden`` of each micro-batch's compute; the
+    once-per-step all-reduce overlaps only the last micro-batch's backward pass. While traffic
+    overlaps compute, compute runs ``slowdown`` slower for the overlapped seconds.
     """
     k = max(1.0, microbatches)
-    exposed = k * max(0.0, comm_mb_s - HIDDEN_SHARE * compute_s) + max(0.0, comm_step_s - HIDDEN_SHARE * compute_s)
+
+    def cost(traffic: float) -> float:
+        hid = min(traffic, hidden * compute_s)
+        return traffic - hid + slowdown * hid
+
+    exposed = k * cost(comm_mb_s) + cost(comm_step_s)
     return k * compute_s / (k * compute_s + exposed)
 
 
 def needed_gbytes_s(compute_s: float, bytes_mb: float, bytes_step: float = 0.0, microbatches: float = 1.0,
-                    floor: float = MIN_EFFICIENCY) -> float:
-    """Bandwidth at which :func:`efficiency` reaches ``floor`` (both kinds of traffic exposed)."""
+                    floor: float = MIN_EFFICIENCY, hidden: float = HIDDEN_SHARE) -> float:
+    """Bandwidth at which :func:`efficiency` reaches ``floor`` (both kinds of traffic exposed; slowdown left out)."""
     k = max(1.0, microbatches)
-    hidden = (k if bytes_mb else 0.0) * HIDDEN_SHARE * compute_s + (HIDDEN_SHARE * compute_s if bytes_step else 0.0)
-    allowed = k * compute_s * (1.0 / floor - 1.0) + hidden
+    hidden_s = (k if bytes_mb else 0.0) * hidden * compute_s + (hidden * compute_s if bytes_step else 0.0)
+    allowed = k * compute_s * (1.0 / floor - 1.0) + hidden_s
     return (k * bytes_mb + bytes_step) / allowed / 1e9

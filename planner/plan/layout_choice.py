@@ -1,23 +1,32 @@
 """Per option: the data-parallel layout that trains fastest under the memory fit, and what its traffic costs.
 
-Candidates are the least-memory layout :func:`planner.workload.memory.layout` found and, across
-several nodes, hybrid sharding (ZeRO-3 inside a node, replicas across nodes) when the states fit
-in one node. Each is timed per micro-batch by :mod:`planner.perf.comm` at the largest micro-batch
-that fits (up to the GPU's share of a 4M-token global batch); the one with the best combined
-efficiency wins. A layout whose traffic cannot be hidden (efficiency under 1/3 on either link)
-is dropped, and if none is left the option is excluded with the bandwidth it would need.
+Candidates are every ZeRO stage the user allows (DDP, ZeRO-1, ZeRO-2, ZeRO-3) with every recompute level
+allowed (none, selective, full) that fits the GPUs' memory with headroom (:func:`planner.workload.memory.fitted`),
+and across several nodes hybrid sharding (ZeRO-3 inside a node, replicas across nodes) where the states fit in
+one node. Each is timed per micro-batch by :mod:`planner.perf.comm` at the largest micro-batch that fits (up to
+the GPU's share of the global batch), with gradient accumulation up to the global batch, over the node's link
+and network as :mod:`planner.perf.links` describes them (topology, achievable share of line rate, hidden share).
+The one with the most useful throughput (efficiency x 6/8 with full recompute) wins; at one node count that is
+also the cheapest. A layout whose traffic cannot be hidden (efficiency under 1/3 on either link) is dropped, and
+if none is left the option is excluded with the bandwidth it would need.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from planner.perf import comm
-from planner.workload.memory import Layout, layout
+from planner.perf import comm, links
+from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted
 from planner.workload.spec import Precision, Recompute, Sharding, TrainingWorkload
 
-GLOBAL_BATCH_TOKENS = 4e6  # Llama 2 (Touvron et al. 2023, table 1): 4M-token global batch
+GLOBAL_BATCH_TOKENS = 4e6  # Llama 2 (Touvron et al. 2023, table 1): 4M-token global batch, the default
+ALTERNATIVES_SHOWN = 3
+
+
+def global_batch(w: TrainingWorkload) -> float:
+    """Tokens per optimizer step: the workload's ``--global-batch``, else 4M."""
+    return w.global_batch_tokens or GLOBAL_BATCH_TOKENS
 
 
 @dataclass(frozen=True)
@@ -33,23 +42,36 @@ class Scaling:
     recompute: str
     link: str
     fits: str = ""  # the chosen layout in words, with its largest micro-batch
-
+    accumulation: int = 1  # micro-batches per optimizer step
+    global_batch_tokens: float = GLOBAL_BATCH_TOKENS
+    network: str = ""
+    hidden_intra: float = comm.HIDDEN_SHARE
+    alternatives: tuple[str, ...] = field(default=())  # the best layouts that lost, in words, with why
 
     @property
     def efficiency(self) -> float:
         return self.intra_node * self.inter_node
 
+    @property
+    def layout(self) -> str:
+        """The layout's name, e.g. ``zero1+full-recompute``."""
+        return self.strategy + ("" if self.recompute == Recompute.NONE.value else f"+{self.recompute}-recompute")
+
     def as_json(self) -> dict[str, Any]:
-        return {"strategy": self.strategy, "intra_node": round(self.intra_node, 4),
+        return {"layout": self.layout, "strategy": self.strategy, "intra_node": round(self.intra_node, 4),
                 "inter_node": round(self.inter_node, 4),
                 "comm_s_per_microbatch": round(self.comm_s_per_microbatch, 4),
                 "compute_s_per_microbatch": round(self.compute_s_per_microbatch, 4),
-                "micro_batch": self.micro_batch, "recompute": self.recompute}
+                "micro_batch": self.micro_batch, "recompute": self.recompute,
+                "accumulation_steps": self.accumulation, "global_batch_tokens": self.global_batch_tokens,
+                "alternatives": list(self.alternatives)}
 
     def describe(self) -> str:
-        return (f"{words(self.as_json())} (link inside a node: {self.link}; "
+        net = f"; between nodes {self.network}" if self.network else ""
+        return (f"{words(self.as_json())} (link inside a node: {self.link}{net}; "
                 f"{self.compute_s_per_microbatch:.2f} s compute, {self.comm_s_per_microbatch:.2f} s traffic "
-                "per micro-batch, up to 2/3 of compute hiding traffic)")
+                f"per micro-batch, {self.accumulation} micro-batches per "
+                f"{self.global_batch_tokens / 1e6:g}M-token step)")
 
 
 _LABEL = {"ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3/FSDP",
@@ -67,13 +89,60 @@ def _strategy(sh: Sharding) -> str:
     return {Sharding.NONE: "ddp", Sharding.FSDP: "zero3"}.get(sh, sh.value)
 
 
+def _state_bytes(w: TrainingWorkload, gpus: int) -> float:
+    """Bytes of weights/gradients each GPU's data-parallel collectives carry: with expert parallelism (a mixture
+    of experts with --experts) a GPU holds 1/EP of the experts, which are reduced and gathered only among the
+    GPUs holding the same experts, so it moves the dense layers plus its share of the experts."""
+    from planner.workload.memory import expert_parallel
+    from planner.workload.params import param_groups
+
+    per = 4.0 if w.precision is Precision.FP32 else 2.0
+    ep = expert_parallel(w, gpus)
+    if ep <= 1:
+        return w.arch.params * per
+    g = param_groups(w)
+    return (g.dense + g.experts / ep) * per
+
+
+def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes: int, link: comm.Link,
+                       net: links.Network | None) -> float:
+    """Seconds per micro-batch of expert parallelism's token exchange (0 for a dense model).
+
+    Each token's hidden state goes to its k experts and back (dispatch and combine), in the forward and the
+    backward pass: 4 k h x 2 bytes per token and MoE layer, of which (EP-1)/EP leaves the GPU. Destinations in the
+    GPU's own node go over its link; the rest leave the node through its NIC, which carries the node's GPUs'
+    share. The exchange sits on the critical path between attention and the experts, so none of it is hidden.
+    """
+    from planner.workload.memory import expert_parallel
+
+    a = w.arch
+    ep = expert_parallel(w, per_node * nodes)
+    if ep <= 1 or not (a.hidden and a.layers):
+        return 0.0
+    k = a.experts_per_token or 1
+    per_copy = tokens * a.layers * 4.0 * a.hidden * 2.0  # one copy of every token's state, there and back, fwd+bwd
+    per_gpu = per_copy * k * (ep - 1) / ep
+    inside = (min(ep, per_node) - 1) / (ep - 1)  # share of a GPU's other expert peers in its own node
+    t_link = per_gpu * inside / (link.bus_gbytes_s * 1e9)
+    if net is None or inside >= 1:
+        return t_link
+    # across nodes a token crosses once per distinct remote node its k experts sit on, then fans out over the
+    # node's own link (hierarchical dispatch, as NCCL's and DeepEP's all-to-all do): expected distinct nodes of k
+    # uniform picks among the EP group's m nodes
+    m = -(-ep // per_node)
+    remote = (m - 1) * (1 - (1 - 1 / m) ** k)
+    t_nic = per_node * per_copy * remote / (net.gbytes_s * 1e9)
+    return max(t_link, t_nic)
+
+
 def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: int, link: comm.Link,
-         nic_gbps: float | None, flops_per_s: float) -> tuple[Scaling | None, str | None]:
+         net: links.Network | None, flops_per_s: float) -> tuple[Scaling | None, str | None]:
     gpus = per_node * nodes
-    state = w.arch.params * (4.0 if w.precision is Precision.FP32 else 2.0)
-    share = max(1, int(GLOBAL_BATCH_TOKENS / gpus / w.seq_len))
+    state = _state_bytes(w, gpus)
+    batch = global_batch(w)
+    share = max(1, int(batch / gpus / w.seq_len))
     mb = w.micro_batch or max(1, min(lay.max_batch or 1, share))
-    k = max(1.0, GLOBAL_BATCH_TOKENS / gpus / (mb * w.seq_len))
+    k = max(1.0, batch / gpus / (mb * w.seq_len))
     compute = comm.compute_seconds(w.arch.active_params or w.arch.params, mb * w.seq_len, flops_per_s,
                                    lay.recompute is Recompute.FULL)
     if strategy == "hsdp":  # ZeRO-3 inside the node; replicas all-reduce once per step across nodes
@@ -83,19 +152,28 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
         intra_mb, intra_step = comm.comm_seconds(strategy, state, per_node, link.bus_gbytes_s)
         # a flat ring crosses each node's NIC once per byte, so the NIC carries one GPU's traffic
         inter_mb_b, inter_step_b = comm.traffic(strategy, state, gpus) if nodes > 1 else (0.0, 0.0)
-    nic = nic_gbps * 1e9 / 8 if nodes > 1 and nic_gbps else None
+    nic = net.gbytes_s * 1e9 if nodes > 1 and net is not None else None
     inter_mb, inter_step = (inter_mb_b / nic, inter_step_b / nic) if nic else (0.0, 0.0)
     # the two links carry the same collective at once: its time is the slower link's
     comm_s = max(intra_mb + intra_step / k, inter_mb + inter_step / k)
-    intra = comm.efficiency(compute, intra_mb, intra_step, k)
-    inter = comm.efficiency(compute, inter_mb, inter_step, k)
+    slow = links.overlap_slowdown()
+    intra = comm.efficiency(compute, intra_mb, intra_step, k, link.hidden_share, slow)
+    inter = comm.efficiency(compute, inter_mb, inter_step, k, net.hidden_share if net else comm.HIDDEN_SHARE, slow)
+    if (a2a := all_to_all_seconds(w, mb * w.seq_len, per_node, nodes, link, net)) > 0:
+        # exposed on every micro-batch: charged on the node's link, where compute waits for it
+        intra = compute / (compute / intra + a2a)
+        comm_s += a2a
     if inter < comm.MIN_EFFICIENCY:
-        need = comm.needed_gbytes_s(compute, inter_mb_b, inter_step_b, k) * 8
-        return None, f"{_LABEL[strategy]} traffic cannot be hidden across nodes: needs >= {need:,.0f} Gbps between nodes"
+        assert net is not None
+        need = comm.needed_gbytes_s(compute, inter_mb_b, inter_step_b, k, hidden=net.hidden_share) * 8 / net.fraction
+        return None, (f"{_LABEL[strategy]} traffic cannot be hidden across nodes: needs >= {need:,.0f} Gbps "
+                      "between nodes")
     if intra < comm.MIN_EFFICIENCY:
         return None, f"{_LABEL[strategy]} traffic cannot be hidden over {link.name} inside a node"
     fits = lay.describe() + (f", max micro-batch {lay.max_batch}" if lay.max_batch else "")
-    return Scaling(strategy, intra, inter, comm_s, compute, mb, lay.recompute.value, link.name, fits), None
+    return Scaling(strategy, intra, inter, comm_s, compute, mb, lay.recompute.value, link.name, fits,
+                   accumulation=round(k), global_batch_tokens=batch, network=net.describe() if nic and net else "",
+                   hidden_intra=link.hidden_share), None
 
 
 def _throughput(s: Scaling) -> float:
@@ -103,26 +181,60 @@ def _throughput(s: Scaling) -> float:
     return s.efficiency * (6.0 / 8.0 if s.recompute == Recompute.FULL.value else 1.0)
 
 
-def choose(w: TrainingWorkload, lay: Layout, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-           nic_gbps: float | None, flops_per_s: float) -> Scaling | str:
-    """The fastest layout's scaling, or why every candidate's traffic cannot be hidden."""
-    cands: list[tuple[Layout, str]] = [(lay, _strategy(lay.sharding))]
-    if lay.recompute is not Recompute.FULL and w.recompute is Recompute.AUTO:
-        # full recompute buys a larger micro-batch, hiding more traffic per byte moved
-        fixed = w.model_copy(update={"sharding": lay.sharding, "recompute": Recompute.FULL})
-        if (more := layout(fixed, vram_gb, lay.gpus)) is not None:
-            cands.append((more, _strategy(lay.sharding)))
-    if nodes > 1 and lay.sharding in (Sharding.ZERO2, Sharding.ZERO3, Sharding.FSDP):
-        for cand, _ in list(cands):
-            fixed = w.model_copy(update={"sharding": Sharding.ZERO3, "recompute": cand.recompute})
-            if (in_node := layout(fixed, vram_gb, per_node)) is not None:
-                cands.append((in_node, "hsdp"))
-    best: Scaling | None = None
+def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -> list[tuple[Layout, str]]:
+    """Every (layout, strategy) the user's sharding and recompute allow that fits, hybrid sharding included."""
+    gpus = per_node * nodes
+    stages = SHARD_ORDER if w.sharding is Sharding.AUTO else (Sharding.ZERO3 if w.sharding is Sharding.FSDP
+                                                              else w.sharding,)
+    levels = RECOMPUTE_ORDER if w.recompute is Recompute.AUTO else (w.recompute,)
+    out: list[tuple[Layout, str]] = []
+    for rc in levels:
+        for sh in stages:
+            if gpus == 1 and sh is not Sharding.NONE and w.sharding is Sharding.AUTO:
+                continue
+            if (lay := fitted(w, vram_gb, gpus, sh, rc)) is not None:
+                out.append((lay, _strategy(sh)))
+        hybrid = nodes > 1 and any(sh in (Sharding.ZERO2, Sharding.ZERO3) for sh in stages)
+        if hybrid and (in_node := fitted(w, vram_gb, per_node, Sharding.ZERO3, rc)) is not None:
+            out.append((in_node, "hsdp"))
+    return out
+
+
+def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
+           nic_gbps: float | None, flops_per_s: float, fabric: str = "unknown") -> Scaling | str:
+    """The fastest layout's scaling, or why every candidate's traffic cannot be hidden.
+
+    ``lay`` (the least-memory layout) is tried too, so a pinned micro-batch or layout always has a candidate;
+    ``nic_gbps`` is the node's line rate over ``fabric`` (efa, rdma, ethernet; other values are charged as TCP).
+    """
+    net = links.network(nic_gbps, fabric) if nodes > 1 and nic_gbps else None
+    cands = candidates(w, vram_gb, per_node, nodes)
+    if lay is not None and all((c.sharding, c.recompute) != (lay.sharding, lay.recompute) for c, s in cands
+                               if s != "hsdp"):
+        cands.insert(0, (lay, _strategy(lay.sharding)))
+    scored: list[Scaling] = []
     why = ""
     for cand, strategy in cands:
-        s, reason = _one(w, cand, strategy, per_node, nodes, link, nic_gbps, flops_per_s)
+        s, reason = _one(w, cand, strategy, per_node, nodes, link, net, flops_per_s)
         if s is None:
             why = why or (reason or "")
-        elif best is None or _throughput(s) > _throughput(best):
-            best = s
-    return best if best is not None else why
+        else:
+            scored.append(s)
+    if not scored:
+        return why or "no layout fits the GPUs' memory"
+    scored.sort(key=_throughput, reverse=True)
+    best = scored[0]
+    lost = []
+    # selective recompute that bought no larger micro-batch is the same layout in effect: shown once
+    seen = {(best.strategy, best.micro_batch, round(best.efficiency, 4))}
+    for s in scored[1:]:
+        if len(lost) >= ALTERNATIVES_SHOWN:
+            break
+        key = (s.strategy, s.micro_batch, round(s.efficiency, 4))
+        if s.layout == best.layout or key in seen or any(x.startswith(f"{s.layout} at") for x in lost):
+            continue
+        seen.add(key)
+        lost.append(f"{s.layout} at micro-batch {s.micro_batch}: {_throughput(s):.0%} useful "
+                    f"({s.intra_node:.0%} inside, {s.inter_node:.0%} across nodes"
+                    + (", 6/8 for full recompute" if s.recompute == Recompute.FULL.value else "") + ")")
+    return Scaling(**{**best.__dict__, "alternatives": tuple(lost)})

@@ -48,6 +48,8 @@ def explain(options: RankedOptions) -> str:
         from planner.plan.layout_choice import words
 
         head += f"; trains with {words(win.scaling)}"
+        if lost := win.scaling.get("alternatives"):
+            head += f" (layouts that lost: {'; '.join(lost)})"
     rest = (options[i] for i in range(1, len(options)))  # read one by one: each is costed in full when read
     rival = next((o for o in rest if (o.provider, o.offer) != (win.provider, win.offer)), None)
     if rival is None:

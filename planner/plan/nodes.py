@@ -26,10 +26,11 @@ def shape_key(offer: Offer, spec: GpuSpec, nodes: int) -> tuple[Any, ...]:
 class NodeRuns:
     """Run times of one offer on 1 .. max_nodes identical nodes, computed lazily and cached.
 
-    More nodes never cost less (every billing mode charges node-time, and scaling across
-    nodes is below 100%), so the cheapest cluster of an offer is the smallest that fits the
-    memory and meets the deadline. Fit and speed only improve with nodes, so that smallest
-    count is found by bisection: a handful of runs per offer, not max_nodes.
+    More nodes usually cost more (every billing mode charges node-time, and scaling across
+    nodes is below 100%), so the search starts from the smallest count that fits the memory and
+    meets the deadline, found by bisection (fit and speed only improve with nodes). A few larger
+    counts are then tried: more GPUs can allow a layout with less sharding (ZeRO-1 where the
+    fewest nodes need ZeRO-3), whose traffic hides, so fewer node-hours; the cheapest is kept.
     """
 
     def __init__(self, demand: Demand, offer: Offer, spec: GpuSpec, c: Constraints,
@@ -87,8 +88,14 @@ class NodeRuns:
         the wall time is not monotone in the node count and every count is tried, not bisected)."""
         pinned = self.c_nodes is not None
         why = ("" if first <= 1 else f"--nodes {first} asked for" if pinned else f"memory needs {first} nodes")
+        search = not pinned and getattr(self.demand, "layouts_vary_with_nodes", False)
         if self.deadline is None:
-            return first, self.run(first), why
+            cheaper = self._cheaper_beyond(first, factor, lambda m: True) if search else None
+            if cheaper is None:
+                return first, self.run(first), why
+            m, saving = cheaper
+            return m, self.run(m), (f"{m} nodes take {saving:.0%} fewer node-hours than the fewest that fit ({first}); "
+                                    "more GPUs leave room for a layout with less traffic")
         deadline = self.deadline
 
         def ok_at(n: int) -> bool:
@@ -106,7 +113,32 @@ class NodeRuns:
             took = (f" ({n - 1} would take {before.wall_hours * factor(n - 1):,.0f} h)"
                     if not isinstance(before, str) else "")
             why = f"the {deadline:g} h deadline needs {n} nodes{took}"
+        if search and (cheaper := self._cheaper_beyond(n, factor, ok_at)) is not None:
+            m, saving = cheaper
+            return m, self.run(m), (f"{m} nodes take {saving:.0%} fewer node-hours than the fewest that "
+                                    f"{'meet the deadline' if n > first else 'fit'} ({n}): {why or 'memory'}; "
+                                    "more GPUs leave room for a layout with less traffic")
         return n, self.run(n), why
+
+    def _cheaper_beyond(self, n: int, factor: Callable[[int], Decimal], ok_at: Callable[[int], bool]
+                        ) -> tuple[int, float] | None:
+        """A larger count with fewer node-hours than ``n`` (as billed by time: more GPUs can allow less sharding,
+        whose better scaling pays for the extra nodes), and its saving; None if none of a few larger counts is."""
+        base = self.run(n)
+        if isinstance(base, str):
+            return None
+        best, best_cost = n, base.wall_hours * factor(n) * n
+        tries = sorted({*range(n + 1, n + 6), *(int(n * 1.25 ** i) for i in range(1, 5))})
+        for m in (t for t in tries if n < t <= min(self.hi, 2 * n + 4)):
+            r = self.run(m)
+            if isinstance(r, str) or not ok_at(m):
+                continue
+            cost = r.wall_hours * factor(m) * m
+            if cost < best_cost * Decimal("0.99"):  # 1% or more: not a rounding difference
+                best, best_cost = m, cost
+        if best == n:
+            return None
+        return best, float(1 - best_cost / (base.wall_hours * factor(n) * n))
 
     def _smallest_scanning(self, first: int, factor: Callable[[int], Decimal], ok_at: Callable[[int], bool]
                            ) -> int | None:

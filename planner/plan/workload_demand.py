@@ -21,6 +21,8 @@ class WorkloadDemand:
     """A model-based workload as the planner's Demand: fit on each offer, then time it on that GPU."""
 
     runs_by_shape = True  # run() reads the spec, gpu_count, interconnect and (nodes > 1) the network
+    # more nodes can let a layout with less sharding fit, so a larger count may take fewer node-hours (NodeRuns)
+    layouts_vary_with_nodes = True
 
     def __init__(self, workload: TrainingWorkload | ImageWorkload, catalog: Catalog) -> None:
         self.workload = workload
@@ -28,10 +30,10 @@ class WorkloadDemand:
 
     def run(self, offer: Any, spec: GpuSpec, nodes: int = 1) -> Any:
         """Run time on ``nodes`` identical nodes of ``offer`` (sharded across all their GPUs), or why not."""
-        from planner.perf.cluster import GLOBAL_BATCH_TOKENS, internode
-        from planner.perf.comm import intra_link
+        from planner.perf.cluster import internode
+        from planner.perf.links import collective_link
         from planner.perf.speed import WorkloadClass
-        from planner.plan.layout_choice import choose
+        from planner.plan.layout_choice import choose, global_batch
         from planner.workload.memory import image_max_batch, layout, usable_vram
 
         w = self.workload
@@ -54,15 +56,16 @@ class WorkloadDemand:
                 zero3 = lay.sharding in (Sharding.ZERO3, Sharding.FSDP)
                 cls = WorkloadClass.TRANSFORMER
                 # compute per GPU between two all-reduces: its share of a 4M-token global batch
-                tokens = max(GLOBAL_BATCH_TOKENS / gpus, float((lay.max_batch or 1) * w.seq_len))
+                tokens = max(global_batch(w) / gpus, float((lay.max_batch or 1) * w.seq_len))
                 rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
                 step = 6.0 * w.arch.params * tokens / rate
-                link = intra_link(spec.key, offer.interconnect)
+                link = collective_link(spec.key, offer.interconnect, per_node)
                 if link is not None:
                     net = self.catalog.network(offer.provider, offer.name) if nodes > 1 else None
                     if nodes > 1 and (net is None or net.gbps is None):
                         return "its network is unknown to the catalog, so scaling across nodes cannot be estimated"
-                    chosen = choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, rate)
+                    chosen = choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, rate,
+                                    str(net.fabric) if net else "unknown")
                     if isinstance(chosen, str):
                         return chosen
                     if chosen.recompute != est.assumptions["recompute"]:
@@ -74,7 +77,8 @@ class WorkloadDemand:
                     notes[0] = f"fits with {chosen.fits}"  # the chosen layout, not the least-memory one
                     notes.insert(0, chosen.describe())
                     if net is not None:
-                        notes.insert(0, f"{chosen.inter_node:.0%} scaling over {net.describe()} across {nodes} nodes")
+                        notes.insert(0, f"{chosen.inter_node:.0%} scaling over {chosen.network or net.describe()} "
+                                        f"across {nodes} nodes")
             else:
                 mb, basis = image_max_batch(w, spec, vram, self.catalog)
                 if mb is not None and mb < (w.batch or 1):

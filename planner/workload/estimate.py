@@ -137,9 +137,34 @@ def _anchor_utilizations(spec: GpuSpec, gpus: float, precision: Precision,
 
 
 def default_mfu(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, str]:
-    """Median utilization of the anchors closest to this GPU architecture, scale and precision."""
+    """Median utilization of the anchors closest to this GPU architecture, scale and precision; a board with the
+    same peak as its anchored sibling but lower power and clocks (A100 PCIe against SXM) runs at its measured share."""
     vals, basis, _ = _anchor_utilizations(spec, gpus, precision, catalog)
-    return statistics.median(vals), f"median of {len(vals)} {basis} in data/mfu.csv"
+    util, why = statistics.median(vals), f"median of {len(vals)} {basis} in data/mfu.csv"
+    if (board := board_factor(spec, catalog)) is not None:
+        util, why = util * board[0], f"{why}; {board[1]}"
+    return util, why
+
+
+@lru_cache(maxsize=64)
+def board_factor(spec: GpuSpec, catalog: Catalog) -> tuple[float, str] | None:
+    """(measured speed / sibling's, why) for a GPU no anchor ran on whose datasheet peak equals an anchored board's
+    of its architecture: the same silicon at a lower power limit (A100 PCIe 250-300 W against SXM4 400 W) sustains
+    lower clocks, which the peak does not show but the Lambda transformer benchmarks measure. None otherwise."""
+    from planner.perf.speed import SpeedPrecision, WorkloadClass, relative_speed
+
+    anchored = {a.gpu_key for a in mfu_anchors() if a.gpu_key}
+    if spec.key in anchored or spec.tensor_fp16_tflops is None:
+        return None
+    siblings = sorted(k for k in anchored if (g := catalog.gpus.get(k)) is not None and g.arch == spec.arch
+                      and g.tensor_fp16_tflops == spec.tensor_fp16_tflops and g.vram_gb == spec.vram_gb)
+    siblings = siblings or sorted(k for k in anchored if (g := catalog.gpus.get(k)) is not None and g.arch == spec.arch
+                                  and g.tensor_fp16_tflops == spec.tensor_fp16_tflops)
+    for sib in siblings:
+        s = relative_speed(catalog, spec.key, sib, WorkloadClass.TRANSFORMER, SpeedPrecision.MIXED)
+        if s.measured and s.relative < 1.0:
+            return s.relative, f"x{s.relative:.2f}: {spec.key} measures that share of {sib}'s speed at the same peak"
+    return None
 
 
 def unanchored_spread(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, float] | None:

@@ -14,6 +14,7 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
     """Per-GPU fit: memory breakdown, max batch, and the fewest GPUs when sharded."""
     from planner.workload.memory import (
         fewest_gpus,
+        headroom_gb,
         image_max_batch,
         inference_memory,
         layout,
@@ -65,13 +66,34 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
             else:
                 at = w.micro_batch or lay.max_batch or 1
                 entry.update(fits=True, max_batch_size=lay.max_batch, memory_gb=lay.memory.as_dict(at),
-                             total_at_batch=at, layout={"sharding": lay.sharding.value, "recompute": lay.recompute.value})
+                             total_at_batch=at, layout={"sharding": lay.sharding.value, "recompute": lay.recompute.value},
+                             used_share=round(lay.memory.total(at) / vram, 4))
+            entry.update(headroom_gb=round(headroom_gb(vram), 3), headroom_note=_edge_note(w, vram, gpus, lay))
             few = fewest_gpus(w, vram)
             entry["fewest_gpus"] = None if few is None else {
                 "gpus": few.gpus, "sharding": few.sharding.value, "recompute": few.recompute.value,
                 "max_batch_size": few.max_batch}
         out.append(entry)
     return out
+
+
+def _edge_note(w: Any, vram: float, gpus: int, lay: Any) -> str | None:
+    """What keeping the headroom free changed, in words; None where it changed nothing."""
+    from planner.workload.memory import headroom_gb, layout
+
+    edge = layout(w, vram, gpus, headroom=False)
+    if edge is None:
+        return None
+    keep = f"keeps {headroom_gb(vram):.1f} GiB of {vram:g} free for transient peaks (allocator, workspaces)"
+    if lay is None:
+        return (f"would fill {edge.memory.total(w.micro_batch or 1) / vram:.0%} of usable memory with {edge.describe()}; "
+                f"not counted as fitting: a fit {keep}")
+    if (lay.sharding, lay.recompute) != (edge.sharding, edge.recompute):
+        return (f"{lay.describe()} rather than {edge.describe()}, which would fill "
+                f"{edge.memory.total(w.micro_batch or edge.max_batch or 1) / vram:.0%} of usable memory: the fit {keep}")
+    if edge.max_batch is not None and lay.max_batch is not None and edge.max_batch > lay.max_batch:
+        return f"max micro-batch {lay.max_batch} rather than {edge.max_batch}: the fit {keep}"
+    return None
 
 
 def model_summary(w: Any) -> dict[str, Any] | None:

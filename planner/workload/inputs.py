@@ -194,6 +194,7 @@ def workload_from_options(
     vocab: int | None = None,
     tokens: float | None = None,
     seq_len: int | None = None,
+    global_batch: float | None = None,
     batch: int | None = None,
     precision: str | None = None,
     optimizer: str | None = None,
@@ -256,5 +257,5 @@ def workload_from_options(
         optimizer=parse_enum(Optimizer, optimizer, "--optimizer"),
         recompute=parse_enum(Recompute, recompute, "--recompute"),
         flash_attention=flash, sharding=parse_enum(Sharding, sharding, "--sharding"), mfu=mfu, overhead=overhead,
-        overhead_gb=overhead_gb, **lora,
+        overhead_gb=overhead_gb, global_batch_tokens=count(global_batch, "--global-batch"), **lora,
     )

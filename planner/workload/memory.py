@@ -65,11 +65,29 @@ _OPTIMIZER_BYTES: dict[Optimizer, tuple[float, float]] = {
 # output for the backward pass, so mixed precision holds 2 + 4 + 4 bytes, fp32 training 4 + 4 (RECALLED from
 # transformers' LlamaForCausalLM.forward and PyTorch's log_softmax backward). A 2048-token Llama-2 sequence:
 # 2048 x 32000 x 10 B = 0.61 GiB where 16-bit logits alone were 0.12 GiB.
-LOGIT_BYTES = {True: 10.0, False: 8.0}
+# Their gradient adds 4 B more at the loss's backward (cross-entropy hands back an fp32 gradient of the logits before
+# it is cast to the head's 16 bits), the step's transient peak, so the logits are charged 14 / 12 B (issue 41).
+LOGIT_BYTES = {True: 14.0, False: 12.0}
 # ZeRO-3/FSDP all-gather a layer's full weights before using them and prefetch the next one, so two layers'
 # 16-bit weights are whole on every GPU at once (PyTorch FSDP's limit_all_gathers allows two in flight;
 # DeepSpeed's prefetch bucket works the same way; RECALLED).
 GATHERED_LAYERS = 2
+
+# "Fits" keeps this much of the usable memory free for transient peaks the count does not see: the caching allocator's
+# fragmentation, cuBLAS workspaces growing with the batch, temporaries of fused kernels. ESTIMATE (issue 41): 8% and at
+# least 1.5 GiB; runs counted at 96-100% of a card (7B LoRA and 13B QLoRA on a 4090, 7B QLoRA on a T4) go out of memory.
+HEADROOM_SHARE = 0.08
+HEADROOM_MIN_GB = 1.5
+# NCCL's communicator buffers on a multi-GPU job: NCCL_BUFFSIZE (4 MiB default) per channel and peer, plus DDP/FSDP's
+# flat buckets. ESTIMATE: 0.5 GiB per GPU when the job has more than one GPU (a few hundred MiB measured per
+# communicator is the usual report; not a sourced table).
+NCCL_BUFFERS_GB = 0.5
+
+
+def headroom_gb(usable_gb: float) -> float:
+    """GiB of ``usable_gb`` that a fit leaves free: 8%, at least 1.5 GiB."""
+    return max(HEADROOM_SHARE * usable_gb, HEADROOM_MIN_GB)
+
 
 SHARD_ORDER = (Sharding.NONE, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
 
@@ -228,7 +246,8 @@ def training_memory(
         optimizer=optimizer / GIB,
         gathered=gathered / GIB,
         activations_per_sample=None if act is None else act / GIB,
-        overhead=DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb,
+        overhead=(DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb)
+        + (NCCL_BUFFERS_GB if gpus > 1 else 0.0),
     )
 
 
@@ -277,17 +296,26 @@ def _choices(chosen: Sharding | Recompute, order: tuple) -> tuple:  # type: igno
     return (_norm_shard(chosen) if isinstance(chosen, Sharding) else chosen,)
 
 
-def layout(w: TrainingWorkload, vram_gb: float, gpus: int) -> Layout | None:
-    """The least sharding and recompute that fit ``w`` (at its micro-batch, else one sample) on ``gpus`` GPUs."""
-    need = w.micro_batch or 1
+def fitted(w: TrainingWorkload, vram_gb: float, gpus: int, sharding: Sharding, recompute: Recompute,
+           headroom: bool = True) -> Layout | None:
+    """``w`` on ``gpus`` GPUs with that sharding and recompute, if its micro-batch (else one sample) fits in
+    ``vram_gb`` less the headroom kept free (:func:`headroom_gb`); None if not."""
+    mem = training_memory(w, gpus, sharding, recompute)
+    mb = mem.max_batch(vram_gb - (headroom_gb(vram_gb) if headroom else 0.0))
+    if mb is None or mb >= (w.micro_batch or 1):
+        return Layout(gpus=gpus, sharding=_norm_shard(sharding), recompute=recompute, memory=mem, max_batch=mb)
+    return None
+
+
+def layout(w: TrainingWorkload, vram_gb: float, gpus: int, headroom: bool = True) -> Layout | None:
+    """The least sharding and recompute that fit ``w`` (at its micro-batch, else one sample) on ``gpus`` GPUs,
+    keeping :func:`headroom_gb` of ``vram_gb`` free."""
     for rc in _choices(w.recompute, RECOMPUTE_ORDER):
         for sh in _choices(w.sharding, SHARD_ORDER):
             if gpus == 1 and sh is not Sharding.NONE and w.sharding is Sharding.AUTO:
                 continue
-            mem = training_memory(w, gpus, sh, rc)
-            mb = mem.max_batch(vram_gb)
-            if mb is None or mb >= need:
-                return Layout(gpus=gpus, sharding=sh, recompute=rc, memory=mem, max_batch=mb)
+            if (lay := fitted(w, vram_gb, gpus, sh, rc, headroom)) is not None:
+                return lay
     return None
 
 

@@ -184,6 +184,9 @@ class TrainingWorkload(BaseModel):
     mfu: float | None = Field(default=None, gt=0, le=1)
     overhead: float | None = Field(default=None, ge=0)  # goodput overhead, fraction of run time
     overhead_gb: float | None = Field(default=None, ge=0)
+    # tokens per optimizer step over all GPUs; None: 4M (Llama 2, Touvron et al. 2023, table 1). Micro-batches
+    # accumulate to it, so it sets how often a once-per-step all-reduce runs.
+    global_batch_tokens: float | None = Field(default=None, gt=0)
 
 
 class InferenceWorkload(BaseModel):

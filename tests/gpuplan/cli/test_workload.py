@@ -187,18 +187,12 @@ def test_plan_model_with_qlora_prefers_cards_it_fits() -> None:
 def test_plan_json_carries_the_chosen_layouts_scaling() -> None:
     out = run_json("plan", "--model", "llama-2-7b", "--tokens", "2e10", "--provider", "aws", "--limit", "0")
     opts = out["options"]  # type: ignore[index]
-    keys = {"strategy", "intra_node", "inter_node", "comm_s_per_microbatch", "compute_s_per_microbatch",
-            "micro_batch", "recompute"}
+    keys = {"layout", "strategy", "intra_node", "inter_node", "comm_s_per_microbatch", "compute_s_per_microbatch",
+            "micro_batch", "recompute", "accumulation_steps", "global_batch_tokens", "alternatives"}
     l40s = [o for o in opts if o["offer"] == "g6e.12xlarge"]
     assert l40s and all(set(o["scaling"]) == keys for o in l40s)
-    s = l40s[0]["scaling"]
-    # 4 x L40S over PCIe Gen4 (24 GB/s bus, an estimate), 44.42 GiB usable each: the states need ZeRO-3, whose
-    # traffic at micro-batch 1 (0.43 s of compute) cannot be hidden, so the layout recomputes activations to run
-    # a larger micro-batch that hides it; at micro-batch 1 it would show at most 85%
-    assert s["strategy"] in ("zero2", "zero3")
-    assert s["micro_batch"] > 1 and s["recompute"] == "full" or s["intra_node"] <= 0.85
-    c, t = s["compute_s_per_microbatch"], s["comm_s_per_microbatch"]
-    assert s["intra_node"] == pytest.approx(c / (c + max(0.0, t - c * 2 / 3)), abs=1e-3)
+    for o in l40s:  # more nodes than the fewest are taken only for a layout with less sharding
+        assert o["nodes"] == 1 or o["scaling"]["strategy"] in ("ddp", "zero1", "hsdp"), o["scaling"]
     for o in opts:
         if o["offer"] in ("p4d.24xlarge", "p5.48xlarge") and o["nodes"] == 1:
             assert o["scaling"]["intra_node"] >= 0.85
@@ -220,9 +214,14 @@ def test_every_multi_gpu_option_of_a_model_plan_carries_its_scaling() -> None:
 
 def test_estimate_uses_the_same_layout_choice_as_plan() -> None:
     est = run_json("estimate", "--gpu", "l40s", "--gpus", "4", "--model", "llama-2-7b", "--tokens", "2e10")
-    plan = run_json("plan", "--model", "llama-2-7b", "--tokens", "2e10", "--provider", "aws", "--limit", "0")
+    plan = run_json("plan", "--model", "llama-2-7b", "--tokens", "2e10", "--provider", "aws", "--limit", "0",
+                    "--nodes", "1")
     g6e = next(o for o in plan["options"] if o["offer"] == "g6e.12xlarge")  # type: ignore[index]
     assert est["scaling"] == g6e["scaling"]  # type: ignore[index]
     s = est["scaling"]  # type: ignore[index]
+    # 4 x L40S under one root complex (18 GB/s, an estimate), 44.42 GiB usable each less 8% headroom: the states need
+    # ZeRO-2 or -3, whose traffic at micro-batch 1 cannot hide, so the layout recomputes activations for a larger
+    # micro-batch; half its compute hides traffic on PCIe, and compute runs 7.5% slower while it does
+    assert s["strategy"] in ("zero2", "zero3") and s["recompute"] == "full" and s["micro_batch"] > 1
     c, t = s["compute_s_per_microbatch"], s["comm_s_per_microbatch"]
-    assert s["intra_node"] == pytest.approx(c / (c + max(0.0, t - c * 2 / 3)), abs=1e-3)
+    assert s["intra_node"] == pytest.approx(c / (c + max(0.0, t - c / 2) + 0.075 * min(t, c / 2)), abs=1e-3)

@@ -112,7 +112,7 @@ def test_a_deadline_takes_the_fewest_nodes_that_meet_it_and_says_why() -> None:
     assert o.nodes == 4  # 3 nodes at < 100% scaling cannot do a third of the time; 4 can
     assert o.wall_hours <= one.wall_hours / 3
     assert "deadline needs 4 nodes" in o.notes[0] and "3 would take" in o.notes[0]
-    assert any("scaling over 400 Gbps EFA across 4 nodes" in n for n in o.notes)
+    assert any("scaling over 400 Gbps EFA, 80% of line rate achievable across 4 nodes" in n for n in o.notes)
     assert o.cost.amount >= one.cost.amount  # poorer scaling costs more than one node
     assert o.line_items[0].quantity.quantize(Decimal("1e-12")) == (4 * billed_hours(o.wall_hours)).quantize(
         Decimal("1e-12"))

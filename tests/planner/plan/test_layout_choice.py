@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.perf import comm
+from planner.perf import comm, links
 from planner.plan.layout_choice import choose
 from planner.workload.inputs import arch_for
 from planner.workload.memory import layout
@@ -30,18 +30,22 @@ def test_zero3_across_slow_ethernet_is_excluded_with_the_bandwidth_it_needs() ->
 
 
 def test_nvswitch_keeps_zero2_near_linear_and_pcie_does_not() -> None:
-    w = _w("llama-2-7b", sharding=Sharding.ZERO2)
-    lay = layout(w, 48.0, 4)  # 4 x 48 GB: micro-batch 1 leaves little compute to hide traffic behind
+    w = _w("llama-2-7b", sharding=Sharding.ZERO2, recompute=Recompute.NONE, micro_batch=1)
+    lay = layout(w, 80.0, 4)  # 4 x 80 GB at micro-batch 1: little compute to hide traffic behind
     assert lay is not None
-    fast = choose(w, lay, 48.0, 4, 1, NVSWITCH, None, 190e12)
-    slow = choose(w, lay, 48.0, 4, 1, PCIE4, None, 190e12)
+    pcie = links.collective_link("L40S", "pcie", 4)
+    assert pcie is not None
+    fast = choose(w, lay, 80.0, 4, 1, NVSWITCH, None, 190e12)
+    slow = choose(w, lay, 80.0, 4, 1, pcie, None, 190e12)
     assert not isinstance(fast, str) and not isinstance(slow, str)
     assert fast.intra_node >= 0.85
     assert slow.intra_node <= 0.85
-    # by hand: 2 x 6.74e9 bytes x 3/4 over 24 GB/s against the micro-batch's compute, 2/3 of it hiding traffic
-    comm_s = 2 * w.arch.params * 0.75 / 24e9
+    # by hand: 2 x 6.74e9 bytes x 3/4 over 18 GB/s (4 GPUs under one root complex: 0.5625 of Gen4's 32 GB/s);
+    # half the micro-batch's compute hides traffic on PCIe, and compute runs 7.5% slower while it does
+    comm_s = 2 * w.arch.params * 0.75 / 18e9
     c = slow.compute_s_per_microbatch
-    assert slow.intra_node == pytest.approx(c / (c + comm_s - c * 2 / 3))
+    assert c == pytest.approx(6 * w.arch.params * 2048 / 190e12)
+    assert slow.intra_node == pytest.approx(c / (c + comm_s - c / 2 + 0.075 * c / 2), rel=1e-4)
     assert fast.inter_node == 1.0
 
 
@@ -53,8 +57,10 @@ def test_70b_on_a100_80gb_picks_recompute_for_a_larger_micro_batch() -> None:
     assert not isinstance(s, str)
     assert s.recompute == "full" and s.micro_batch > 1
     assert s.efficiency == pytest.approx(s.intra_node * s.inter_node)
-    assert set(s.as_json()) == {"strategy", "intra_node", "inter_node", "comm_s_per_microbatch",
-                                "compute_s_per_microbatch", "micro_batch", "recompute"}
+    assert set(s.as_json()) == {"layout", "strategy", "intra_node", "inter_node", "comm_s_per_microbatch",
+                                "compute_s_per_microbatch", "micro_batch", "recompute", "accumulation_steps",
+                                "global_batch_tokens", "alternatives"}
+    assert s.as_json()["layout"] == f"{s.strategy}+full-recompute"
 
 
 def test_explain_and_notes_name_the_chosen_layout() -> None:
@@ -68,10 +74,12 @@ def test_hybrid_sharding_replicates_across_slow_nodes() -> None:
     w = _w("llama-2-7b", sharding=Sharding.ZERO3)
     lay = layout(w, 48.0, 8)
     assert lay is not None
-    s = choose(w, lay, 48.0, 4, 2, PCIE4, 10.0, 190e12)
+    s = choose(w, lay, 48.0, 4, 2, PCIE4, 10.0, 190e12, "ethernet")
     assert not isinstance(s, str) and s.strategy == "hsdp"
-    # across 2 nodes only one all-reduce of the bf16 gradients per step: 2 x S x 1/2 over 1.25 GB/s,
-    # overlapping the last micro-batch; k micro-batches per 4M-token step over 8 GPUs
+    # across 2 nodes only one all-reduce of the bf16 gradients per step: 2 x S x 1/2 over 10 Gbps TCP at 60% of
+    # line rate (0.75 GB/s), a third of the last micro-batch's compute hiding it (slowed 7.5% while it does);
+    # k micro-batches per 4M-token step over 8 GPUs
     c, k = s.compute_s_per_microbatch, 4e6 / 8 / (s.micro_batch * w.seq_len)
-    step_comm = 2 * 2 * w.arch.params * 0.5 / 1.25e9
-    assert s.inter_node == pytest.approx(k * c / (k * c + step_comm - c * 2 / 3))
+    step_comm = 2 * 2 * w.arch.params * 0.5 / 0.75e9
+    assert s.inter_node == pytest.approx(k * c / (k * c + step_comm - c / 3 + 0.075 * c / 3), rel=1e-4)
+    assert s.accumulation == round(k)

@@ -30,18 +30,24 @@ def vram(gpu: str) -> float:
     return CAT.gpu(gpu).vram_gb
 
 
-def single_gpu_layout(arch: TransformerArch, method: Method, gpu: str, **kw: object):  # type: ignore[no-untyped-def]
+def single_gpu_layout(arch: TransformerArch, method: Method, gpu: str, headroom: bool = True,  # type: ignore[no-untyped-def]
+                      **kw: object):
     w = TrainingWorkload(arch=arch, method=method, **{**GUANACO, **kw})  # type: ignore[arg-type]
-    return layout(w, vram(gpu), 1)
+    return layout(w, vram(gpu), 1, headroom=headroom)
 
 
 def test_qlora_65b_fits_one_48gb_gpu_as_the_qlora_paper_reports() -> None:
     """QLoRA paper abstract (Dettmers et al. 2023, arXiv 2305.14314): 'finetune a 65B parameter model on a
-    single 48GB GPU'. 16-bit LoRA and full fine-tuning of the same model do not fit."""
+    single 48GB GPU'. 16-bit LoRA and full fine-tuning of the same model do not fit.
+
+    The count fits the card's 48 GB; with the 8% kept free for transient peaks it does not promise it, because the
+    paper's run paged optimizer states out to CPU memory on spikes (paged AdamW), which the count does not model."""
     for gpu in ("RTX-A6000", "A40"):
         assert vram(gpu) == 48
-        lay = single_gpu_layout(LLAMA_65B, Method.QLORA, gpu)
+        lay = single_gpu_layout(LLAMA_65B, Method.QLORA, gpu, headroom=False)
         assert lay is not None and lay.max_batch and lay.max_batch >= 1, gpu
+        assert lay.memory.total(1) <= 48 and lay.memory.total(1) > 48 - 0.08 * 48
+        assert single_gpu_layout(LLAMA_65B, Method.QLORA, gpu) is None
         assert single_gpu_layout(LLAMA_65B, Method.LORA, gpu) is None
         assert single_gpu_layout(LLAMA_65B, Method.FULL, gpu) is None
 
@@ -170,7 +176,7 @@ def test_active_above_total_is_rejected() -> None:
 
 
 def test_qlora_65b_full_recompute_is_chosen_when_needed() -> None:
-    lay = single_gpu_layout(LLAMA_65B, Method.QLORA, "A40")
+    lay = single_gpu_layout(LLAMA_65B, Method.QLORA, "A40", headroom=False)
     assert lay is not None and lay.recompute is Recompute.FULL
 
 

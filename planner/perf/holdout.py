@@ -1,0 +1,129 @@
+"""Held-out error of the training physics per regime, for docs/performance.md (``python examples/physics_holdout.py``).
+
+Each measured point is predicted by the model the planner uses, with the link physics of
+``planner/data/link_physics.csv`` (bus bandwidth by topology, achievable share of line rate by fabric, hidden
+share per link class, overlap slowdown). Those figures are sourced or estimated, never fitted to these points,
+so every error here is out of sample; the two fitted figures (the cluster beta, the MoE share) are predicted
+leave-one-out, each point with the figure fitted on the others.
+
+Regimes: one node over NVLink; NVSwitch clusters over RDMA where traffic hides (sharded_runs.csv); RDMA where
+traffic is exposed (bandwidth_runs.csv); data-parallel BERT clusters (multinode.csv, beta); mixtures of experts
+(published_runs.csv, MoE share). No measured pair ships for PCIe boxes or TCP networks.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from planner.perf import comm, links
+from pricing.catalog import Catalog
+from pricing.datafiles import data_rows
+
+
+@dataclass(frozen=True)
+class Point:
+    regime: str
+    name: str
+    predicted: float
+    measured: float
+    source: str
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.measured - 1
+
+
+def _kept(compute_s: float, strategy: str, state: float, gpus: int, gbytes_s: float, hidden: float) -> float:
+    per_mb, per_step = comm.comm_seconds(strategy, state, gpus, gbytes_s)
+    return comm.efficiency(compute_s, per_mb, per_step, 1.0, hidden, links.overlap_slowdown())
+
+
+def sharded_points(catalog: Catalog) -> list[Point]:
+    """ZeRO-3/FSDP at two GPU counts: throughput per GPU the larger run keeps (compute at the smaller run's pace)."""
+    out = []
+    for r in data_rows("sharded_runs.csv", "planner.data"):
+        params, seq, base = float(r["params"]), int(r["seq"]), float(r["small_throughput"])
+
+        def eff(gpus: int, mb: int, r: dict[str, str] = r, params: float = params, seq: int = seq,
+                base: float = base) -> float:
+            tokens = mb * seq
+            compute_s = tokens / base if r["unit"] == "tokens/s/GPU" else 6 * params * tokens / (base * 1e12)
+            per_node = int(r["gpus_per_node"])
+            if gpus <= per_node:
+                spec = catalog.gpus[r["gpu_key"]]
+                link = links.collective_link(r["gpu_key"], str(spec.interconnect.among(gpus)), gpus)
+                assert link is not None
+                return _kept(compute_s, r["strategy"], 2 * params, gpus, link.bus_gbytes_s, link.hidden_share)
+            net = links.network(float(r["inter_node_gbps"]), "rdma")  # RoCE/InfiniBand in every multi-node row
+            return _kept(compute_s, r["strategy"], 2 * params, gpus, net.gbytes_s, net.hidden_share)
+
+        pred = eff(int(r["big_gpus"]), int(r["big_micro_batch"])) / eff(int(r["small_gpus"]),
+                                                                        int(r["small_micro_batch"]))
+        regime = "one node, NVLink" if int(r["big_gpus"]) <= int(r["gpus_per_node"]) else "NVSwitch clusters, RDMA"
+        out.append(Point(regime, r["run"], pred, float(r["big_throughput"]) / base, r["source"]))
+    return out
+
+
+def bandwidth_points(flops_per_token: float = 6.0) -> list[Point]:
+    """ZeRO-3 at two bandwidths between nodes: throughput the slower network keeps (traffic exposed). The figures do
+    not say how they count FLOPs: 6N per token (gpuplan's convention) or 8N (full recompute counted)."""
+    out = []
+    for r in data_rows("bandwidth_runs.csv", "planner.data"):
+        params, tokens, gpus = float(r["params"]), int(r["tokens_per_gpu"]), int(r["gpus"])
+        compute_s = flops_per_token * params * tokens / (float(r["fast_tflops"]) * 1e12)
+
+        def eff(gbps: float, r: dict[str, str] = r, params: float = params, gpus: int = gpus,
+                compute_s: float = compute_s) -> float:
+            net = links.network(gbps, "rdma")  # InfiniBand links
+            return _kept(compute_s, r["strategy"], 2 * params, gpus, net.gbytes_s, net.hidden_share)
+
+        pred = eff(float(r["slow_gbps"])) / eff(float(r["fast_gbps"]))
+        regime = "RDMA, traffic exposed" + ("" if flops_per_token == 6.0 else f" (read as {flops_per_token:g}N)")
+        out.append(Point(regime, r["run"], pred, float(r["slow_tflops"]) / float(r["fast_tflops"]),
+                         r["source"]))
+    return out
+
+
+def cluster_points() -> list[Point]:
+    """Data-parallel BERT-Large on DGX clusters, each predicted with beta fitted on the others."""
+    from planner.perf.cluster import calibration_points, loo_errors
+
+    return [Point("data-parallel clusters (beta)", f"{p.system} {p.nodes} x {p.gpus_per_node}", pred,
+                  p.scaling_efficiency, p.source) for p, pred, _ in loo_errors(calibration_points())]
+
+
+def moe_points(catalog: Catalog) -> list[Point]:
+    """Published MoE pretraining GPU-hours, each predicted with the MoE share fitted on the other MoE runs."""
+    from planner.workload.estimate import (
+        estimate_training,
+        moe_utilization,
+        published_runs,
+        run_workload,
+    )
+
+    out = []
+    for r in published_runs():
+        if not (r["active_params"] and r["tokens"] and r["include"] == "yes"):
+            continue
+        w, n = run_workload(r)
+        spec = catalog.gpus[r["gpu_key"]]
+        factor, _ = moe_utilization(catalog, leave_out=r["run"])
+        est = estimate_training(w, spec, n, spec.interconnect, catalog=catalog, moe_factor=factor)
+        # GPU-hours, inverted so that "over" means optimistic as in the other regimes (fewer hours = faster)
+        out.append(Point("mixtures of experts (GPU-hours)", r["run"], float(r["gpu_hours"]), float(est.gpu_hours),
+                         r["source"]))
+    return out
+
+
+def all_points(catalog: Catalog) -> list[Point]:
+    return (sharded_points(catalog) + bandwidth_points() + bandwidth_points(8.0) + cluster_points()
+            + moe_points(catalog))
+
+
+def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
+    """regime -> (points, median |error|, worst |error|)."""
+    by: dict[str, list[float]] = {}
+    for p in points:
+        by.setdefault(p.regime, []).append(abs(p.error))
+    return {k: (len(v), statistics.median(v), max(v)) for k, v in by.items()}
