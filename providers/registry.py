@@ -60,8 +60,9 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
           compute_client="providers.aws.compute:AwsCompute", sdk_errors="providers.aws.session:sdk_error",
           engines=frozenset({"skypilot", "dstack"}),
           endpoint_envs=("AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL")),
-    # List prices only (pricing/data/instances/lambda.csv); SkyPilot's and dstack's own adapters launch it.
-    Cloud("lambda", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
+    # Lambda's API v1 through the standard library (no SDK, no extra); SkyPilot and dstack launch it too.
+    Cloud("lambda", Currency.USD, compute_client="providers.lambda_cloud.compute:LambdaCompute",
+          engines=frozenset({"skypilot", "dstack"}), endpoint_envs=("GPUPLAN_LAMBDA_ENDPOINT",)),
     # List prices shipped (pricing/data/instances/gcp.csv, azure.csv) and live from `catalog refresh --source
     # gpuhunt`; both engines launch them.
     Cloud("gcp", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
@@ -108,7 +109,7 @@ def _load(provider: str, capability: str, what: str) -> Any:
     try:
         # The capability modules import the SDK only inside the calls that use it: check it is
         # there now, so a missing SDK is one line before any call rather than a failure mid-way.
-        if importlib.util.find_spec(cloud.sdk) is None:
+        if cloud.sdk and importlib.util.find_spec(cloud.sdk) is None:  # "": the standard library's HTTP
             raise ImportError(name=cloud.sdk)
         return getattr(importlib.import_module(module), attr)
     except ImportError as exc:
