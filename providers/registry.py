@@ -47,6 +47,9 @@ class Cloud:
     sdk_errors: str | None = None  # turns an SDK exception no adapter mapped into a gpuplan error, or None
     engines: frozenset[str] = frozenset()  # launch engines that run it from `plan --export` ("skypilot", "dstack")
     endpoint_envs: tuple[str, ...] = ()  # variables that send its API calls elsewhere (a fake, a proxy), first wins
+    # A function that finds the cloud's credentials without its SDK, or raises CredentialsError naming them: a launch
+    # asks it first, so missing credentials are one line before anything is quoted or recorded
+    credentials: str | None = None
 
 
 CLOUDS: dict[str, Cloud] = {c.name: c for c in (
@@ -62,7 +65,12 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
           endpoint_envs=("AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL")),
     # Lambda's API v1 through the standard library (no SDK, no extra); SkyPilot and dstack launch it too.
     Cloud("lambda", Currency.USD, compute_client="providers.lambda_cloud.compute:LambdaCompute",
-          engines=frozenset({"skypilot", "dstack"}), endpoint_envs=("GPUPLAN_LAMBDA_ENDPOINT",)),
+          engines=frozenset({"skypilot", "dstack"}), endpoint_envs=("GPUPLAN_LAMBDA_ENDPOINT",),
+          credentials="providers.lambda_cloud.api:api_key"),
+    # List prices shipped (pricing/data/instances/alibaba.csv); the credential chain is read, the ECS adapter
+    # (alibabacloud-ecs20140526, gpuplan[alibaba]) is not built yet, and neither engine launches Alibaba.
+    Cloud("alibaba", Currency.CNY, "gpuplan[alibaba]", "alibabacloud_ecs20140526",
+          endpoint_envs=("GPUPLAN_ALIBABA_ENDPOINT",), credentials="providers.alibaba.credentials:find"),
     # List prices shipped (pricing/data/instances/gcp.csv, azure.csv) and live from `catalog refresh --source
     # gpuhunt`; both engines launch them.
     Cloud("gcp", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
@@ -142,6 +150,16 @@ def compute_client(provider: str, region: str, **options: Any) -> ComputeClient:
     cls = _load(provider, "compute_client", "launching")
     client: ComputeClient = cls(region=region, **options)
     return client
+
+
+def check_credentials(provider: str) -> None:
+    """Raise the cloud's CredentialsError (exit 3, naming its variables) when its credentials are not found; a cloud
+    with no such check (its SDK's chain is read at the first call) passes."""
+    cloud = CLOUDS.get(provider)
+    if cloud is None or cloud.credentials is None:
+        return
+    module, attr = cloud.credentials.split(":")
+    getattr(importlib.import_module(module), attr)()
 
 
 def engine_runs(engine: str, provider: str) -> bool:

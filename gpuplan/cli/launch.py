@@ -126,6 +126,10 @@ def launch(
         storage_gb = storage_gb if storage_gb is not None else priced.get("storage_gb")
         setup_minutes = setup_minutes if setup_minutes is not None else priced.get("setup_minutes")
         bandwidth_mbps = bandwidth_mbps if bandwidth_mbps is not None else priced.get("bandwidth_mbps")
+    if provider:  # a cloud's missing credentials are one line (exit 3, naming its variables) before anything else
+        from providers.registry import check_credentials
+
+        check_credentials(provider.strip().lower())
     if not provider or not instance_type:
         raise InputError("say what to launch: --provider and --instance-type, or --from-plan",
                          "e.g. gpuplan launch --provider aws --instance-type p3.2xlarge --region us-east-1")
