@@ -78,6 +78,12 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
 )}  # neither SkyPilot nor dstack knows Tencent Cloud
 
 
+# Launch engines gpuplan runs as its launcher (`launch --via`): a launch through one is recorded with the engine as
+# its provider and CLOUD:REGION as its region, and `ls`/`down` reach it through this compute client.
+ENGINES: dict[str, str] = {"skypilot": "providers.engines.skypilot:SkyPilotCompute",
+                           "dstack": "providers.engines.dstack:DstackCompute"}
+
+
 def provider_names(catalog: Catalog) -> tuple[str, ...]:
     return catalog.providers
 
@@ -141,13 +147,17 @@ def price_inquiry(provider: str) -> Any:
 
 def compute_class(provider: str) -> type[ComputeClient]:
     """The provider's compute client class, for what it can do before any client exists (e.g. ``self_end``)."""
+    if provider in ENGINES:
+        module, attr = ENGINES[provider].split(":")
+        engine: type[ComputeClient] = getattr(importlib.import_module(module), attr)
+        return engine
     cls: type[ComputeClient] = _load(provider, "compute_client", "launching")
     return cls
 
 
 def compute_client(provider: str, region: str, **options: Any) -> ComputeClient:
     """The provider's compute client for ``region`` (``launch``, ``ls``, ``down``)."""
-    cls = _load(provider, "compute_client", "launching")
+    cls = compute_class(provider)
     client: ComputeClient = cls(region=region, **options)
     return client
 
