@@ -14,6 +14,7 @@ engine uses its own.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -30,6 +31,7 @@ from providers.capabilities import (
 )
 
 NAME_PREFIX = "gpuplan-"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 LAUNCH_TIMEOUT_S = 3600.0  # provisioning a cluster can take many minutes; a hung engine must still end
 QUERY_TIMEOUT_S = 300.0
 # Phrases of an engine's output that mean it has no usable credentials for the cloud (said as exit 3).
@@ -87,7 +89,13 @@ class EngineCompute(ComputeClient):
         except OSError as exc:
             raise NotSupportedError(f"cannot run {self.executable}: {exc.strerror or exc}", self.install) from None
         if done.returncode != 0:
-            said = printable(" ".join((done.stderr or done.stdout or "").split()[-60:]))[-400:]
+            plain = ANSI.sub("", done.stderr or done.stdout or "")  # the engines colour their errors
+            words = printable(" ".join(plain.split())).split(" ")
+            said = ""
+            for word in reversed(words):  # the engine's last words, whole, up to 400 characters: where it failed
+                if len(said) + len(word) > 400:
+                    break
+                said = f"{word} {said}".strip()
             text = f"{self.provider} {what or args[0]} failed (exit {done.returncode}): {said or 'no output'}"
             if any(p in said.lower() for p in NO_CREDENTIALS):
                 raise CredentialsError(text, f"{self.check} (it says which clouds {self.provider} can use and why)")
