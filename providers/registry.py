@@ -64,7 +64,8 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
           engines=frozenset({"skypilot", "dstack"}),
           endpoint_envs=("AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL")),
     # Lambda's API v1 through the standard library (no SDK, no extra); SkyPilot and dstack launch it too.
-    Cloud("lambda", Currency.USD, compute_client="providers.lambda_cloud.compute:LambdaCompute",
+    Cloud("lambda", Currency.USD, price_fetcher="providers.lambda_cloud.prices:LambdaPriceFetcher",
+          compute_client="providers.lambda_cloud.compute:LambdaCompute",
           engines=frozenset({"skypilot", "dstack"}), endpoint_envs=("GPUPLAN_LAMBDA_ENDPOINT",),
           credentials="providers.lambda_cloud.api:api_key"),
     # List prices shipped (pricing/data/instances/alibaba.csv); the credential chain is read, the ECS adapter

@@ -147,3 +147,20 @@ def test_a_machine_cannot_be_asked_to_end_itself(env: dict[str, str], key: Path)
     r = cli(env, *LAUNCH, "--ssh-key", str(key), "--run", "python train.py", "--down-when", "done")
     assert r.returncode == 2
     assert "cannot end itself" in r.stderr and "down --expired" in r.stderr
+
+
+def test_refresh_reads_live_prices_and_capacity_and_plans_use_them(fake: FakeLambda, env: dict[str, str]) -> None:
+    r = cli(env, "catalog", "refresh", "--provider", "lambda", "--region", "global")
+    assert r.returncode == 0, r.stderr
+    assert "GPUPLAN_LAMBDA_ENDPOINT" in r.stderr  # prices from a fake are never taken for Lambda's own
+    r = cli(env, "plan", "--gpu-hours", "100", "--provider", "lambda", "--billing", "hourly", "--json", "--explain")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    a10 = next(o for o in plan["options"] if o["offer"] == "gpu_1x_a10")
+    # the fake's TEST VALUE, 100 cents an hour, not the shipped 1.29 USD
+    assert a10["live"] is True and a10["line_items"][0]["unit_price"]["amount"] in ("1", "1.00")
+    # no region has capacity for the 8x A100 80GB now: left out of the plan, and said
+    assert not any(o["offer"] == "gpu_8x_a100_80gb_sxm4" for o in plan["options"])
+    assert any(e["offer"] == "gpu_8x_a100_80gb_sxm4" and e["rule"] == "sold_out" for e in plan["excluded"])
+    r = cli(env, "catalog", "refresh", "--provider", "lambda", "--region", "us-east-1")
+    assert r.returncode == 2 and "--region global" in r.stderr
