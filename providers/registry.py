@@ -118,7 +118,9 @@ def _load(provider: str, capability: str, what: str) -> Any:
         hint = f"providers with {what}: {have}"
         if cloud is not None and cloud.engines and capability == "compute_client":
             engines = " or ".join(f"--export {e}" for e in sorted(cloud.engines))
-            hint = f"hand it to an engine that launches {provider}: gpuplan plan ... {engines} FILE; {hint}"
+            via = " or ".join(f"--via {e}" for e in sorted(cloud.engines))
+            hint = (f"hand it to an engine that launches {provider}: gpuplan launch ... {via} (gpuplan keeps the "
+                    f"ledger), or gpuplan plan ... {engines} FILE; {hint}")
         raise NotSupportedError(f"{provider} has no {what} in gpuplan", hint)
     module, attr = target.split(":")
     try:
