@@ -11,7 +11,13 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from gpuplan.render.export import dstack_gpu, dstack_placement, q, sky_resources
+from gpuplan.render.export import (
+    dstack_gpu,
+    dstack_placement,
+    machine_type,
+    q,
+    sky_resources,
+)
 from pricing.errors import InputError
 
 
@@ -46,7 +52,7 @@ def dstack_task(*, cloud: str, region: str, offer: str, gpu: str, gpu_count: flo
              *(f"  - {q(c.strip())}" for c in commands),
              "resources:", f"  gpu: {dstack_gpu(gpu, gpu_memory_gb, gpu_count)}",
              *([f"  disk: {q(f'{disk_gb}GB..')}"] if disk_gb else []),
-             *dstack_placement(cloud, region, billing), f"instance_types: [{q(offer)}]"]
+             *dstack_placement(cloud, region, billing), f"instance_types: [{q(machine_type(offer))}]"]
     if ttl_hours is not None:
         # dstack ends the run at its max_duration: the TTL, held by dstack's server (whole minutes, rounded up)
         lines.append(f"max_duration: {max(1, math.ceil(ttl_hours * 60))}m")

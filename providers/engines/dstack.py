@@ -63,7 +63,7 @@ class DstackCompute(EngineCompute):
             return LaunchResult(dry_run=True, notes=(*notes, (f"dstack has no dry run: `dstack apply -f {path}` shows "
                                                      "its plan and asks before starting anything")))
         self.exec(["apply", "-f", str(path), "-y", "-d"], timeout=LAUNCH_TIMEOUT_S, what="apply")
-        return LaunchResult(instance_ids=(name,), zone=self.cloud_region or None, notes=tuple(notes))
+        return LaunchResult(instance_ids=(name,), notes=tuple(notes))
 
     def listing(self) -> list[InstanceInfo]:
         text = self.exec(["ps", "-a", "--json"], what="ps")

@@ -86,7 +86,7 @@ class SkyPilotCompute(EngineCompute):
                       what="launch --dryrun")
             return LaunchResult(dry_run=True, notes=(*notes, "SkyPilot's dry run passed: nothing was started"))
         self.exec(args, timeout=LAUNCH_TIMEOUT_S, what=" ".join(args[:2]) if job else "launch")
-        return LaunchResult(instance_ids=(f"{JOB}{name}" if job else name,), zone=self.cloud_region or None,
+        return LaunchResult(instance_ids=(f"{JOB}{name}" if job else name,),
                             notes=tuple(notes))
 
     def listing(self) -> list[InstanceInfo]:

@@ -135,3 +135,17 @@ def test_an_engine_that_does_not_run_the_cloud_is_refused(env: dict[str, str]) -
             "ap-guangzhou-3", "--via", "skypilot", "--yes")
     assert r.returncode == 2 and "skypilot does not launch on tencent" in r.stderr, r.stderr
     assert engine_state(env)["calls"] == []
+
+
+def test_the_plans_winner_goes_through_the_engine_on_its_cloud(env: dict[str, str]) -> None:
+    r = cli(env, "plan", "--gpu-hours", "10", "--provider", "gcp", "--billing", "hourly", "--json")
+    assert r.returncode == 0, r.stderr
+    win = json.loads(r.stdout)["cheapest"]
+    r = cli(env, "launch", "--from-plan", "--via", "skypilot", "--ttl", "3h", "--yes", "--json")
+    assert r.returncode == 0, r.stderr
+    launch_id = json.loads(r.stdout)["id"]
+    row = ledger_row(env, launch_id)
+    assert (row["provider"], row["region"], row["instance_type"]) == ("skypilot", f"gcp:{win['region']}",
+                                                                       win["offer"])
+    r = cli(env, "ls")
+    assert f"gcp:{win['region']}" in r.stdout  # where it runs: the engine's cloud and region
