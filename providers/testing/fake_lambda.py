@@ -61,6 +61,8 @@ class FakeLambda:
     instances: dict[str, FakeInstance] = field(default_factory=dict)
     calls: list[tuple[str, str]] = field(default_factory=list)  # (method, path) of every authorized call
     bodies: list[dict[str, Any]] = field(default_factory=list)  # every POST body received
+    # Faults to inject: route -> HTTP statuses answered (and used up) before the route answers normally
+    faults: dict[str, list[int]] = field(default_factory=dict)
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -121,6 +123,9 @@ class FakeLambda:
     def handle(self, method: str, path: str, body: dict[str, Any] | None) -> tuple[int, dict[str, Any]]:
         route = path.split("?")[0].removeprefix("/api/v1")
         self.calls.append((method, route))
+        if self.faults.get(route):
+            status = self.faults[route].pop(0)
+            return status, _error("global/rate-limited" if status == 429 else "global/internal-error", "Injected.")
         if method == "POST":
             if body is None:
                 return 400, _error("global/invalid-parameters", "The request body must be a JSON object.")

@@ -164,3 +164,32 @@ def test_refresh_reads_live_prices_and_capacity_and_plans_use_them(fake: FakeLam
     assert any(e["offer"] == "gpu_8x_a100_80gb_sxm4" and e["rule"] == "sold_out" for e in plan["excluded"])
     r = cli(env, "catalog", "refresh", "--provider", "lambda", "--region", "us-east-1")
     assert r.returncode == 2 and "--region global" in r.stderr
+
+
+def test_an_expired_launch_is_ended_by_down_expired(fake: FakeLambda, env: dict[str, str], key: Path) -> None:
+    import sqlite3
+
+    r = cli(env, *LAUNCH, "--ssh-key", str(key), "--json")
+    assert r.returncode == 0, r.stderr
+    launch_id = json.loads(r.stdout)["id"]
+    with sqlite3.connect(Path(env["GPUPLAN_HOME"]) / "data" / "ledger.sqlite3") as db:  # its TTL has passed
+        db.execute("UPDATE launches SET expires_at = '2020-01-01T00:00:00+00:00' WHERE id = ?", (launch_id,))
+    r = cli(env, "down", "--expired")  # from cron: no question asked
+    assert r.returncode == 0, r.stderr
+    assert launch_id in r.stdout and fake.live() == []
+
+
+def test_a_machine_named_by_gpuplan_but_in_no_ledger_is_found_and_ended(
+        fake: FakeLambda, env: dict[str, str]) -> None:
+    from providers.testing.fake_lambda import FakeInstance
+
+    fake.instances["lost"] = FakeInstance(id="lost", name="gpuplan-gp-0123456789", type="gpu_1x_a10",
+                                          region="us-east-1", ssh_key="k", status="active", ip="203.0.113.9")
+    fake.instances["theirs"] = FakeInstance(id="theirs", name="my-notebook", type="gpu_1x_a10", region="us-east-1",
+                                            ssh_key="k", status="active")
+    r = cli(env, "ls", "--reconcile", "--provider", "lambda", "--region", "us-east-1")
+    assert r.returncode == 0, r.stderr
+    assert "untracked: lambda us-east-1 lost" in r.stderr and "theirs" not in r.stderr
+    r = cli(env, "down", "--untracked", "--provider", "lambda", "--region", "us-east-1", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert [i.id for i in fake.live()] == ["theirs"]  # a machine gpuplan did not start is never touched
