@@ -149,3 +149,24 @@ def test_the_plans_winner_goes_through_the_engine_on_its_cloud(env: dict[str, st
                                                                        win["offer"])
     r = cli(env, "ls")
     assert f"gcp:{win['region']}" in r.stdout  # where it runs: the engine's cloud and region
+
+
+def test_a_launch_killed_after_the_engine_started_it_is_found_by_name_and_ended(env: dict[str, str]) -> None:
+    r = cli({**env, "GPUPLAN_CRASH_AT": "after-run"}, *AWS, "--via", "skypilot")
+    assert r.returncode != 0
+    [name] = engine_state(env)["clusters"]  # the engine started it; its name never reached the ledger
+    r = cli(env, "ls", "--json")
+    assert r.returncode == 0, r.stderr
+    [launch] = json.loads(r.stdout)["launches"]
+    assert [m["id"] for m in launch["instances"]] == [name] and launch["state"] == "running"
+    r = cli(env, "down", launch["id"], "--yes")
+    assert r.returncode == 0, r.stderr
+    assert engine_state(env)["clusters"] == {}
+
+
+def test_ls_without_the_engine_still_lists_the_launch_and_says_why(env: dict[str, str]) -> None:
+    r = cli(env, *AWS, "--via", "skypilot")
+    assert r.returncode == 0, r.stderr
+    r = cli({**env, "PATH": "/nonexistent"}, "ls")
+    assert r.returncode == 0, r.stderr
+    assert "skypilot" in r.stdout and "provider not reachable: skypilot is not installed" in r.stderr
