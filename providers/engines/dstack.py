@@ -63,6 +63,7 @@ class DstackCompute(EngineCompute):
             return LaunchResult(dry_run=True, notes=(*notes, (f"dstack has no dry run: `dstack apply -f {path}` shows "
                                                      "its plan and asks before starting anything")))
         self.exec(["apply", "-f", str(path), "-y", "-d"], timeout=LAUNCH_TIMEOUT_S, what="apply")
+        notes.append(f"log in and follow it with `dstack attach {name}` (dstack's own SSH set-up)")
         return LaunchResult(instance_ids=(name,), notes=tuple(notes))
 
     def listing(self) -> list[InstanceInfo]:

@@ -86,6 +86,8 @@ class SkyPilotCompute(EngineCompute):
                       what="launch --dryrun")
             return LaunchResult(dry_run=True, notes=(*notes, "SkyPilot's dry run passed: nothing was started"))
         self.exec(args, timeout=LAUNCH_TIMEOUT_S, what=" ".join(args[:2]) if job else "launch")
+        notes.append(f"log in with `ssh {name}` (SkyPilot writes its own SSH config and key)" if not job else
+                     f"follow it with `sky jobs logs -n {name}`")
         return LaunchResult(instance_ids=(f"{JOB}{name}" if job else name,),
                             notes=tuple(notes))
 

@@ -46,7 +46,9 @@ MAX_USER_DATA = 1024 * 1024  # cloud-init user data: at most 1 MB
 STATES = {
     "booting": InstanceState.PENDING,
     "active": InstanceState.RUNNING,
-    "unhealthy": InstanceState.UNKNOWN,  # it exists and bills, but Lambda cannot reach it
+    # Lambda cannot reach it, but it exists and bills: counted as running so no launch with it is closed as failed
+    # (a failed launch is out of `down --all`)
+    "unhealthy": InstanceState.RUNNING,
     "terminating": InstanceState.TERMINATING,
     "terminated": InstanceState.TERMINATED,
     "preempted": InstanceState.TERMINATED,
