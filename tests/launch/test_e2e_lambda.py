@@ -193,3 +193,12 @@ def test_a_machine_named_by_gpuplan_but_in_no_ledger_is_found_and_ended(
     r = cli(env, "down", "--untracked", "--provider", "lambda", "--region", "us-east-1", "--yes")
     assert r.returncode == 0, r.stderr
     assert [i.id for i in fake.live()] == ["theirs"]  # a machine gpuplan did not start is never touched
+
+
+def test_without_a_region_the_launch_goes_where_there_is_capacity(fake: FakeLambda, env: dict[str, str],
+                                                                  key: Path) -> None:
+    r = cli(env, "launch", "--provider", "lambda", "--instance-type", "gpu_1x_h100_pcie", "--ttl", "1h", "--yes",
+            "--ssh-key", str(key), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["zone"] == "us-west-3"  # the one region with capacity for it in the fake
+    assert [i.region for i in fake.live()] == ["us-west-3"]
