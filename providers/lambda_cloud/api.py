@@ -18,6 +18,7 @@ import os
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
@@ -86,7 +87,9 @@ def api_key(home: Path | None = None) -> str:
 
 
 def endpoint() -> str:
-    return (os.environ.get(ENDPOINT_ENV, "").strip() or ENDPOINT).rstrip("/")
+    """The API's base URL: ``GPUPLAN_LAMBDA_ENDPOINT`` (a host alone gets Lambda's ``/api/v1``), else Lambda's."""
+    url = (os.environ.get(ENDPOINT_ENV, "").strip() or ENDPOINT).rstrip("/")
+    return url if urllib.parse.urlsplit(url).path else url + "/api/v1"
 
 
 class LambdaApi:

@@ -97,3 +97,14 @@ def test_a_pinned_sold_out_region_names_where_there_is_capacity(fake: FakeLambda
 def test_without_a_key_lambda_cannot_launch(fake: FakeLambda) -> None:
     with pytest.raises(InputError, match="exactly one SSH key"):
         LambdaCompute("us-east-1", api=api(fake)).run(request(ssh_public_key=None, ssh_key_name=None))
+
+
+def test_an_endpoint_given_as_a_host_gets_lambdas_api_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from providers.lambda_cloud.api import endpoint
+
+    monkeypatch.setenv("GPUPLAN_LAMBDA_ENDPOINT", "http://127.0.0.1:8080/")
+    assert endpoint() == "http://127.0.0.1:8080/api/v1"
+    monkeypatch.setenv("GPUPLAN_LAMBDA_ENDPOINT", "http://127.0.0.1:8080/api/v1")
+    assert endpoint() == "http://127.0.0.1:8080/api/v1"
+    monkeypatch.delenv("GPUPLAN_LAMBDA_ENDPOINT")
+    assert endpoint() == "https://cloud.lambda.ai/api/v1"
