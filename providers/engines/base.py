@@ -36,7 +36,7 @@ LAUNCH_TIMEOUT_S = 3600.0  # provisioning a cluster can take many minutes; a hun
 QUERY_TIMEOUT_S = 300.0
 # Phrases of an engine's output that mean it has no usable credentials for the cloud (said as exit 3).
 NO_CREDENTIALS = ("sky check", "no cloud access", "not enabled", "credentials", "dstack server", "dstack config",
-                  "no backends", "not authenticated")
+                  "no backends", "not authenticated", "no default project", "cannot connect to dstack")
 
 
 def tags_of(name: str) -> dict[str, str]:
@@ -98,7 +98,7 @@ class EngineCompute(ComputeClient):
                 said = f"{word} {said}".strip()
             text = f"{self.provider} {what or args[0]} failed (exit {done.returncode}): {said or 'no output'}"
             if any(p in said.lower() for p in NO_CREDENTIALS):
-                raise CredentialsError(text, f"{self.check} (it says which clouds {self.provider} can use and why)")
+                raise CredentialsError(text, self.check)
             raise ProviderError(text, f"{self.check}; then try again")
         return done.stdout
 

@@ -43,7 +43,8 @@ class DstackCompute(EngineCompute):
     executable = "dstack"
     install = ("install dstack (pip install 'dstack[all]'), start or point it at a server (`dstack server`, then "
                "`dstack project add`), with the cloud's credentials in the server's config")
-    check = "check the dstack server's backends (`dstack server` logs, ~/.dstack/server/config.yml)"
+    check = ("start a dstack server with the cloud's backend (`dstack server`, ~/.dstack/server/config.yml) and add "
+             "its project (`dstack project add`)")
 
     def run(self, request: LaunchRequest) -> LaunchResult:
         if request.billing is BillingMode.MONTHLY:

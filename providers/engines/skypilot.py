@@ -50,7 +50,7 @@ class SkyPilotCompute(EngineCompute):
     executable = "sky"
     install = ("install SkyPilot for the cloud, e.g. pip install 'skypilot[aws]', then run `sky check` to enable "
                "the cloud's credentials")
-    check = "run `sky check` (SkyPilot's credentials check)"
+    check = "run `sky check`: it says which clouds SkyPilot can use, and what each one lacks"
 
     def __init__(self, region: str, *, idle_minutes: int | None = None, **options: object) -> None:
         super().__init__(region, **options)  # type: ignore[arg-type]
