@@ -48,7 +48,8 @@ def _crash_point(step: str) -> None:
 
 @app.command()
 def launch(
-    provider: Annotated[Optional[str], typer.Option("--provider", help="tencent, aws or lambda; with --via also gcp and azure.")] = None,
+    provider: Annotated[str | None, typer.Option(
+        "--provider", help="tencent, aws or lambda; with --via also gcp and azure.")] = None,
     instance_type: Annotated[Optional[str], typer.Option("--instance-type", help="e.g. GN10Xp.20XLARGE320, p3.16xlarge.")] = None,
     region: Annotated[Optional[str], typer.Option("--region", help="Region, e.g. ap-guangzhou, us-east-1.")] = None,
     zone: Annotated[Optional[str], typer.Option("--zone", help="Zone, e.g. ap-guangzhou-3 (pins it: no failover).")] = None,

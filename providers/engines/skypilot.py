@@ -44,7 +44,7 @@ def _rows(text: str, states: dict[str, InstanceState], *, first: bool) -> dict[s
 
 
 class SkyPilotCompute(EngineCompute):
-    """Clusters and managed jobs SkyPilot runs for gpuplan, on the cloud and region in ``region`` (``aws:us-east-1``)."""
+    """Clusters and managed jobs SkyPilot runs for gpuplan, on the cloud and region in ``region`` (aws:us-east-1)."""
 
     provider = "skypilot"
     executable = "sky"

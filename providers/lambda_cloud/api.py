@@ -65,7 +65,7 @@ class LambdaApiError(ProviderError):
 
 
 def api_key(home: Path | None = None) -> str:
-    """The API key: ``LAMBDA_API_KEY``, else SkyPilot's key file; a CredentialsError naming both when neither has one."""
+    """The API key: ``LAMBDA_API_KEY``, else SkyPilot's key file; a CredentialsError naming both if neither has one."""
     key = os.environ.get(KEY_ENV, "").strip()
     if not key:
         path = (home / ".lambda_cloud" / "lambda_keys") if home is not None else KEY_FILE.expanduser()

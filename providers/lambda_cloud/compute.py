@@ -157,7 +157,7 @@ class LambdaCompute(ComputeClient):
                             "there now)", hint)
 
     def _ssh_key(self, request: LaunchRequest, notes: list[str]) -> str:
-        """The key's name on Lambda: found by its fingerprint name, else registered (a dry run only says it would be)."""
+        """The key's name on Lambda: found by its fingerprint name, else registered (a dry run says it would be)."""
         name, public = str(request.ssh_key_name), str(request.ssh_public_key)
         keys = self.api.get("/ssh-keys")
         for k in keys if isinstance(keys, list) else []:

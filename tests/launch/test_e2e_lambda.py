@@ -42,8 +42,8 @@ def env(fake: FakeLambda, tmp_path: Path) -> dict[str, str]:
 
 
 def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuplan", *args], check=False, env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", "gpuplan", *args], check=False, env=env, capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
 
 
 @pytest.fixture
