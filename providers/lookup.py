@@ -74,6 +74,10 @@ def find_offer(catalog: Catalog, instance_type: str, *, provider: str | None = N
     place = region or (_region_of_listed_zone(offers, zone) if zone else None)
     if place is None:
         real = [o for o in offers if o.region not in PSEUDO_REGIONS]
+        everywhere = [o for o in offers if o.region == "global"]
+        if not real and len(everywhere) == 1:
+            # one price in every region (Lambda): the launch picks a region with capacity and says which
+            return OfferMatch(offer=everywhere[0], region="global", zones=(), offers=tuple(offers))
         if len(real) != 1:
             raise InputError(f"say where to launch {instance_type}: give --region or --zone",
                              f"known: {', '.join(_regions(offers)[:8])}")

@@ -49,6 +49,9 @@ class Cloud:
     sdk_errors: str | None = None  # turns an SDK exception no adapter mapped into a gpuplan error, or None
     engines: frozenset[str] = frozenset()  # launch engines that run it from `plan --export` ("skypilot", "dstack")
     endpoint_envs: tuple[str, ...] = ()  # variables that send its API calls elsewhere (a fake, a proxy), first wins
+    # A function that finds the cloud's credentials without its SDK, or raises CredentialsError naming them: a launch
+    # asks it first, so missing credentials are one line before anything is quoted or recorded
+    credentials: str | None = None
 
 
 CLOUDS: dict[str, Cloud] = {c.name: c for c in (
@@ -64,13 +67,26 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
           bill_reader="providers.aws.bills:AwsBillReader",
           engines=frozenset({"skypilot", "dstack"}),
           endpoint_envs=("AWS_ENDPOINT_URL_PRICING", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL")),
-    # List prices only (pricing/data/instances/lambda.csv); SkyPilot's and dstack's own adapters launch it.
-    Cloud("lambda", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
+    # Lambda's API v1 through the standard library (no SDK, no extra); SkyPilot and dstack launch it too.
+    Cloud("lambda", Currency.USD, price_fetcher="providers.lambda_cloud.prices:LambdaPriceFetcher",
+          compute_client="providers.lambda_cloud.compute:LambdaCompute",
+          engines=frozenset({"skypilot", "dstack"}), endpoint_envs=("GPUPLAN_LAMBDA_ENDPOINT",),
+          credentials="providers.lambda_cloud.api:api_key"),
+    # List prices shipped (pricing/data/instances/alibaba.csv) and the credential chain read; the ECS adapter (the
+    # official alibabacloud-ecs20140526 SDK as the extra gpuplan[alibaba]) is not built yet, so no extra or SDK is
+    # named here, and neither engine launches Alibaba.
+    Cloud("alibaba", Currency.CNY, credentials="providers.alibaba.credentials:find"),
     # List prices shipped (pricing/data/instances/gcp.csv, azure.csv) and live from `catalog refresh --source
     # gpuhunt`; both engines launch them.
     Cloud("gcp", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
     Cloud("azure", Currency.USD, engines=frozenset({"skypilot", "dstack"})),
 )}  # neither SkyPilot nor dstack knows Tencent Cloud
+
+
+# Launch engines gpuplan runs as its launcher (`launch --via`): a launch through one is recorded with the engine as
+# its provider and CLOUD:REGION as its region, and `ls`/`down` reach it through this compute client.
+ENGINES: dict[str, str] = {"skypilot": "providers.engines.skypilot:SkyPilotCompute",
+                           "dstack": "providers.engines.dstack:DstackCompute"}
 
 
 def provider_names(catalog: Catalog) -> tuple[str, ...]:
@@ -106,13 +122,15 @@ def _load(provider: str, capability: str, what: str) -> Any:
         hint = f"providers with {what}: {have}"
         if cloud is not None and cloud.engines and capability == "compute_client":
             engines = " or ".join(f"--export {e}" for e in sorted(cloud.engines))
-            hint = f"hand it to an engine that launches {provider}: gpuplan plan ... {engines} FILE; {hint}"
+            via = " or ".join(f"--via {e}" for e in sorted(cloud.engines))
+            hint = (f"hand it to an engine that launches {provider}: gpuplan launch ... {via} (gpuplan keeps the "
+                    f"ledger), or gpuplan plan ... {engines} FILE; {hint}")
         raise NotSupportedError(f"{provider} has no {what} in gpuplan", hint)
     module, attr = target.split(":")
     try:
         # The capability modules import the SDK only inside the calls that use it: check it is
         # there now, so a missing SDK is one line before any call rather than a failure mid-way.
-        if importlib.util.find_spec(cloud.sdk) is None:
+        if cloud.sdk and importlib.util.find_spec(cloud.sdk) is None:  # "": the standard library's HTTP
             raise ImportError(name=cloud.sdk)
         return getattr(importlib.import_module(module), attr)
     except ImportError as exc:
@@ -136,13 +154,17 @@ def price_inquiry(provider: str) -> Any:
 
 def compute_class(provider: str) -> type[ComputeClient]:
     """The provider's compute client class, for what it can do before any client exists (e.g. ``self_end``)."""
+    if provider in ENGINES:
+        module, attr = ENGINES[provider].split(":")
+        engine: type[ComputeClient] = getattr(importlib.import_module(module), attr)
+        return engine
     cls: type[ComputeClient] = _load(provider, "compute_client", "launching")
     return cls
 
 
 def compute_client(provider: str, region: str, **options: Any) -> ComputeClient:
     """The provider's compute client for ``region`` (``launch``, ``ls``, ``down``)."""
-    cls = _load(provider, "compute_client", "launching")
+    cls = compute_class(provider)
     client: ComputeClient = cls(region=region, **options)
     return client
 
@@ -154,6 +176,16 @@ def bill_reader(provider: str, **options: Any) -> BillReader | None:
         return None
     reader: BillReader = _load(provider, "bill_reader", "billing API")(**options)
     return reader
+
+
+def check_credentials(provider: str) -> None:
+    """Raise the cloud's CredentialsError (exit 3, naming its variables) when its credentials are not found; a cloud
+    with no such check (its SDK's chain is read at the first call) passes."""
+    cloud = CLOUDS.get(provider)
+    if cloud is None or cloud.credentials is None:
+        return
+    module, attr = cloud.credentials.split(":")
+    getattr(importlib.import_module(module), attr)()
 
 
 def engine_runs(engine: str, provider: str) -> bool:

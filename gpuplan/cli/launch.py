@@ -48,7 +48,8 @@ def _crash_point(step: str) -> None:
 
 @app.command()
 def launch(
-    provider: Annotated[Optional[str], typer.Option("--provider", help="tencent or aws.")] = None,
+    provider: Annotated[str | None, typer.Option(
+        "--provider", help="tencent, aws or lambda; with --via also gcp and azure.")] = None,
     instance_type: Annotated[Optional[str], typer.Option("--instance-type", help="e.g. GN10Xp.20XLARGE320, p3.16xlarge.")] = None,
     region: Annotated[Optional[str], typer.Option("--region", help="Region, e.g. ap-guangzhou, us-east-1.")] = None,
     zone: Annotated[Optional[str], typer.Option("--zone", help="Zone, e.g. ap-guangzhou-3 (pins it: no failover).")] = None,
@@ -76,6 +77,10 @@ def launch(
     idle: Annotated[Optional[str], typer.Option("--idle", help="End a machine once its GPUs sit idle this long (none above 5% utilization), e.g. 30m.", metavar="DURATION")] = None,
     driver: Annotated[Optional[str], typer.Option("--driver", help="check, install or skip the NVIDIA driver at boot. [default: install on an image without one (Tencent's public images), else check]", metavar="check|install|skip")] = None,
     cam_role: Annotated[Optional[str], typer.Option("--cam-role", help="Tencent: the CAM role the machines run with; it lets them end themselves (--down-when, --idle).", metavar="NAME")] = None,
+    via: Annotated[str | None, typer.Option(
+        "--via", metavar="skypilot|dstack",
+        help="Launch through an engine you run: skypilot (sky launch; spot: sky jobs launch) or dstack (dstack "
+             "apply); gpuplan quotes, budgets, records, lists and ends it.")] = None,
     owner: Annotated[Optional[str], typer.Option("--owner", help="Who the launch is recorded for. [default: your OS user name]")] = None,
     project: Annotated[Optional[str], typer.Option("--project", help="What the launch is for; budgets hold per project. [default: the config's project]")] = None,
     yes: YesOpt = False,
@@ -126,6 +131,10 @@ def launch(
         storage_gb = storage_gb if storage_gb is not None else priced.get("storage_gb")
         setup_minutes = setup_minutes if setup_minutes is not None else priced.get("setup_minutes")
         bandwidth_mbps = bandwidth_mbps if bandwidth_mbps is not None else priced.get("bandwidth_mbps")
+    if provider and via is None:  # missing credentials: one line (exit 3, naming the variables) before anything else
+        from providers.registry import check_credentials
+
+        check_credentials(provider.strip().lower())
     if not provider or not instance_type:
         raise InputError("say what to launch: --provider and --instance-type, or --from-plan",
                          "e.g. gpuplan launch --provider aws --instance-type p3.2xlarge --region us-east-1")
@@ -141,7 +150,11 @@ def launch(
     )
     if nodes < 1 or months < 1:
         raise InputError("--count and --months must be 1 or more")
-    if boot is not None:
+    if via is not None:  # the engine sets the machines up and ends them: its own checks, before any quote
+        from gpuplan.cli.launch_via import check_via
+
+        via = check_via(via, spec.provider, boot)
+    elif boot is not None:
         from providers.registry import compute_class
 
         check_boot(spec, compute_class(spec.provider))
@@ -165,6 +178,12 @@ def launch(
                              "pass --yes to launch, or --dry-run to validate only")
         if not typer.confirm("Launch?", default=False, err=True):
             raise InputError("not launched")
+    if via is not None:
+        from gpuplan.cli.launch_via import launch_via
+
+        launch_via(via, q, cat, boot, dry_run=dry_run, as_json=as_json, fx=s.fx_table(), wait_hours=wait_hours,
+                   poll=poll, steps=(_crash_point, _wait, _report_launch))
+        return
     client = clients()(spec.provider, q.region)
     with open_ledger() as ledger:
         out = start(q, ledger=ledger, client=client, progress=say, checkpoint=_crash_point, fx=s.fx_table())

@@ -1,3 +1,3 @@
-"""Alibaba Cloud: list prices only (no price fetcher or compute client in gpuplan; neither SkyPilot nor dstack launches it)."""
+"""Alibaba Cloud: list prices and the credential chain (no ECS compute client yet; neither engine launches it)."""
 
-__all__ = ["price_list"]
+__all__ = ["credentials", "price_list"]

@@ -82,10 +82,16 @@ def test_a_lambda_winner_exports_to_files_the_engines_accept(gpuplan: Run, tmp_p
     assert conf.backends == ["lambda"] and not conf.regions
 
 
-def test_launch_on_lambda_names_the_exports(gpuplan: Run) -> None:
-    from pricing.errors import NotSupportedError
+def test_launch_on_lambda_asks_for_its_api_key_and_an_engine_only_cloud_names_the_engines(
+        gpuplan: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pricing.errors import CredentialsError, NotSupportedError
     from providers.registry import compute_client
 
+    monkeypatch.delenv("LAMBDA_API_KEY", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(CredentialsError) as c:
+        compute_client("lambda", "us-east-1")  # Lambda launches through its own API now: its key is asked for
+    assert "LAMBDA_API_KEY" in str(c.value.hint) and "lambda_keys" in str(c.value.hint)
     with pytest.raises(NotSupportedError) as e:
-        compute_client("lambda", "us-east-1")
-    assert "--export skypilot" in str(e.value.hint) and "--export dstack" in str(e.value.hint)
+        compute_client("gcp", "us-central1")
+    assert "--via skypilot" in str(e.value.hint) and "--export dstack" in str(e.value.hint)

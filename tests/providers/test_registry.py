@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_each_cloud_is_one_frozen_record_naming_its_extra_and_currency() -> None:
-    assert set(CLOUDS) == {"aws", "tencent", "lambda", "gcp", "azure"}
+    assert set(CLOUDS) == {"aws", "tencent", "lambda", "gcp", "azure", "alibaba"}
     assert CLOUDS["aws"].extra == "gpuplan[aws]" and CLOUDS["aws"].currency is Currency.USD
     assert CLOUDS["tencent"].extra == "gpuplan[tencent]" and CLOUDS["tencent"].currency is Currency.CNY
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -30,7 +30,7 @@ def test_each_cloud_is_one_frozen_record_naming_its_extra_and_currency() -> None
 @pytest.mark.parametrize("cloud", sorted(CLOUDS))
 def test_every_named_capability_exists(cloud: str) -> None:
     record = CLOUDS[cloud]
-    for field in ("price_fetcher", "price_inquiry", "compute_client"):
+    for field in ("price_fetcher", "price_inquiry", "compute_client", "credentials"):
         target = getattr(record, field)
         if target is not None:
             module, attr = target.split(":")
