@@ -4,4 +4,4 @@ They ship with the package (as dstack ships ``server/testing``) so the examples 
 but no adapter imports them: only tests, examples and benchmarks do.
 """
 
-__all__ = ["fake_cvm"]
+__all__ = ["fake_api", "fake_billing", "fake_cvm", "fake_lambda"]

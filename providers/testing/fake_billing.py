@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from providers.testing.fake_api import ApiError
+
 MAX_LIMIT = 1000  # the API's largest page
 
 
@@ -26,8 +28,6 @@ class BillingActions:
                       "PayModeName": "Pay-as-you-go", "ActionTypeName": "Pay-as-you-go hourly settlement"})
 
     def _do_DescribeBillResourceSummary(self, region: str, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
-        from providers.testing.fake_cvm import ApiError
-
         month = params.get("Month")
         offset, limit = params.get("Offset"), params.get("Limit")
         if not isinstance(month, str) or len(month) != 7 or month[4] != "-":

@@ -35,6 +35,7 @@ from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from providers.testing.fake_api import ApiError
 from providers.testing.fake_billing import BillingActions
 
 TEST_SECRET_ID = "gpuplan-FAKE-test-secret-id-not-a-key"
@@ -163,12 +164,6 @@ class _Fault:
     status: int = 503
     seconds: float = 0.0
     content_type: str = "text/html"
-
-
-class ApiError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(code)
-        self.code, self.message = code, message
 
 
 def _sha256(data: bytes) -> str:
