@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pricing.catalog import Catalog, GpuSpec
 
-DEFAULT_NODE_GPUS = 8  # an HGX/DGX board, where the catalog has no instance of the GPU
+DEFAULT_NODE_GPUS = 8  # an HGX/DGX board; the fewest GPUs a node is taken to hold
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,9 @@ class EstimateCluster:
 
 
 def _node_gpus(spec: GpuSpec, catalog: Catalog) -> int:
+    # up to 8 GPUs stay one machine, as a bought box of them would be, even where clouds sell fewer in one instance
     counts = [int(r.gpu_count) for r in catalog.instances if r.gpu == spec.key and r.gpu_count >= 1]
-    return max(counts, default=DEFAULT_NODE_GPUS)
+    return max([*counts, DEFAULT_NODE_GPUS])
 
 
 def _fastest_network(catalog: Catalog, keys: set[str], per_node: int) -> tuple[float, str, str] | None:
@@ -46,19 +47,21 @@ def _fastest_network(catalog: Catalog, keys: set[str], per_node: int) -> tuple[f
 
 
 def estimate_cluster(spec: GpuSpec, gpus: int, catalog: Catalog) -> EstimateCluster:
-    """One node of ``gpus`` where the catalog sells that many in one instance; else nodes of its largest instance
-    with the fastest network the catalog lists for such a node."""
+    """One node of ``gpus`` up to 8 or the catalog's largest instance of the GPU; else nodes of that size with the
+    fastest network the catalog lists for such a node."""
     per_node = _node_gpus(spec, catalog)
     if gpus <= per_node:
         return EstimateCluster(gpus, 1)
     nodes = -(-gpus // per_node)
     found = _fastest_network(catalog, {spec.key}, per_node)
     where = ""
-    if found is None:
+    if found is None and str(spec.interconnect) == "nvlink":
+        # an SXM board of the same generation (H800 -> H100) is built into the same kind of cluster node
         twins = {k for k, g in catalog.gpus.items() if g.arch == spec.arch and g.interconnect == spec.interconnect}
         found, where = _fastest_network(catalog, twins, per_node), f" (no {spec.key} node in the catalog)"
     if found is None:
-        return EstimateCluster(per_node, nodes, basis=f"{nodes} nodes of {per_node}; no network known for such a node")
+        return EstimateCluster(per_node, nodes, basis=f"{nodes} nodes of {per_node} GPUs; no network known for such a "
+                                                      "node, so traffic between nodes is not charged")
     gbps, fabric, name = found
     return EstimateCluster(per_node, nodes, gbps, fabric,
                            f"{nodes} nodes of {per_node} GPUs over {gbps:,.0f} Gbps {fabric}, as {name}{where}")
