@@ -112,7 +112,9 @@ def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes:
     Each token's hidden state goes to its k experts and back (dispatch and combine), in the forward and the
     backward pass: 4 k h x 2 bytes per token and MoE layer, of which (EP-1)/EP leaves the GPU. Destinations in the
     GPU's own node go over its link; the rest leave the node through its NIC, which carries the node's GPUs'
-    share. The exchange sits on the critical path between attention and the experts, so none of it is hidden.
+    share. The exchange sits on the critical path between attention and the experts, so none of it is hidden, unless
+    the model's training overlaps it with another micro-batch (``moe_routing.csv``: DeepSeek-V3's DualPipe); a model
+    with group-limited routing sends a token to at most that many nodes.
     """
     from planner.workload.memory import expert_parallel
 
