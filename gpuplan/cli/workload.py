@@ -239,17 +239,22 @@ def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat:
                         notes: list[str]) -> tuple[Any, dict[str, Any] | None]:
     """The same layout choice and per-micro-batch scaling as `plan`, on one node of ``gpus`` GPUs."""
     from planner.perf.links import collective_link
+    from planner.plan.estimate_cluster import estimate_cluster
     from planner.plan.layout_choice import choose
     from planner.workload.estimate import estimate_training
     from planner.workload.spec import Recompute
 
     from planner.workload.memory import usable_vram
 
-    link = collective_link(spec.key, spec.interconnect.among(gpus), max(1, int(gpus)))  # as plan's offer has it
+    # nodes and network as `plan` has them for that many GPUs, so both paths share one layout model
+    shape = estimate_cluster(spec, max(1, int(gpus)), cat)
+    link = collective_link(spec.key, spec.interconnect.among(shape.per_node), shape.per_node)
     if link is None:
         return est, None
+    if shape.basis:
+        notes.append(f"timed as {shape.basis}")
     rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
-    chosen = choose(w, lay, usable_vram(spec)[0], max(1, int(gpus)), 1, link, None, rate)
+    chosen = choose(w, lay, usable_vram(spec)[0], shape.per_node, shape.nodes, link, shape.gbps, rate, shape.fabric)
     if isinstance(chosen, str):
         notes.append(chosen)
         return est, None

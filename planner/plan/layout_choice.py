@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.perf import comm, links
+from planner.perf.moe_routing import a2a_overlapped, max_nodes_per_token
 from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted
 from planner.workload.spec import Precision, Recompute, Sharding, TrainingWorkload
 
@@ -111,7 +112,9 @@ def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes:
     Each token's hidden state goes to its k experts and back (dispatch and combine), in the forward and the
     backward pass: 4 k h x 2 bytes per token and MoE layer, of which (EP-1)/EP leaves the GPU. Destinations in the
     GPU's own node go over its link; the rest leave the node through its NIC, which carries the node's GPUs'
-    share. The exchange sits on the critical path between attention and the experts, so none of it is hidden.
+    share. The exchange sits on the critical path between attention and the experts, so none of it is hidden, unless
+    the model's training overlaps it with another micro-batch (``moe_routing.csv``: DeepSeek-V3's DualPipe); a model
+    with group-limited routing sends a token to at most that many nodes.
     """
     from planner.workload.memory import expert_parallel
 
@@ -131,6 +134,10 @@ def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes:
     # uniform picks among the EP group's m nodes
     m = -(-ep // per_node)
     remote = (m - 1) * (1 - (1 - 1 / m) ** k)
+    if (cap := max_nodes_per_token(a.name)) is not None:
+        # group-limited routing (DeepSeek-V3: experts from at most 4 groups, one group per node): at most cap nodes,
+        # one of which is the token's own as often as a uniform pick among the m nodes makes it
+        remote = min(remote, cap * (m - 1) / m)
     t_nic = per_node * per_copy * remote / (net.gbytes_s * 1e9)
     return max(t_link, t_nic)
 
@@ -160,8 +167,13 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
     intra = comm.efficiency(compute, intra_mb, intra_step, k, link.hidden_share, slow)
     inter = comm.efficiency(compute, inter_mb, inter_step, k, net.hidden_share if net else comm.HIDDEN_SHARE, slow)
     if (a2a := all_to_all_seconds(w, mb * w.seq_len, per_node, nodes, link, net)) > 0:
-        # exposed on every micro-batch: charged on the node's link, where compute waits for it
-        intra = compute / (compute / intra + a2a)
+        if a2a_overlapped(w.arch.name):
+            # the model's authors overlap it with another micro-batch's compute (DeepSeek's DualPipe): it shares the
+            # hidden share of compute with the node's collectives
+            intra = comm.efficiency(compute, intra_mb + a2a, intra_step, k, link.hidden_share, slow)
+        else:
+            # exposed on every micro-batch: charged on the node's link, where compute waits for it
+            intra = compute / (compute / intra + a2a)
         comm_s += a2a
     if inter < comm.MIN_EFFICIENCY:
         assert net is not None

@@ -36,3 +36,20 @@ def test_all_to_all_by_hand() -> None:
     across = all_to_all_seconds(w, 4096, 1, 8, one, links.network(100, "efa"))
     assert across == pytest.approx(4096 * 32 * 4 * 4096 * 2 * 7 * (1 - (7 / 8) ** 2) / 10e9)
     assert all_to_all_seconds(workload_from_options(model="llama-2-7b", tokens=1e9), 4096, 8, 1, nvswitch, None) == 0
+
+
+def test_node_limited_routing_by_hand() -> None:
+    w = workload_from_options(model="deepseek-v3", tokens=1e12)
+    a = w.arch
+    assert (a.layers, a.hidden, a.experts_per_token, a.experts) == (61, 7168, 8, 256)
+    link = links.collective_link("H100-SXM5-80GB", "nvlink", 8)
+    assert link is not None
+    # EP 256 over 32 nodes of 8; 2,048 tokens x 61 layers x 4 copies x 7168 x 2 B = 7.164 GB per copy of the
+    # micro-batch. Unlimited, a token's 8 experts sit on 31 x (1 - (31/32)^8) = 6.96 remote nodes; DeepSeek-V3's
+    # router takes them from at most 4 groups (one a node), of which 31/32 are remote: 3.875 copies. The NIC
+    # carries its 8 GPUs' tokens at 3,200 Gbps x 0.80 / 8 = 320 GB/s: 8 x 7.164e9 x 3.875 / 320e9 = 0.694 s
+    per_copy = 2048 * 61 * 4 * 7168 * 2
+    assert per_copy == pytest.approx(7.164e9, rel=1e-3)
+    got = all_to_all_seconds(w, 2048, 8, 32, link, links.network(3200, "efa"))
+    assert got == pytest.approx(8 * per_copy * 3.875 / 320e9)
+    assert got == pytest.approx(0.694, abs=0.001)

@@ -1,0 +1,67 @@
+"""The nodes and network `estimate --gpus N` times a workload on, so that it shares `plan`'s layout model.
+
+`plan` knows each offer's node (GPUs per instance) and network; `estimate` names only a GPU and a count. Until
+issue 41's second pass it timed N GPUs as one node of N over NVLink, so 2,048 H800 exchanged every token of
+DeepSeek-V3's all-to-all over NVLink (1.45x of the published GPU-hours) while `plan` sent it over 256 nodes' EFA
+(2.27x). Now a count above the largest instance of that GPU in the catalog is split into such nodes, joined by
+the fastest network the catalog lists for that node (else for a node of the same architecture and size: the H800
+sells nowhere in the catalog, so it takes the H100's p5.48xlarge, 3,200 Gbps EFA; DeepSeek's own H800 nodes had
+8 x 400 Gbps InfiniBand, the same line rate per node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pricing.catalog import Catalog, GpuSpec
+
+DEFAULT_NODE_GPUS = 8  # an HGX/DGX board; the fewest GPUs a node is taken to hold
+
+
+@dataclass(frozen=True)
+class EstimateCluster:
+    """GPUs per node, nodes, the network between them (line rate and fabric) and where it came from."""
+
+    per_node: int
+    nodes: int
+    gbps: float | None = None
+    fabric: str = "unknown"
+    basis: str = ""
+
+
+def _node_gpus(spec: GpuSpec, catalog: Catalog) -> int:
+    # up to 8 GPUs stay one machine, as a bought box of them would be, even where clouds sell fewer in one instance
+    counts = [int(r.gpu_count) for r in catalog.instances if r.gpu == spec.key and r.gpu_count >= 1]
+    return max([*counts, DEFAULT_NODE_GPUS])
+
+
+def _fastest_network(catalog: Catalog, keys: set[str], per_node: int) -> tuple[float, str, str] | None:
+    best: tuple[float, str, str] | None = None
+    for r in catalog.instances:
+        if r.gpu not in keys or int(r.gpu_count) != per_node:
+            continue
+        net = catalog.network(r.provider, r.instance_type)
+        if net is not None and net.gbps is not None and (best is None or net.gbps > best[0]):
+            best = (net.gbps, str(net.fabric), f"{r.provider} {r.instance_type}")
+    return best
+
+
+def estimate_cluster(spec: GpuSpec, gpus: int, catalog: Catalog) -> EstimateCluster:
+    """One node of ``gpus`` up to 8 or the catalog's largest instance of the GPU; else nodes of that size with the
+    fastest network the catalog lists for such a node."""
+    per_node = _node_gpus(spec, catalog)
+    if gpus <= per_node:
+        return EstimateCluster(gpus, 1)
+    nodes = -(-gpus // per_node)
+    found = _fastest_network(catalog, {spec.key}, per_node)
+    where = ""
+    if found is None and str(spec.interconnect) == "nvlink":
+        # an SXM board of the same generation (H800 -> H100) is built into the same kind of cluster node
+        twins = {k for k, g in catalog.gpus.items() if g.arch == spec.arch and g.interconnect == spec.interconnect}
+        found, where = _fastest_network(catalog, twins, per_node), f" (no {spec.key} node in the catalog)"
+    if found is None:
+        return EstimateCluster(per_node, nodes, basis=f"{nodes} nodes of {per_node} GPUs; no network known for such a "
+                                                      "node, so traffic between nodes is not charged")
+    gbps, fabric, name = found
+    return EstimateCluster(per_node, nodes, gbps, fabric,
+                           f"{nodes} nodes of {per_node} GPUs over {gbps:,.0f} Gbps {fabric}, as {name}{where}")
