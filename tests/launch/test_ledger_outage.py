@@ -1,0 +1,155 @@
+"""The team's PostgreSQL ledger goes away: `ls` and `down` read and end the machines at the clouds by their tags,
+journal every change locally, and the next command that reaches the database replays it.
+
+A real PostgreSQL server of its own (stopped and started again on the same port, as a team's server
+restarts) and the fake CVM endpoint, through the real CLI in subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from providers.testing.fake_cvm import FakeCvm, fake_cvm_server
+from tests.fakes.postgres import PASSWORD, Server, bin_dir, postgres_server
+from tests.launch.test_e2e_team import LAUNCH, cli, env_for
+
+pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcfromtimestamp:DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    """A server of this module's own: its tests stop it, which the session's shared one must not suffer."""
+    if bin_dir() is None:
+        pytest.skip("PostgreSQL is not installed here (apt-get install postgresql)")
+    with postgres_server() as s:
+        yield s
+
+
+def pg_ctl(s: Server, *args: str) -> None:
+    found = bin_dir()
+    assert found is not None
+    as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    subprocess.run([*as_user, str(found / "pg_ctl"), "-D", str(s.root / "data"), "-l", str(s.root / "log"), "-w",
+                    "-t", "60", *args], check=True, capture_output=True, timeout=120)
+
+
+def stop(s: Server) -> None:
+    pg_ctl(s, "-m", "fast", "stop")
+
+
+def start(s: Server) -> None:
+    pg_ctl(s, "-o", f"-p {s.port} -k {s.root} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeCvm]:
+    with fake_cvm_server() as f:
+        yield f
+
+
+def journal_file(home: Path) -> Path:
+    return home / "data" / "ledger-journal.sqlite3"
+
+
+def test_database_away_ls_and_down_work_from_the_cloud_and_the_journal_is_replayed_when_it_returns(
+        server: Server, fake: FakeCvm, tmp_path: Path) -> None:
+    import psycopg
+
+    url = server.new_database("outage_e2e")
+    home = tmp_path / "alice"
+    env = env_for(fake, home, url)
+    r = cli(env, *LAUNCH)
+    assert r.returncode == 0, r.stderr
+    launch_id = json.loads(cli(env, "ls", "--json").stdout)["launches"][0]["id"]
+    [machine] = [i.instance_id for i in fake.instances.values()]
+
+    stop(server)
+    try:
+        # ls: the database is named unreachable, the machine comes from the cloud by its tag
+        r = cli(env, "ls")
+        assert r.returncode == 0, r.stderr
+        assert "unreachable" in r.stderr and launch_id in r.stdout and machine in r.stdout
+        got = json.loads(cli(env, "ls", "--json").stdout)
+        assert [x["id"] for x in got["launches"]] == [launch_id] and got["launches"][0]["instance_ids"] == [machine]
+        assert fake.instances[machine].state == "RUNNING"  # listing ends nothing
+
+        # down --all --yes ends it at the cloud and journals it
+        before_down = datetime.now(UTC).replace(microsecond=0)
+        r = cli(env, "down", "--all", "--yes")
+        after_down = datetime.now(UTC)
+        assert r.returncode == 0, r.stderr
+        assert f"ended {launch_id} at the cloud: {machine}" in r.stdout
+        assert machine not in fake.instances or fake.instances[machine].state == "TERMINATING"
+        assert fake.calls_of("TerminateInstances")
+        # nothing left to end: a second down finds no live machine and asks nothing
+        assert "nothing to end" in cli(env, "down", "--all", "--yes").stderr
+
+        journal = journal_file(home)
+        assert stat.S_IMODE(journal.stat().st_mode) == 0o600
+        raw = journal.read_bytes()
+        assert launch_id.encode() in raw and PASSWORD.encode() not in raw
+        for out in (r.stdout, r.stderr):
+            assert PASSWORD not in out
+        time.sleep(1.1)  # the replay must record the journal's time, not its own: make them differ
+    finally:
+        start(server)
+
+    r = cli(env, "ls", "--all", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "replayed" in r.stderr and launch_id in r.stderr and PASSWORD not in r.stderr + r.stdout
+    [row] = json.loads(r.stdout)["launches"]
+    assert row["id"] == launch_id and row["state"] == "terminated"
+    with psycopg.connect(url) as conn:
+        state, = conn.execute("SELECT state FROM launches WHERE id = %s", (launch_id,)).fetchone()
+        ended, = conn.execute("SELECT ended_at FROM instances WHERE instance_id = %s", (machine,)).fetchone()
+        events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    assert state == "terminated"
+    assert before_down <= datetime.fromisoformat(ended) <= after_down  # the time the journal saw it end
+
+    # replayed once: the journal is empty, the next command says nothing and changes nothing
+    r = cli(env, "ls", "--all", "--json")
+    assert r.returncode == 0 and "replayed" not in r.stderr
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == events
+
+
+def test_a_launch_with_the_database_away_asks_the_cloud_for_nothing(server: Server, fake: FakeCvm,
+                                                                   tmp_path: Path) -> None:
+    env = env_for(fake, tmp_path / "home", server.new_database("outage_launch"))
+    stop(server)
+    try:
+        r = cli(env, *LAUNCH)
+    finally:
+        start(server)
+    assert r.returncode == 8 and "cannot reach the ledger database" in r.stderr and "Traceback" not in r.stderr
+    assert PASSWORD not in r.stderr + r.stdout
+    assert not fake.calls_of("RunInstances")
+
+
+def test_a_wrong_password_is_no_outage_ls_stops_and_reads_no_cloud(server: Server, fake: FakeCvm,
+                                                                  tmp_path: Path) -> None:
+    env = env_for(fake, tmp_path / "home", server.url(password="not-the-password"))
+    r = cli(env, "ls")
+    assert r.returncode == 8 and "password authentication failed" in r.stderr
+    assert "unreachable" not in r.stderr and "not-the-password" not in r.stderr + r.stdout
+    assert not fake.calls_of("DescribeInstances")
+
+
+def test_with_no_place_known_ls_says_what_to_give(fake: FakeCvm, tmp_path: Path) -> None:
+    env = env_for(fake, tmp_path / "home", "postgresql://gpuplan:secret-pw@127.0.0.1:9/nowhere")
+    r = cli(env, "ls")
+    assert r.returncode == 8 and "no place to look" in r.stderr and "--provider" in r.stderr
+    assert "cannot reach the ledger database" in r.stderr
+    assert "secret-pw" not in r.stderr
+    r = cli(env, "ls", "--provider", "tencent", "--region", "ap-guangzhou")
+    assert r.returncode == 0, r.stderr
+    assert "unreachable" in r.stderr and "tencent ap-guangzhou" in r.stderr and "secret-pw" not in r.stderr
