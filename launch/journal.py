@@ -198,6 +198,7 @@ def replay(ledger: Ledger, entries: list[Entry]) -> list[str]:
     said: list[str] = []
     with ledger._write("journal replay", required=True) as db:
         assert db is not None  # a required write raises rather than skip
+        ledger._serialize_budgets(db)  # two commands replaying at once: one after the other, the second finds it done
         for launch_id, mine in by_launch.items():
             rows = ledger._select("SELECT state FROM launches WHERE id = ?", (launch_id,))
             ids = ", ".join(e.instance_id for e in mine)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,3 +154,39 @@ def test_with_no_place_known_ls_says_what_to_give(fake: FakeCvm, tmp_path: Path)
     r = cli(env, "ls", "--provider", "tencent", "--region", "ap-guangzhou")
     assert r.returncode == 0, r.stderr
     assert "unreachable" in r.stderr and "tencent ap-guangzhou" in r.stderr and "secret-pw" not in r.stderr
+
+
+@pytest.mark.parametrize("command", ["ls", "down"])
+def test_the_database_lost_mid_command_falls_back_to_the_cloud(server: Server, fake: FakeCvm, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch, gpuplan: Any,
+                                                                command: str) -> None:
+    import psycopg
+
+    from launch import service
+
+    url = server.new_database(f"outage_mid_{command}")
+    env = env_for(fake, tmp_path / "home", url)
+    assert cli(env, *LAUNCH).returncode == 0
+    [machine] = list(fake.instances)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    name = "status" if command == "ls" else "down"
+    real = getattr(service, name)
+
+    def cut(ledger: Any, *args: Any, **kwargs: Any) -> Any:
+        # the ledger opened fine; its connection is cut before the command reads or writes anything
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (ledger.conn.info.backend_pid,))
+        return real(ledger, *args, **kwargs)
+
+    monkeypatch.setattr(service, name, cut)
+    code, out, err = gpuplan(*(("ls",) if command == "ls" else ("down", "--all", "--yes")))
+    assert code == 0, err
+    assert "unreachable" in err and machine in out and "Traceback" not in err and PASSWORD not in out + err
+    monkeypatch.setattr(service, name, real)
+    code, out, err = gpuplan("ls", "--all", "--json")
+    [row] = json.loads(out)["launches"]
+    if command == "ls":  # a listing journals nothing: the launch runs on, as recorded
+        assert "replayed" not in err and row["state"] == "running"
+    else:
+        assert "replayed" in err and row["state"] == "terminated"
