@@ -51,7 +51,8 @@ def _url() -> str:
 
 def _reason(exc: Exception) -> str:
     """Why the database could not be used, in one line, with no password in it whatever the driver quoted."""
-    from urllib.parse import unquote
+    import re
+    from urllib.parse import quote, unquote
 
     from psycopg.conninfo import conninfo_to_dict
 
@@ -63,7 +64,8 @@ def _reason(exc: Exception) -> str:
         password = str(conninfo_to_dict(_url()).get("password") or "")
     except Exception:  # noqa: BLE001 - a URL the driver cannot read has no password it could have quoted
         password = ""
-    for secret in {password, unquote(password)} - {""}:
+    text = re.sub(r"(password=)[^&\s]*", r"\1***", text)  # a password in the URL's query, in whatever quoting
+    for secret in sorted({password, unquote(password), quote(password, safe="")} - {""}, key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
 

@@ -190,3 +190,45 @@ def test_the_database_lost_mid_command_falls_back_to_the_cloud(server: Server, f
         assert "replayed" not in err and row["state"] == "running"
     else:
         assert "replayed" in err and row["state"] == "terminated"
+
+
+def test_while_the_database_is_away_down_all_ends_only_yours_and_asks_first(server: Server, fake: FakeCvm,
+                                                                            tmp_path: Path) -> None:
+    env = env_for(fake, tmp_path / "home", server.new_database("outage_owners"))
+    assert cli(env, *LAUNCH).returncode == 0
+    assert cli(env, *LAUNCH, "--owner", "someone-else").returncode == 0
+    launches = {x["owner"]: x for x in json.loads(cli(env, "ls", "--json", "--all-owners").stdout)["launches"]}
+    mine, theirs = (launches[o] for o in sorted(launches, key=lambda o: o == "someone-else"))
+    stop(server)
+    try:
+        r = cli(env, "ls", "--json")
+        assert [x["id"] for x in json.loads(r.stdout)["launches"]] == [mine["id"]]
+        assert "1 launch(es) not made from here by you" in r.stderr
+        r = cli(env, "down", "--all")  # no terminal to confirm on: refused, nothing asked
+        assert r.returncode == 2 and "pass --yes" in r.stderr and not fake.calls_of("TerminateInstances")
+        r = cli(env, "down", "--untracked", "--yes")
+        assert r.returncode == 8 and "cannot be told" in r.stderr
+        r = cli(env, "down", "--all", "--yes")
+        assert r.returncode == 0 and mine["id"] in r.stdout and theirs["id"] not in r.stdout
+        assert fake.instances[theirs["instance_ids"][0]].state == "RUNNING"  # a teammate's machine runs on
+        r = cli(env, "down", theirs["instance_ids"][0], "--yes")  # named: ended, whoever launched it
+        assert r.returncode == 0 and f"ended {theirs['id']} at the cloud" in r.stdout
+        r = cli(env, "down", "gp-nosuchlaunch", "--yes")
+        assert r.returncode == 2 and "holds no live machine at the clouds searched" in r.stderr
+    finally:
+        start(server)
+    r = cli(env, "ls", "--all-owners", "--all", "--json")
+    assert r.returncode == 0 and r.stderr.count("terminated (") == 2
+    assert {x["state"] for x in json.loads(r.stdout)["launches"]} == {"terminated"}
+
+
+def test_a_password_in_the_urls_query_is_never_shown_nor_journaled(fake: FakeCvm, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = env_for(fake, home, "postgresql://127.0.0.1:9/team?user=gpuplan&password=q%25secret-77")
+    for args in (("ls",), ("ls", "--provider", "tencent", "--region", "ap-guangzhou", "--json"),
+                 ("down", "--all", "--yes")):
+        r = cli(env, *args)
+        assert "unreachable" in r.stderr or "cannot reach" in r.stderr, r.stderr
+        assert "secret-77" not in r.stdout + r.stderr and "Traceback" not in r.stderr
+    for f in (home / "data").glob("*"):
+        assert b"secret-77" not in f.read_bytes()
