@@ -33,9 +33,12 @@ def open_ledger(read_only_ok: bool = False) -> Any:
     except BaseException:
         ledger.conn.close()
         raise
-    if replayed:
-        from gpuplan.console import stderr
+    from gpuplan.console import stderr
 
+    if ledger.journal_fault:
+        stderr().print(f"warning: {ledger.journal_fault}; make it readable and its changes go in on the next command",
+                       highlight=False, markup=False)
+    if replayed:
         stderr().print(f"the ledger database is back: {len(replayed)} launch(es) replayed from the outage journal "
                        f"{journal_file()}", highlight=False, markup=False)
         for line in replayed:

@@ -81,7 +81,11 @@ class Journal:
         os.chmod(path, 0o600)
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
         self.db.row_factory = sqlite3.Row
-        self.db.executescript(SCHEMA)
+        try:
+            self.db.executescript(SCHEMA)
+        except sqlite3.Error:
+            self.db.close()  # not a journal (damaged, or some other file): the caller says so
+            raise
 
     def __enter__(self) -> Self:
         return self
@@ -152,6 +156,7 @@ class JournaledPgLedger(PgLedger):
         super().__init__(url)
         self.journal_path = journal
         self.key = database_key(url)
+        self.journal_fault = ""  # why the journal could not be replayed, or ""
 
     def record_intent(self, r: LaunchRecord, *args: Any, **kwargs: Any) -> None:
         super().record_intent(r, *args, **kwargs)
@@ -165,8 +170,14 @@ class JournaledPgLedger(PgLedger):
         """Write what the journal holds for this database into it, then clear it; what was replayed, in words."""
         if not self.journal_path.exists():
             return []
-        with Journal(self.journal_path) as j:
+        try:
+            j = Journal(self.journal_path)
             entries = j.pending(self.key)
+        except (OSError, sqlite3.Error) as exc:
+            # the database is fine and the command can go on; what the journal holds waits for it to be readable
+            self.journal_fault = f"the outage journal {self.journal_path} cannot be read: {exc}"
+            return []
+        with j:
             if not entries:
                 return []
             said = replay(self, entries)

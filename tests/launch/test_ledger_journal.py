@@ -135,3 +135,13 @@ def test_what_counts_as_the_database_being_away() -> None:
             raise StateError("cannot reach the ledger database") from None
     except StateError as exc:
         assert unreachable(exc)
+
+
+def test_a_damaged_journal_is_said_and_stops_nothing(pg_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    path.write_bytes(b"not a database at all" * 100)
+    with JournaledPgLedger(pg_url, path) as ledger:
+        assert ledger.replay_journal() == []
+        assert "cannot be read" in ledger.journal_fault and str(path) in ledger.journal_fault
+        running(ledger, "gp-c", "i-c")  # the launch is recorded; only the note of where it went is lost
+        assert ledger.launch("gp-c").state is LaunchState.RUNNING
