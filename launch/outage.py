@@ -110,7 +110,7 @@ def read_cloud(places: Iterable[tuple[str, str]], client_for: ClientFor) -> tupl
 
 def end_at_cloud(launches: list[CloudLaunch], client_for: ClientFor, journal: Journal, ledger: str, *,
                  timeout: float, poll: float, sleep: Callable[[float], None] = time.sleep) -> list[Ended]:
-    """Ask the cloud to end every launch's machines, then wait for them all; each step journaled before the next.
+    """Ask the cloud to end every launch's machines, then wait for them all; each step journaled as it is done.
 
     As ``down`` does with the ledger: one launch's fault never keeps another from being asked.
     """
@@ -119,10 +119,12 @@ def end_at_cloud(launches: list[CloudLaunch], client_for: ClientFor, journal: Jo
     for c in launches:
         ids = [m.instance_id for m in c.machines if not m.state.is_final]
         try:
-            for m in c.machines:
-                journal.add(ledger, c.id, c.provider, c.region, m.instance_id, m.zone, ENDING, m.launched_at, now())
             if ids:
                 client_for(c.provider, c.region).terminate(ids)
+            # journaled once asked (a failed ask changed nothing); a kill just before leaves the cloud's own word,
+            # which the next `ls` with the database back reads
+            for m in c.machines:
+                journal.add(ledger, c.id, c.provider, c.region, m.instance_id, m.zone, ENDING, m.launched_at, now())
         except Exception as exc:  # noqa: BLE001 - the other launches still get asked
             out[c.id] = Ended(launch=c, still=ids, note=f"not ended: {_fault(exc)}")
             continue

@@ -145,3 +145,47 @@ def test_a_damaged_journal_is_said_and_stops_nothing(pg_url: str, tmp_path: Path
         assert "cannot be read" in ledger.journal_fault and str(path) in ledger.journal_fault
         running(ledger, "gp-c", "i-c")  # the launch is recorded; only the note of where it went is lost
         assert ledger.launch("gp-c").state is LaunchState.RUNNING
+
+
+def machine(cloud: Cloud, launch_id: str, state: InstanceState = InstanceState.RUNNING) -> str:
+    from providers.capabilities import TAG_EXPIRES, TAG_ID, TAG_MANAGED
+    from tests.fakes.fake_compute import Machine
+
+    m = Machine(f"i-{launch_id}", "p3.2xlarge", "us-east-1a", {TAG_ID: launch_id, TAG_MANAGED: "true",
+                                                             TAG_EXPIRES: "2026-03-01T18:00:00+00:00"}, state=state)
+    cloud.machines[m.instance_id] = m
+    return m.instance_id
+
+
+def test_the_clouds_read_by_tag_and_ended_with_every_step_journaled(tmp_path: Path) -> None:
+    from launch.outage import end_at_cloud, read_cloud
+    from tests.fakes.fake_compute import broken
+
+    east, west, down_ = Cloud(), Cloud(), Cloud(fail_describe=broken("endpoint unreachable"))
+    machine(east, "gp-1")
+    machine(east, "gp-2")
+    machine(west, "gp-3")
+    machine(west, "gp-gone", InstanceState.TERMINATED)
+    clouds = {"us-east-1": east, "us-west-2": west, "eu-west-1": down_}
+
+    def client_for(provider: str, region: str) -> FakeCompute:
+        return FakeCompute(clouds[region], provider, region)
+
+    found, notes = read_cloud([("aws", r) for r in clouds], client_for)
+    assert [(c.id, c.region, [m.instance_id for m in c.machines]) for c in found] == [
+        ("gp-1", "us-east-1", ["i-gp-1"]), ("gp-2", "us-east-1", ["i-gp-2"]), ("gp-3", "us-west-2", ["i-gp-3"])]
+    assert found[0].expires_at == datetime(2026, 3, 1, 18, tzinfo=UTC)
+    assert notes == ["aws eu-west-1: not read: endpoint unreachable"]  # one unreadable place hides no other
+
+    east.fail_terminate = {"i-gp-2"}
+    with Journal(tmp_path / "j.sqlite3") as j:
+        before = datetime.now(UTC).replace(microsecond=0)
+        ended = end_at_cloud(found, client_for, j, "db", timeout=5, poll=0)
+        entries = [(e.launch_id, e.instance_id, e.state) for e in j.pending("db")]
+        assert all(before <= e.at for e in j.pending("db"))
+    assert [(e.launch.id, e.ended, e.still) for e in ended] == [
+        ("gp-1", ["i-gp-1"], []), ("gp-2", [], ["i-gp-2"]), ("gp-3", ["i-gp-3"], [])]
+    assert ended[1].note.startswith("not ended") and east.machines["i-gp-2"].state is InstanceState.RUNNING
+    # each machine's ask is journaled once made (a failed one changed nothing), its end once the cloud shows it
+    assert entries == [("gp-1", "i-gp-1", ENDING), ("gp-3", "i-gp-3", ENDING),
+                       ("gp-1", "i-gp-1", ENDED), ("gp-3", "i-gp-3", ENDED)]
