@@ -232,3 +232,34 @@ def test_a_password_in_the_urls_query_is_never_shown_nor_journaled(fake: FakeCvm
         assert "secret-77" not in r.stdout + r.stderr and "Traceback" not in r.stderr
     for f in (home / "data").glob("*"):
         assert b"secret-77" not in f.read_bytes()
+
+
+def test_a_machine_started_as_the_database_went_away_is_ended_from_the_cloud_and_recorded_on_its_return(
+        server: Server, fake: FakeCvm, tmp_path: Path) -> None:
+    import psycopg
+
+    url = server.new_database("outage_mid_launch")
+    env = env_for(fake, tmp_path / "home", url)
+    # the launch dies right after RunInstances answered (as when its database connection is lost then): the
+    # database holds the intent and no machine
+    r = subprocess.run([*cli_argv(), *LAUNCH], env={**env, "GPUPLAN_CRASH_AT": "after-run"}, capture_output=True,
+                       text=True, timeout=120, cwd=env["PYTHONPATH"], check=False)
+    assert r.returncode == -9
+    [machine] = list(fake.instances)
+    stop(server)
+    try:
+        r = cli(env, "down", "--all", "--yes")
+        assert r.returncode == 0 and f"at the cloud: {machine}" in r.stdout, r.stderr
+    finally:
+        start(server)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM instances").fetchone()[0] == 0  # before the replay
+    r = cli(env, "ls", "--all", "--json")
+    [row] = json.loads(r.stdout)["launches"]
+    assert "replayed" in r.stderr and row["state"] == "terminated" and row["instance_ids"] == [machine]
+
+
+def cli_argv() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "gpuplan"]
