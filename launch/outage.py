@@ -24,7 +24,6 @@ from providers.capabilities import (
     TAG_MANAGED,
     ComputeClient,
     InstanceInfo,
-    InstanceState,
 )
 
 ClientFor = Callable[[str, str], ComputeClient]
@@ -151,10 +150,6 @@ def end_at_cloud(launches: list[CloudLaunch], client_for: ClientFor, journal: Jo
         note = f"still ending: {', '.join(left)} asked to terminate, not yet terminated" if left else ""
         out[c.id] = Ended(launch=c, ended=[i for i in ids if i not in left], still=left, note=note)
     return [out[c.id] for c in launches]
-
-
-def state_text(m: InstanceInfo) -> str:
-    return m.state.value if m.state is not InstanceState.UNKNOWN else "unknown"
 
 
 def _when(text: str | None) -> datetime | None:

@@ -95,7 +95,7 @@ def _read(why: str, provider: str | None, region: str | None) -> tuple[Any, list
 
     try:
         journal = _journal()
-    except (OSError, Exception) as exc:  # noqa: BLE001 - an unwritable data folder: the environment's regions remain
+    except Exception as exc:  # noqa: BLE001 - an unwritable folder or a damaged file: the environment's regions remain
         say(f"warning: the local journal cannot be opened: {exc}")
         journal = None
     places = _places(why, journal, provider, region)
@@ -118,7 +118,6 @@ def _ls(why: str, *, reconcile: bool = False, provider: str | None = None, regio
         show_all: bool = False, all_owners: bool = False, as_json: bool = False, wide: bool = False) -> None:
     from gpuplan.cli.options import emit, use_wide
     from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
-    from launch.outage import state_text
 
     use_wide(wide)
     journal, found, here, where = _read(why, provider, region)
@@ -127,12 +126,12 @@ def _ls(why: str, *, reconcile: bool = False, provider: str | None = None, regio
         emit(dump_json({"ledger_unreachable": why, "searched": where, "launches": [
             {"id": c.id, "provider": c.provider, "region": c.region, "zone": c.zone, "instance_type": c.instance_type,
              "instance_ids": [m.instance_id for m in c.machines], "launched_here": c.id in here,
-             "machines": [{"instance_id": m.instance_id, "state": state_text(m)} for m in c.machines],
+             "machines": [{"instance_id": m.instance_id, "state": m.state.value} for m in c.machines],
              "expires_at": None if c.expires_at is None else c.expires_at.isoformat()} for c in rows],
             "untracked": []}))
     else:
         table = [{"id": c.id, "provider": c.provider, "where": c.zone, "what": f"{len(c.machines)}x {c.instance_type}",
-                  "machines": ", ".join(f"{m.instance_id}={state_text(m)}" for m in c.machines),
+                  "machines": ", ".join(f"{m.instance_id}={m.state.value}" for m in c.machines),
                   "expires": "-" if c.expires_at is None else f"{c.expires_at:%m-%d %H:%M}"} for c in rows]
         cols = [Column(key=k, header=h, priority=pr, droppable=pr != 0) for k, h, pr in (
                 ("id", "launch", 0), ("provider", "provider", 3), ("where", "where", 2), ("what", "what", 2),

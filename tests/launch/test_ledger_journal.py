@@ -47,7 +47,8 @@ def running(ledger: PgLedger, launch_id: str, machine: str) -> None:
 
 def dump(url: str) -> list[Any]:
     with psycopg.connect(url) as conn:
-        return [conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in ("launches", "instances", "events")]
+        return [conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+                for t in ("launches", "instances", "events")]
 
 
 def test_replay_ends_at_the_journal_time_once_and_leaves_an_ended_launch_as_it_is(pg_url: str, tmp_path: Path) -> None:
