@@ -124,7 +124,9 @@ def test_what_counts_as_the_database_being_away() -> None:
     auth = psycopg.OperationalError('connection failed: connection to server at "127.0.0.1", port 5432 failed: '
                                     'FATAL:  password authentication failed for user "gpuplan"')
     starting = psycopg.OperationalError("connection failed: FATAL:  the database system is starting up")
-    assert unreachable(refused) and unreachable(starting)
+    timed_out = psycopg.OperationalError("connection failed: connection timeout expired")
+    assert unreachable(refused) and unreachable(starting) and unreachable(timed_out)
+    assert unreachable(psycopg.OperationalError("the connection is closed"))  # lost mid-command
     assert unreachable(psycopg.errors.AdminShutdown("terminating connection due to administrator command"))
     assert not unreachable(auth)
     assert not unreachable(psycopg.errors.UndefinedTable("relation does not exist"))  # a fault of the SQL
