@@ -17,12 +17,14 @@ from pricing.errors import GpuplanError, InputError
 from gpuplan.cli.app import command_app
 from gpuplan.cli.launch_shared import HALF_EVEN, YesOpt, clients, env_seconds, mine, say, say_unrecorded
 from gpuplan.cli.options import JsonOpt, WideOpt, emit, use_wide
+from gpuplan.cli.outage import cloud_fallback
 from gpuplan.ledger import open_ledger
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
 
 
 @app.command("ls")
+@cloud_fallback("ls")  # the team database unreachable: the clouds by tag
 def ls(
     reconcile: Annotated[bool, typer.Option("--reconcile", help="Also find machines tagged by gpuplan that the ledger lacks.")] = False,
     provider: Annotated[Optional[str], typer.Option("--provider", help="With --reconcile: where to look (default: every provider and region in the ledger).")] = None,
@@ -96,6 +98,7 @@ def ls(
 
 
 @app.command()
+@cloud_fallback("down")  # ends at the clouds, journaled for the database
 def down(
     ids: Annotated[Optional[list[str]], typer.Argument(help="Launch ids (or instance ids) to end.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="End every launch of yours that is not ended.")] = False,
