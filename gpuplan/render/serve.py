@@ -32,7 +32,7 @@ def _rows(p: ServePlan, limit: int | None, plain: bool = False) -> list[dict[str
         lay = o.layout
         rows.append({
             "rank": i, "provider": o.provider, "offer": o.offer, "region": o.region, "billing": str(o.billing),
-            "fleet": f"{o.instances} x ({o.instances * o.gpu_count} x {o.gpu})",
+            "fleet": f"{o.instances} x ({o.gpu_count} x {o.gpu})",
             "layout": f"{lay.replicas} x TP{lay.tp}, batch {lay.batch}",
             "capacity": round(o.capacity_tokens_per_s, 1) if plain else f"{o.capacity_tokens_per_s:,.0f}",
             "load": round(o.load, 4) if plain else f"{o.load:.0%}",

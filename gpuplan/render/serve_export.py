@@ -10,6 +10,7 @@ The server command is the user's to change (another engine, a quantised checkpoi
 
 from __future__ import annotations
 
+import math
 import shlex
 from pathlib import Path
 
@@ -28,6 +29,31 @@ HF_IDS = {
     "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1", "gpt-j-6b": "EleutherAI/gpt-j-6b",
 }
 PLACEHOLDER = "your-org/your-model"
+# Repositories that serve their files only to accounts that accepted the licence (Meta's and Mistral AI's on
+# Hugging Face are gated): the server needs the user's token. A placeholder may be private: it gets one too.
+GATED_ORGS = ("meta-llama/", "mistralai/", PLACEHOLDER)
+# The disk beyond the checkpoint, in GB: the machine image, the engine's Python environment (vLLM with PyTorch and
+# CUDA libraries is several GB of wheels) and its compile and CUDA-graph caches. An estimate with room to spare,
+# not a measured figure; dstack's default disk is 100 GB, SkyPilot's 256 GB.
+DISK_BESIDES_CHECKPOINT_GB = 60
+DISK_CHECKPOINT_SLACK = 1.1  # tokenizer and config files, and a partial download beside a complete one
+
+
+def gated(model: str) -> bool:
+    return model.startswith(GATED_ORGS)
+
+
+def checkpoint_gb(plan: ServePlan) -> float:
+    """GB the server downloads: fp8 weights are quantised on load from the 16-bit checkpoint (vLLM's
+    ``--quantization fp8``), so only int8/int4 (pre-quantised checkpoints) are smaller than 2 bytes a weight."""
+    w = plan.workload
+    per_param = w.weights.bytes_per_param if w.weights.value in ("int8", "int4") else 2.0
+    return w.arch.params * per_param / 1e9
+
+
+def disk_gb(plan: ServePlan) -> int:
+    """The disk an instance needs: the checkpoint with some slack, plus the image, engine and caches."""
+    return math.ceil(checkpoint_gb(plan) * DISK_CHECKPOINT_SLACK + DISK_BESIDES_CHECKPOINT_GB)
 
 
 def exportable(plan: ServePlan, engine: Engine) -> tuple[int, Fleet]:
@@ -85,17 +111,23 @@ def skypilot_service(plan: ServePlan, rank: int, f: Fleet, name: str) -> str:
                   f"    target_qps_per_replica: {_target_rps(f, plan)}"]
     else:
         lines.append(f"  replicas: {f.instances}")
-    lines += ["envs:", f"  MODEL_ID: {q(model)}", "resources:",
-              *sky_resources(f.provider, f.region, f.offer, f.gpu, f.gpu_count, str(f.billing))]
-    lines += [f"  ports: {PORT}",
+    lines += ["envs:", f"  MODEL_ID: {q(model)}"]
+    if gated(model):  # a secret SkyPilot resolves at launch: sky serve up FILE --secret HF_TOKEN
+        lines += [(f"# {model} is gated on Hugging Face: launch with --secret HF_TOKEN (your token, read from your "
+                   "environment)"), "secrets:", "  HF_TOKEN: null"]
+    lines += ["resources:", *sky_resources(f.provider, f.region, f.offer, f.gpu, f.gpu_count, str(f.billing))]
+    lines += [f"  disk_size: {disk_gb(plan)}  # GB: the checkpoint ({checkpoint_gb(plan):,.0f} GB), image and caches",
+              f"  ports: {PORT}",
               "setup: |", "  pip install vllm", "run: |", f"  {vllm_command(plan, f)}"]
     return "\n".join(lines) + "\n"
 
 
 def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_gb: float) -> str:
     model = HF_IDS.get(plan.workload.arch.name, PLACEHOLDER)
+    # HF_TOKEN without a value: dstack takes it from the environment `dstack apply` runs in
+    token = ["  - HF_TOKEN"] if gated(model) else []
     lines = [*_header(plan, rank, f), "type: service", f"name: {q(name)}", "env:", f"  - {q('MODEL_ID=' + model)}",
-             "  - HF_TOKEN", "commands:", "  - pip install vllm", f"  - {q(vllm_command(plan, f))}",
+             *token, "commands:", "  - pip install vllm", f"  - {q(vllm_command(plan, f))}",
              f"port: {PORT}", f"model: {q(model)}"]
     if f.instances_if_slow > f.instances:
         lines += [f"replicas: {q(f'{f.instances}..{f.instances_if_slow}')}", "scaling:", "  metric: rps",
@@ -103,6 +135,7 @@ def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_g
     else:
         lines.append(f"replicas: {f.instances}")
     lines += ["resources:", f"  gpu: {dstack_gpu(f.gpu, gpu_memory_gb, f.gpu_count)}",
+              f"  disk: {q(f'{disk_gb(plan)}GB..')}  # the checkpoint ({checkpoint_gb(plan):,.0f} GB), image and caches",
               *dstack_placement(f.provider, f.region, str(f.billing))]
     return "\n".join(lines) + "\n"
 

@@ -25,6 +25,7 @@ from pricing.catalog import Catalog, Interconnect
 from pricing.errors import InputError, PriceMissingError
 from pricing.money import Money, decimal_json
 from providers.base import Offer, Provider
+from providers.local import needs_baseboard
 from providers.registry import all_providers
 from planner.limits import check
 from planner.plan.filters import check_regions, offer_filter, places
@@ -161,6 +162,16 @@ def _owned_month(offer: Offer, spec: Any, w: ServeWorkload, s: Settings, catalog
     return Money(amount=month, currency=owned.currency), notes, owned
 
 
+def _unpriced_part(offer: Offer, scenario: Any) -> str | None:
+    """Why buying ``offer`` cannot be costed whole, or None. An SXM module runs only on its baseboard (an
+    HGX/DGX-class server) that the catalog has no price for: the cards alone would rank a build nobody can run
+    for far less than it costs. A host price the user gives (``tco --serve --host-price``) covers it."""
+    if needs_baseboard(offer.gpu) and getattr(scenario, "host_price", None) is None:
+        return (f"{offer.gpu} is an SXM module: it needs an SXM baseboard (an HGX/DGX-class server) that has no "
+                "price here; `gpuplan tco --serve ... --buy` with --host-price costs it with your server's price")
+    return None
+
+
 def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalog, months: int = DEFAULT_MONTHS,
                allow_spot: bool = False, calibration: Calibration | None = None, owned_scenario: Any = None
                ) -> ServePlan:
@@ -226,6 +237,9 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                     continue
                 if mode in offer.estimated and not c.spot_estimates:
                     excluded.append((offer.provider, label, ESTIMATED_SPOT))
+                    continue
+                if mode is BillingMode.BUY and (why := _unpriced_part(offer, owned_scenario)):
+                    excluded.append((offer.provider, label, why))
                     continue
                 try:
                     per_instance, notes, estimate, owned = month(provider, offer, spec, mode, load)

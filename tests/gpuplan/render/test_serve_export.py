@@ -81,3 +81,32 @@ def test_a_plan_with_no_fleet_the_engine_runs_writes_nothing(gpuplan: Run, tmp_p
     path = tmp_path / "service.yaml"
     code, _, err = gpuplan(*SERVE, "--provider", "tencent,local", "--export", "skypilot", str(path))
     assert code == 2 and "nothing was written" in err and not path.exists()
+
+
+def test_both_services_get_a_disk_that_holds_the_checkpoint_and_the_gated_models_token(
+        gpuplan: Run, tmp_path: Path) -> None:
+    """A 70B checkpoint is 141 GB in bf16 (fp8 is quantised on load from it): dstack's default 100 GB disk
+    cannot hold it, and Meta's repositories are gated, so the server needs HF_TOKEN."""
+    import sky
+
+    sky_path, dstack_path = tmp_path / "service.yaml", tmp_path / ".dstack.yml"
+    assert gpuplan(*SERVE, "--export", "skypilot", str(sky_path))[0] == 0
+    assert gpuplan(*SERVE, "--export", "dstack", str(dstack_path))[0] == 0
+    checkpoint_gb = 70.55e9 * 2 / 1e9
+    task = sky.Task.from_yaml_config(sky_validate(sky_path), secrets_overrides=[("HF_TOKEN", "hf_test")])
+    (resources,) = task.resources
+    assert resources.disk_size > checkpoint_gb + 20
+    assert "HF_TOKEN" in task.secrets
+    conf = dstack_parse(dstack_path)
+    assert conf.resources.disk.size.min > checkpoint_gb + 20
+    assert "HF_TOKEN" in conf.env
+
+
+def test_an_ungated_model_asks_for_no_token_and_a_small_one_for_a_small_disk(gpuplan: Run, tmp_path: Path) -> None:
+    sky_path, dstack_path = tmp_path / "service.yaml", tmp_path / ".dstack.yml"
+    args = ("plan", "--serve", "gpt-j-6b", "--rate", "2", "--provider", "aws")
+    assert gpuplan(*args, "--export", "skypilot", str(sky_path))[0] == 0
+    assert gpuplan(*args, "--export", "dstack", str(dstack_path))[0] == 0
+    task = sky_validate(sky_path)
+    assert "secrets" not in task and task["resources"]["disk_size"] < 100
+    assert "HF_TOKEN" not in dstack_parse(dstack_path).env
