@@ -39,6 +39,9 @@ class ServingFlags(TypedDict, total=False):
     peak_ratio: Annotated[Optional[float], typer.Option(
         "--peak-ratio", help="Peak load over the average: the fleet is sized for the peak. [default: 1]",
         rich_help_panel=PANEL)]
+    max_load: Annotated[Optional[float], typer.Option(
+        "--max-load", help="Most of the fleet's capacity the peak may use: headroom for random arrivals. "
+        "[default: 0.8]", rich_help_panel=PANEL)]
     months: Annotated[Optional[int], typer.Option(
         "--months", help="Horizon the monthly cost is averaged over (terms, purchases). [default: 36]",
         rich_help_panel=PANEL)]
@@ -50,7 +53,7 @@ class ServingFlags(TypedDict, total=False):
 # (LOAD); plan its own horizon and hours (tco has --months and --hours-per-day of its own).
 MODEL = frozenset({"serve", "prompt_tokens", "output_tokens", "ttft", "tpot", "percentile", "kv_precision",
                    "max_batch"})
-LOAD = frozenset({"rate", "peak_ratio", "allow_spot"})
+LOAD = frozenset({"rate", "peak_ratio", "allow_spot", "max_load"})
 HORIZON = frozenset({"hours_per_day", "months"})
 
 

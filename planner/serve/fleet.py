@@ -15,7 +15,6 @@ allows interruptions (``allow_spot``): a serving replica that vanishes drops its
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -32,6 +31,7 @@ from planner.plan.filters import check_regions, offer_filter, places
 from planner.plan.model import ESTIMATED_SPOT, Constraints
 from planner.serve.calibration import Calibration, shipped
 from planner.serve.layout import Layout, best_layout
+from planner.serve.sizing import instances_if_slow, size
 from planner.serve.spec import ServeWorkload
 from planner.settings import Settings
 
@@ -56,6 +56,8 @@ class Fleet:
     layout: Layout
     capacity_tokens_per_s: float  # the fleet's expected output tokens/s
     load: float  # peak demand over the fleet's capacity
+    ttft_s: float  # the workload's percentile of time to first token at the peak, queueing included
+    queue_wait_s: float  # of which waiting for a batch slot
     cost_per_month: Money  # display currency
     native_cost_per_month: Money
     cost_per_million_tokens: Money
@@ -71,6 +73,7 @@ class Fleet:
             "gpus_per_instance": self.gpu_count, "billing": str(self.billing), "instances": self.instances,
             "instances_if_slow": self.instances_if_slow, "layout": self.layout.as_json(),
             "capacity_output_tokens_per_s": round(self.capacity_tokens_per_s, 1), "load": round(self.load, 4),
+            "ttft_s_at_peak": round(self.ttft_s, 4), "queue_wait_s_at_peak": round(self.queue_wait_s, 4),
             "cost_per_month": self.cost_per_month.as_json(), "native_cost_per_month": self.native_cost_per_month.as_json(),
             # a unit price, not an amount: up to 6 places (the JSON contract's rule for rates)
             "cost_per_million_output_tokens": {"amount": decimal_json(self.cost_per_million_tokens.amount),
@@ -221,12 +224,12 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
             if isinstance(lay, str):
                 excluded.append((offer.provider, offer.name, lay))
                 continue
-            need = math.ceil(demand.peak_tokens_per_s / lay.tokens_per_s)
-            slow = math.ceil(demand.peak_tokens_per_s / (lay.tokens_per_s * cal.spread.low))
-            if need > MAX_INSTANCES:
-                excluded.append((offer.provider, offer.name, f"needs {need:,} instances, over {MAX_INSTANCES:,}"))
+            sized = size(w, lay, demand.peak_tokens_per_s, MAX_INSTANCES)
+            if sized is None:
+                excluded.append((offer.provider, offer.name, f"needs over {MAX_INSTANCES:,} instances"))
                 continue
-            load = demand.peak_tokens_per_s / (lay.tokens_per_s * need)
+            need, load = sized.instances, sized.load
+            slow = instances_if_slow(w, lay, demand.peak_tokens_per_s, cal.spread.low, need)
             for mode in offer.rates:
                 if c.billing is not None and mode not in c.billing:
                     continue
@@ -264,7 +267,8 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                 options.append(Fleet(
                     provider=offer.provider, offer=offer.name, region=offer.region, gpu=offer.gpu,
                     gpu_count=int(n), billing=mode, instances=need, instances_if_slow=slow, layout=lay,
-                    capacity_tokens_per_s=lay.tokens_per_s * need, load=load,
+                    capacity_tokens_per_s=lay.tokens_per_s * need, load=load, ttft_s=sized.ttft_s,
+                    queue_wait_s=sized.wait_s,
                     cost_per_month=cost, native_cost_per_month=native, cost_per_million_tokens=per_million,
                     cost_per_month_if_slow=fx.convert(per_instance * slow, s.currency), estimate=estimate,
                     live=offer.live, notes=tuple(notes), owned=owned))
@@ -272,4 +276,12 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
         reasons = sorted({r for _, _, r in excluded})
         raise InputError("no offer can serve this", "; ".join(reasons[:3]) or "no offers in the catalog")
     options.sort(key=lambda o: (o.cost_per_month.amount, o.instances, o.provider, o.offer, str(o.billing)))
-    return ServePlan(w, demand, months, str(s.currency), tuple(options), tuple(excluded), cal.spread.basis)
+    return ServePlan(w, demand, months, str(s.currency), tuple(options), tuple(excluded), cal.spread.basis,
+                     notes=(assumptions(w),))
+
+
+def assumptions(w: ServeWorkload) -> str:
+    """How the fleets were sized, for the caption and the JSON."""
+    return (f"fleets sized so the peak uses at most {w.max_load:.0%} of their capacity (--max-load) and, with a "
+            f"--ttft target, so its {w.percentile} holds with requests arriving at random (Poisson) and waiting "
+            "for a batch slot (M/M/c per replica)")

@@ -59,7 +59,7 @@ def _tokens(value: int | None, key: str, default: int) -> int:
 
 SERVICE_KEYS = ("model", "params", "layers", "hidden", "heads", "kv_heads", "vocab", "precision", "kv_precision",
                 "prompt_tokens", "output_tokens", "rate", "ttft", "tpot", "percentile", "hours_per_day", "peak_ratio",
-                "max_batch", "active_params", "experts", "experts_per_token")
+                "max_batch", "active_params", "experts", "experts_per_token", "max_load")
 
 
 def load_service(path: Path) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def serve_workload_from_options(
     rate: str | None = None, ttft: str | None = None, tpot: str | None = None, percentile: str | None = None,
     hours_per_day: float | None = None, peak_ratio: float | None = None, max_batch: int | None = None,
     active_params: float | str | None = None, experts: int | str | None = None,
-    experts_per_token: int | str | None = None,
+    experts_per_token: int | str | None = None, max_load: float | None = None,
 ) -> ServeWorkload:
     """The workload, every flag checked here so that bad input is an InputError, never a traceback.
 
@@ -116,7 +116,7 @@ def serve_workload_from_options(
     kv = parse_enum(KvFormat, kv_precision, "--kv-precision") or KvFormat.FP16
     # a number not given keeps the workload's default
     optional = {k: v for k, v in (("hours_per_day", hours_per_day), ("peak_ratio", peak_ratio),
-                                  ("max_batch", max_batch)) if v is not None}
+                                  ("max_batch", max_batch), ("max_load", max_load)) if v is not None}
     for key, value in optional.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InputError(f"{flag_of(key)} must be a number, got {value!r}")

@@ -236,7 +236,9 @@ def test_tco_serve_break_evens_agree_with_the_cost_curves(gpuplan: Run) -> None:
 
 
 def test_tco_serve_compares_the_builds_and_instances_named(gpuplan: Run) -> None:
-    t = serve_tco(gpuplan, *TCO, "--buy", "8x H100", "--vs", "p5.48xlarge", "--billing", "hourly")
+    # an SXM build ranks only with its baseboard server priced (--host-price): the cards alone cannot serve
+    t = serve_tco(gpuplan, *TCO, "--buy", "8x H100", "--host-price", "120000", "--vs", "p5.48xlarge",
+                  "--billing", "hourly")
     names = {(o["offer"].split(" (")[0], o["billing"]) for o in t["options"]}
     assert names == {("8x H100-SXM5-80GB", "buy"), ("p5.48xlarge", "hourly")}
     code, _, err = gpuplan("tco", "--serve", *TCO, "--vs", "no-such-instance")

@@ -65,4 +65,4 @@ def test_a_host_price_given_to_tco_serve_prices_the_sxm_server(gpuplan) -> None:
     assert code == 0, err
     assert any(o["gpu"] == "H100-SXM5-80GB" and o["billing"] == "buy" for o in json.loads(out)["options"])
     code, _, err = gpuplan("tco", "--serve", "llama-3-70b", "--rate", "20", "--buy", "8xH100-SXM5-80GB")
-    assert code == 2 and "no owned fleet" in err
+    assert code == 2 and "SXM module" in err and "--host-price" in err
