@@ -34,6 +34,9 @@ class ServingFlags(TypedDict, total=False):
     max_batch: Annotated[Optional[int], typer.Option(
         "--max-batch", help="Most sequences a replica runs at once (vLLM --max-num-seqs). [default: 256]",
         rich_help_panel=PANEL)]
+    engine: Annotated[Optional[str], typer.Option(
+        "--engine", help="Serving engine the plan assumes and --export runs: vllm, trtllm or sglang. [default: vllm]",
+        rich_help_panel=PANEL)]
     hours_per_day: Annotated[Optional[float], typer.Option(
         "--hours-per-day", help="Hours a day the service runs. [default: 24]", rich_help_panel=PANEL)]
     peak_ratio: Annotated[Optional[float], typer.Option(
@@ -52,7 +55,7 @@ class ServingFlags(TypedDict, total=False):
 # What each command takes: every serving command the model and request (MODEL); plan and tco the load
 # (LOAD); plan its own horizon and hours (tco has --months and --hours-per-day of its own).
 MODEL = frozenset({"serve", "prompt_tokens", "output_tokens", "ttft", "tpot", "percentile", "kv_precision",
-                   "max_batch"})
+                   "max_batch", "engine"})
 LOAD = frozenset({"rate", "peak_ratio", "allow_spot", "max_load"})
 HORIZON = frozenset({"hours_per_day", "months"})
 

@@ -1,9 +1,9 @@
-"""Hand a serving plan's fleet to an engine: a SkyPilot service or a dstack service running vLLM.
+"""Hand a serving plan's fleet to an engine: a SkyPilot service or a dstack service running the plan's server.
 
 The fleet exported is the cheapest one the engine can run (a plan's first fleet may be cards to
-buy, or on Tencent Cloud, which neither engine supports). Each instance runs one vLLM server with
-the plan's layout (``--tensor-parallel-size``, ``--data-parallel-size`` for several replicas on
-one instance, ``--max-num-seqs`` the batch); the engines run ``instances`` copies and autoscale up
+buy, or on Tencent Cloud, which neither engine supports). Each instance runs the server the plan
+assumed (``--engine``: vLLM, SGLang or TensorRT-LLM, :mod:`gpuplan.render.serve_engines`) with the
+plan's layout (tensor parallel, replicas, the batch); the engines run ``instances`` copies and autoscale up
 to ``instances_if_slow`` on requests per second, the rate one instance is expected to serve.
 The server command is the user's to change (another engine, a quantised checkpoint).
 """
@@ -11,7 +11,6 @@ The server command is the user's to change (another engine, a quantised checkpoi
 from __future__ import annotations
 
 import math
-import shlex
 from pathlib import Path
 
 from pricing.errors import InputError
@@ -19,8 +18,7 @@ from pricing.money import money_text
 from providers.registry import engine_runs
 from planner.serve.fleet import Fleet, ServePlan
 from gpuplan.render.export import Engine, dstack_gpu, dstack_placement, q, sky_resources
-
-PORT = 8000
+from gpuplan.render.serve_engines import INSTALL, PORT, engine_notes, server_command
 # Public Hugging Face repositories of the presets' chat/instruct checkpoints; any other model gets a placeholder.
 HF_IDS = {
     "llama-2-7b": "meta-llama/Llama-2-7b-chat-hf", "llama-2-13b": "meta-llama/Llama-2-13b-chat-hf",
@@ -65,19 +63,6 @@ def exportable(plan: ServePlan, engine: Engine) -> tuple[int, Fleet]:
                      f"{engine} rents by the hour or spot on the clouds it supports: plan with --provider aws")
 
 
-def vllm_command(plan: ServePlan, f: Fleet) -> str:
-    w, lay = plan.workload, f.layout
-    args = ["vllm", "serve", "$MODEL_ID", "--port", str(PORT), "--tensor-parallel-size", str(lay.tp),
-            "--max-num-seqs", str(lay.batch), "--max-model-len", str(w.prompt_tokens + w.output_tokens)]
-    if lay.replicas > 1:
-        args += ["--data-parallel-size", str(lay.replicas)]
-    if w.weights.value == "fp8":
-        args += ["--quantization", "fp8"]
-    if w.kv.value == "fp8":
-        args += ["--kv-cache-dtype", "fp8"]
-    return " ".join(a if a.startswith("$") else shlex.quote(a) for a in args)
-
-
 def _header(plan: ServePlan, rank: int, f: Fleet) -> list[str]:
     w = plan.workload
     lines = [f"# Written by gpuplan: {w.arch.name} at {w.rate:g} requests/s ({w.prompt_tokens} prompt + "
@@ -94,7 +79,10 @@ def _header(plan: ServePlan, rank: int, f: Fleet) -> list[str]:
     if HF_IDS.get(w.arch.name) is None:
         lines.append(f"# Set MODEL_ID to your checkpoint ({PLACEHOLDER} is a placeholder).")
     if w.weights.value in ("int8", "int4"):
-        lines.append(f"# {w.weights} weights: point MODEL_ID at a pre-quantised checkpoint (GPTQ/AWQ), vLLM detects it.")
+        lines.append(f"# {w.weights} weights: point MODEL_ID at a pre-quantised checkpoint (GPTQ/AWQ), "
+                     f"{w.engine.title} detects it.")
+    lines += [f"# Speeds estimated for {w.engine.title} (--engine {w.engine.value}): the file runs it.",
+              *engine_notes(plan, f)]
     return lines
 
 
@@ -118,7 +106,7 @@ def skypilot_service(plan: ServePlan, rank: int, f: Fleet, name: str) -> str:
     lines += ["resources:", *sky_resources(f.provider, f.region, f.offer, f.gpu, f.gpu_count, str(f.billing))]
     lines += [f"  disk_size: {disk_gb(plan)}  # GB: the checkpoint ({checkpoint_gb(plan):,.0f} GB), image and caches",
               f"  ports: {PORT}",
-              "setup: |", "  pip install vllm", "run: |", f"  {vllm_command(plan, f)}"]
+              "setup: |", f"  {INSTALL[plan.workload.engine]}", "run: |", f"  {server_command(plan, f)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -127,7 +115,7 @@ def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_g
     # HF_TOKEN without a value: dstack takes it from the environment `dstack apply` runs in
     token = ["  - HF_TOKEN"] if gated(model) else []
     lines = [*_header(plan, rank, f), "type: service", f"name: {q(name)}", "env:", f"  - {q('MODEL_ID=' + model)}",
-             *token, "commands:", "  - pip install vllm", f"  - {q(vllm_command(plan, f))}",
+             *token, "commands:", f"  - {q(INSTALL[plan.workload.engine])}", f"  - {q(server_command(plan, f))}",
              f"port: {PORT}", f"model: {q(model)}"]
     if f.instances_if_slow > f.instances:
         lines += [f"replicas: {q(f'{f.instances}..{f.instances_if_slow}')}", "scaling:", "  metric: rps",

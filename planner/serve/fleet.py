@@ -180,7 +180,7 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                ) -> ServePlan:
     """Every fleet that serves ``w``, cheapest per month first; raises InputError when none can."""
     check("months", Decimal(months))
-    cal = calibration or shipped()
+    cal = calibration or shipped(w.engine)
     demand = _demand(w, s)
     fx = s.fx_table()
     horizon = Decimal(months)
@@ -276,12 +276,15 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
         reasons = sorted({r for _, _, r in excluded})
         raise InputError("no offer can serve this", "; ".join(reasons[:3]) or "no offers in the catalog")
     options.sort(key=lambda o: (o.cost_per_month.amount, o.instances, o.provider, o.offer, str(o.billing)))
+    borrowed = ((f"no published {w.engine.title} result with its setup stated: its speeds use "
+                 f"{cal.borrowed_from.title}'s constants"),) if cal.borrowed_from else ()
     return ServePlan(w, demand, months, str(s.currency), tuple(options), tuple(excluded), cal.spread.basis,
-                     notes=(assumptions(w),))
+                     notes=(assumptions(w), *borrowed))
 
 
 def assumptions(w: ServeWorkload) -> str:
     """How the fleets were sized, for the caption and the JSON."""
-    return (f"fleets sized so the peak uses at most {w.max_load:.0%} of their capacity (--max-load) and, with a "
+    return (f"speeds of {w.engine.title} (--engine); "
+            f"fleets sized so the peak uses at most {w.max_load:.0%} of their capacity (--max-load) and, with a "
             f"--ttft target, so its {w.percentile} holds with requests arriving at random (Poisson) and waiting "
             "for a batch slot (M/M/c per replica)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from planner.serve.engines import DEFAULT as DEFAULT_ENGINE, Engine
 from planner.serve.roofline import KvFormat, Model, WeightFormat
 from planner.workload.spec import TransformerArch
 
@@ -39,6 +40,7 @@ class ServeWorkload:
     peak_ratio: float = 1.0  # peak rate over the average: the fleet is sized for the peak
     max_batch: int = DEFAULT_MAX_BATCH
     max_load: float = DEFAULT_MAX_LOAD  # the most of the fleet's capacity the peak may use
+    engine: Engine = DEFAULT_ENGINE  # the server the plan assumes and the exports run
 
     @property
     def model(self) -> Model:
@@ -56,4 +58,4 @@ class ServeWorkload:
                 "rate_requests_per_s": self.rate, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
                 "percentile": self.percentile.value, "hours_per_day": self.hours_per_day,
                 "peak_ratio": self.peak_ratio, "max_batch": self.max_batch,
-                "max_load": self.max_load}
+                "max_load": self.max_load, "engine": self.engine.value}

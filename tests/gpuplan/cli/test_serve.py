@@ -68,12 +68,13 @@ def test_a_latency_target_trades_throughput_for_speed(gpuplan: Run) -> None:
     assert "cannot meet" in impossible["at_targets"]["reason"]
 
 
-def test_fp8_doubles_compute_bound_serving_on_an_h100_but_not_on_an_a100(gpuplan: Run) -> None:
+def test_fp8_speeds_compute_bound_serving_as_measured_on_an_h100_but_not_on_an_a100(gpuplan: Run) -> None:
     def rate(gpu: str, p: str) -> float:
         return estimate(gpuplan, "llama-3-8b", "--gpu", gpu, "--precision", p, "--max-batch", "64",
                         "--prompt-tokens", "4000", "--output-tokens", "50")["output_tokens_per_s"]["expected"]
-    # long prompts make each iteration compute-bound: only Hopper has an fp8 matmul rate, twice its 16-bit one
-    assert rate("h100", "fp8") / rate("h100", "bf16") == pytest.approx(2, rel=0.15)
+    # long prompts make each iteration compute-bound: only Hopper has an fp8 matmul rate; engines measure 1.4-1.7x
+    # from it (vLLM: "up to 1.6x"), not the datasheet's 2x
+    assert 1.4 <= rate("h100", "fp8") / rate("h100", "bf16") <= 1.7
     assert rate("a100-80gb", "fp8") / rate("a100-80gb", "bf16") == pytest.approx(1, rel=0.05)
     est = estimate(gpuplan, "llama-3-8b", "--gpu", "a100-80gb", "--precision", "fp8")
     assert any("no fp8 tensor rate" in n for n in est["notes"])
@@ -124,8 +125,8 @@ def test_an_hourly_fleet_costs_its_instances_rate_times_the_hours_served(gpuplan
     for o in p["options"][:10]:
         hourly = float(rates[(o["offer"], o["region"])]["hourly"])
         assert float(o["cost_per_month"]["amount"]) == pytest.approx(hourly * 730 * o["instances"], abs=0.01)
-        # the fewest instances whose expected capacity covers the peak
-        per_instance = o["capacity_output_tokens_per_s"] / o["instances"]
+        # the fewest instances whose expected capacity at 80% busy (the default --max-load) covers the peak
+        per_instance = o["capacity_output_tokens_per_s"] / o["instances"] * 0.8
         assert per_instance * o["instances"] >= 1000 > per_instance * (o["instances"] - 1)
         tokens = 1000 * 730 * 3600
         assert float(o["cost_per_million_output_tokens"]["amount"]) == pytest.approx(

@@ -1,0 +1,36 @@
+"""The serving engines a plan can assume, and what each is calibrated on.
+
+TensorRT-LLM has the most published results (NVIDIA's performance tables): every constant of
+the model is fitted on them. Another engine with published results refits only what differs
+between engines on the same hardware: how much of the bandwidth its kernels stream at and its
+fixed cost per step (:data:`OWN`). An engine with none borrows another's constants and says so.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Engine(StrEnum):
+    VLLM = "vllm"
+    TRTLLM = "trtllm"
+    SGLANG = "sglang"
+
+    @property
+    def title(self) -> str:
+        return {"vllm": "vLLM", "trtllm": "TensorRT-LLM", "sglang": "SGLang"}[self.value]
+
+
+BASE = Engine.TRTLLM  # fits every constant
+OWN = ("memory", "pass_s")  # what another engine refits on its own results
+# No published SGLang result with the setup stated (lengths, batch, formats) was found: it borrows vLLM's
+# constants (the two engines share their kernel families, FlashInfer and CUTLASS), and the plan says so.
+BORROWS = {Engine.SGLANG: Engine.VLLM}
+DEFAULT = Engine.VLLM  # what the exports run unless told otherwise, so what a plan assumes
+
+
+def engine_of(text: str) -> Engine:
+    """The engine of a ``serving_runs.csv`` row (``tensorrt-llm 0.6.1``, ``vllm``, ``sglang 0.4``)."""
+    name = text.strip().lower().split()[0]
+    return {"tensorrt-llm": Engine.TRTLLM, "trtllm": Engine.TRTLLM, "vllm": Engine.VLLM,
+            "sglang": Engine.SGLANG}[name]
