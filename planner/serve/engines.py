@@ -24,7 +24,9 @@ class Engine(StrEnum):
 BASE = Engine.TRTLLM  # fits every constant
 OWN = ("memory", "pass_s")  # what another engine refits on its own results
 # No published SGLang result with the setup stated (lengths, batch, formats) was found: it borrows vLLM's
-# constants (the two engines share their kernel families, FlashInfer and CUTLASS), and the plan says so.
+# constants, and the plan says so. Basis: a third-party comparison on one H100 and one L40S (runinfra.ai/news/
+# vllm-vs-sglang-vs-tensorrt-llm-benchmark, vLLM 0.23.0, SGLang 0.5.13, read 2026-12-05): "SGLang tracked vLLM
+# within a few percent".
 BORROWS = {Engine.SGLANG: Engine.VLLM}
 DEFAULT = Engine.VLLM  # what the exports run unless told otherwise, so what a plan assumes
 
