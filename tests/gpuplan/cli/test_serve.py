@@ -331,3 +331,24 @@ def test_tco_serve_takes_the_served_models_size_and_experts(gpuplan: Run) -> Non
     assert cheapest["moe"] < cheapest["dense"]
     code, _, err = gpuplan("tco", "--usage", "100", "--params", "7e9")
     assert code == 2 and "--params describes a served model" in err and "--serve custom" in err
+
+
+@pytest.mark.parametrize("engine", ["vllm", "trtllm"])
+def test_one_stream_decodes_at_the_speed_engines_reach(gpuplan: Run, engine: str) -> None:
+    """A single stream is bound by reading the weights (16 GB for Llama-3-8B in bf16, 6 ms at 80% of an H100's
+    3.35 TB/s), plus a small cost per step; engines reach 120-140 tokens/s. A mixture of experts reads only the
+    2 experts of 8 a token is routed to (12.9 B of Mixtral's 46.7 B weights)."""
+    def single(*args: str) -> float:
+        est = estimate(gpuplan, *args, "--gpu", "h100", "--max-batch", "1", "--engine", engine)
+        assert est["max_throughput"]["layout"]["batch_per_replica"] == 1
+        return est["output_tokens_per_s"]["expected"]
+    assert single("llama-3-8b") >= 105
+    # reading all 46.7 GB of Mixtral's fp8 weights would cap it at 3.35 TB/s / 46.7 GB = 72 tokens/s
+    assert single("mixtral-8x7b", "--precision", "fp8") >= 90
+
+
+def test_fp8_on_a_70b_fleet_gains_what_engines_measure_not_twice(gpuplan: Run) -> None:
+    def rate(p: str) -> float:
+        return estimate(gpuplan, "llama-3-70b", "--gpu", "h100", "--gpus", "8", "--precision", p)[
+            "output_tokens_per_s"]["expected"]
+    assert 1.3 <= rate("fp8") / rate("bf16") <= 1.7
