@@ -23,6 +23,7 @@ from pricing.billing import BillingMode
 from pricing.catalog import Catalog, Interconnect
 from pricing.errors import InputError, PriceMissingError
 from pricing.money import Money, decimal_json
+from pricing.notes import public_note
 from providers.base import Offer, Provider
 from providers.local import needs_baseboard
 from providers.registry import all_providers
@@ -256,8 +257,8 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                     continue
                 per_million = Money(amount=cost.amount / Decimal(repr(demand.tokens_per_month)) * Decimal(1_000_000),
                                     currency=cost.currency) if demand.tokens_per_month > 0 else cost
-                if offer.notes:
-                    notes.append(offer.notes.rstrip("; "))
+                if offer_note := public_note(offer.notes):  # the data's research trail stays in its file
+                    notes.append(offer_note.rstrip("; "))
                 if mode in (BillingMode.MONTHLY, BillingMode.RESERVED_1Y, BillingMode.RESERVED_3Y) \
                         and w.hours_per_day < 24:
                     notes.append(f"pays every hour of the {mode} term for a service that runs "

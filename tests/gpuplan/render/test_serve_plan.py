@@ -30,6 +30,7 @@ def test_the_fleet_column_counts_the_gpus_of_one_instance(gpuplan) -> None:  # t
 
 @pytest.mark.parametrize("args", [
     ("plan", "--serve", "llama-3-70b", "--rate", "20", "--json"),
+    ("plan", "--serve", "llama-3-8b", "--rate", "2", "--json", "--limit", "0"),  # every offer's notes
     ("plan", "--serve", "llama-3-70b", "--rate", "20", "--explain", "--limit", "0"),
     ("tco", "--serve", "llama-3-8b", "--rate", "5", "--json"),
     ("plan", "--gpu-hours", "1000", "--json"),
