@@ -36,12 +36,26 @@ def size(w: ServeWorkload, lay: Layout, peak_tokens_per_s: float, limit: int) ->
     """The fleet of ``lay`` instances for the peak, or None when it takes more than ``limit``."""
     need = max(1, math.ceil(peak_tokens_per_s / (lay.tokens_per_s * w.max_load) - 1e-9))
     requests = peak_tokens_per_s / w.output_tokens
-    ttft, wait = ttft_at(w, lay, requests, need)
-    while w.ttft_s is not None and ttft > w.ttft_s and need <= limit:
-        need += 1
-        ttft, wait = ttft_at(w, lay, requests, need)
+    target = w.ttft_s
+
+    def meets(n: int) -> bool:
+        return target is None or ttft_at(w, lay, requests, n)[0] <= target
+
     if need > limit:
         return None
+    if not meets(need):  # more instances only shorten the wait: double until it holds, then bisect
+        lo, hi = need, need * 2
+        while hi <= limit and not meets(hi):
+            lo, hi = hi, hi * 2
+        if hi > limit:
+            if not meets(limit):
+                return None
+            hi = limit
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+        need = hi
+    ttft, wait = ttft_at(w, lay, requests, need)
     return Sized(need, peak_tokens_per_s / (lay.tokens_per_s * need), ttft, wait)
 
 

@@ -8,9 +8,14 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from planner.serve.layout import Layout
 from planner.serve.queueing import erlang_c, wait_quantile
-from planner.serve.spec import Percentile
+from planner.serve.sizing import size, ttft_at
+from planner.serve.spec import Percentile, ServeWorkload
+from planner.workload.inputs import arch_for
 
 
 def test_erlang_c_matches_the_closed_forms() -> None:
@@ -73,3 +78,25 @@ def test_a_ttft_target_holds_at_its_percentile_with_the_queue(gpuplan) -> None: 
 def test_a_max_load_outside_0_to_1_is_refused(gpuplan, bad: str) -> None:  # type: ignore[no-untyped-def]
     code, _, err = gpuplan("plan", "--serve", "llama-3-8b", "--rate", "2", "--max-load", bad)
     assert code == 2 and "--max-load" in err
+
+
+@settings(max_examples=200, deadline=None)
+@given(batch=st.sampled_from([1, 2, 8, 64, 256]), replicas=st.sampled_from([1, 2, 4]), tpot=st.floats(0.005, 0.2),
+       ttft=st.floats(0.02, 0.5), slack=st.floats(1.0001, 4), peak=st.floats(1, 1e6), max_load=st.floats(0.2, 1),
+       output=st.sampled_from([1, 50, 300]), pct=st.sampled_from(list(Percentile)))
+def test_a_fleet_is_the_fewest_instances_with_the_headroom_and_the_ttft(
+        batch: int, replicas: int, tpot: float, ttft: float, slack: float, peak: float, max_load: float, output: int,
+        pct: Percentile) -> None:
+    lay = Layout(tp=1, replicas=replicas, batch=batch, memory_batch=batch, tokens_per_s=replicas * batch / tpot,
+                 ttft_s=ttft, tpot_s=tpot, limited_by="memory")
+    w = ServeWorkload(arch=arch_for("llama-3-8b", None), output_tokens=output, ttft_s=ttft * slack, percentile=pct,
+                      max_load=max_load)
+    sized = size(w, lay, peak, 1000)
+    if sized is None:  # even 1000 instances miss the target, or the headroom alone needs more
+        assert peak / (lay.tokens_per_s * max_load) > 1000 - 1e-6 or ttft_at(w, lay, peak / output, 1000)[0] > w.ttft_s
+        return
+    n = sized.instances
+    assert sized.load <= max_load + 1e-9 and sized.ttft_s <= w.ttft_s
+    fewer = n - 1
+    assert fewer < 1 or peak / (lay.tokens_per_s * fewer) > max_load - 1e-9 or \
+        ttft_at(w, lay, peak / output, fewer)[0] > w.ttft_s
