@@ -27,7 +27,7 @@ from importlib import resources
 from pricing.catalog import GpuSpec
 from pricing.datafiles import data_rows
 from planner.perf.comm import intra_link
-from planner.serve.engines import BASE, BORROWS, DEFAULT, OWN, Engine, engine_of
+from planner.serve.engines import BASE, BASE_FITS, BORROWS, DEFAULT, OWN, Engine, engine_of
 from planner.serve.roofline import (
     Efficiency, KvFormat, Model, Replica, WeightFormat, continuous_tokens_per_s, link_kind, max_batch,
     pass_seconds, static_tokens_per_s, ttft_seconds,
@@ -132,7 +132,7 @@ def _golden(f: Callable[[float], float], lo: float, hi: float, iters: int = 40) 
 # Bounds a physical constant can take: a fraction of the datasheet, at most 20 ms of fixed cost per pass and
 # 50 ms per request.
 BOUNDS = {"memory": (0.05, 1.0), "compute": (0.05, 1.0), "pass_s": (0.0, 0.02), "request_s": (0.0, 0.05),
-          "seq_s": (0.0, 0.001), "overlap": (1.0, 8.0)}
+          "seq_s": (0.0, 0.001), "overlap": (1.0, 8.0), "allreduce_s": (0.0, 1e-4)}
 
 
 START = Efficiency(memory=0.7, compute=0.5, pass_s=0.002, request_s=0.0, seq_s=0.0, overlap=2.0)
@@ -158,7 +158,7 @@ def of_engine(rs: Iterable[Run], engine: Engine) -> list[Run]:
 def fit_engines(rs: list[Run]) -> dict[Engine, Efficiency]:
     """Every constant on the base engine's results; each other engine with results refits its own (:data:`OWN`)
     from there."""
-    base = fit(of_engine(rs, BASE))
+    base = fit(of_engine(rs, BASE), names=BASE_FITS)
     out = {BASE: base}
     for engine in Engine:
         if engine is not BASE and (own := of_engine(rs, engine)):
@@ -192,7 +192,7 @@ def leave_one_out(rs: list[Run], full: Mapping[Engine, Efficiency] | None = None
     out = []
     for r in (r for r in rs if r.use == "fit"):
         others = [o for o in of_engine(rs, r.engine) if o is not r]
-        e = (fit(others, full[BASE], rounds=LOO_ROUNDS) if r.engine is BASE
+        e = (fit(others, full[BASE], BASE_FITS, rounds=LOO_ROUNDS) if r.engine is BASE
              else fit(others, full[BASE], OWN))
         out.append((r, ratio(r, e)))
     return out
@@ -218,7 +218,7 @@ def shipped(engine: Engine = DEFAULT) -> Calibration:
     lender = BORROWS.get(engine)
     e = data[(lender or engine).value]
     c = Calibration(Efficiency(float(e["memory"]), float(e["compute"]), float(e["pass_s"]), float(e["request_s"]),
-                               float(e["seq_s"]), float(e["overlap"])),
+                               float(e["seq_s"]), float(e["overlap"]), float(e["allreduce_s"])),
                     ServeSpread(low=float(e["spread_low"]), high=float(e["spread_high"]), runs=int(e["spread_runs"])),
                     int(e["fit_runs"]), engine)
     return replace(c, fit_runs=0, borrowed_from=lender) if lender else c
@@ -255,6 +255,7 @@ def fit_toml(cs: Mapping[Engine, Calibration]) -> str:
                 f"request_s = {e.request_s:.6f}  # fixed seconds before a request's first pass",
                 f"seq_s = {e.seq_s:.8f}  # seconds per sequence in each pass",
                 f"overlap = {e.overlap:.4f}  # memory and math per pass: 1 adds them, more overlaps them",
+                f"allreduce_s = {e.allreduce_s:.8f}  # fixed seconds of one all-reduce over NVLink",
                 f"fit_runs = {c.fit_runs}",
                 "# P10/P90 of measured/predicted, leave-one-out",
                 f"spread_low = {s.low:.4f}", f"spread_high = {s.high:.4f}", f"spread_runs = {s.runs}"]
@@ -269,8 +270,8 @@ def main(argv: list[str]) -> int:
         e, mine = c.efficiency, [x for r, x in loo if r.engine is engine]
         errors = sorted(abs(math.log(x)) for x in mine)
         print(f"{engine.title}: memory {e.memory:.3f}, compute {e.compute:.3f}, pass {e.pass_s * 1000:.2f} ms, "
-              f"request {e.request_s * 1000:.2f} ms, per sequence {e.seq_s * 1e6:.1f} us, overlap {e.overlap:.2f} "
-              f"over {c.fit_runs} runs")
+              f"request {e.request_s * 1000:.2f} ms, per sequence {e.seq_s * 1e6:.1f} us, overlap {e.overlap:.2f}, "
+              f"all-reduce {e.allreduce_s * 1e6:.1f} us over {c.fit_runs} runs")
         print(f"  leave-one-out: median |error| x{math.exp(statistics.median(errors)):.2f}, "
               f"worst x{math.exp(errors[-1]):.2f}, range x{c.spread.low:.2f}-x{c.spread.high:.2f}, "
               f"inside: {sum(c.spread.low <= x <= c.spread.high for x in mine)}/{len(mine)}")

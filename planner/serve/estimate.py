@@ -52,6 +52,7 @@ def serve_estimate(w: ServeWorkload, gpu: GpuSpec, gpus: int, interconnect: Inte
                         "compute_fraction": round(c.efficiency.compute, 4),
                         "seconds_per_pass": c.efficiency.pass_s, "seconds_per_request": c.efficiency.request_s,
                         "seconds_per_sequence_per_pass": c.efficiency.seq_s, "overlap": c.efficiency.overlap,
+                        "seconds_per_allreduce": c.efficiency.allreduce_s,
                         "borrowed_from": c.borrowed_from.value if c.borrowed_from else None,
                         "fit_runs": c.fit_runs},
     }

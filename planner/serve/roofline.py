@@ -1,11 +1,12 @@
 """Seconds per forward pass of a transformer being served, from bytes and FLOPs.
 
-A decode step reads every weight (split over the tensor-parallel GPUs) and the KV cache
-of every sequence in the batch, and does 2 FLOPs per active parameter per token plus the
-attention over the context; it takes the longer of the two (a roofline) at the fractions of
-datasheet bandwidth and peak that :class:`Efficiency` says, plus the tensor-parallel
-all-reduces and a fixed cost per pass. A prefill is the same pass over the prompt's tokens:
-compute-bound for any prompt longer than a few dozen tokens.
+A decode step reads the weights (split over the tensor-parallel GPUs; of a mixture of
+experts only the experts its tokens are routed to) and the KV cache of every sequence in the
+batch, and does 2 FLOPs per active parameter per token plus the attention over the context;
+the two times, at the fractions of datasheet bandwidth and peak that :class:`Efficiency` says,
+combine as far as they overlap (fitted), plus the tensor-parallel all-reduces (bytes over the
+bus and a fixed latency each), a fixed cost per pass and one per sequence. A prefill is the
+same pass over the prompt's tokens: compute-bound for any prompt longer than a few dozen tokens.
 
 Formulas (``docs/performance.md``, "Serving"): weights Psi x bytes per weight; KV cache per
 token 2 x layers x kv_heads x head_dim x bytes; attention 4 x layers x hidden FLOPs per token
@@ -63,9 +64,10 @@ INT8_ARCHS = frozenset({"Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell
 # INT8 W8A8 is given the same gain (no engine publishes its own figure: an assumption).
 MEASURED_8BIT_GAIN = 1.6
 # Fixed latency of one all-reduce, whatever its size: the ring's 2(t-1) hops each pay a launch and a
-# synchronisation. Estimates (no citable per-instance table was found): a few microseconds a hop over NVLink,
-# several times that over PCIe, whose peer traffic crosses a switch or the CPU's root complex.
-ALLREDUCE_LATENCY_S = {"nvlink": 8e-6, "pcie": 30e-6}
+# synchronisation. Over NVLink it is fitted per engine (Efficiency.allreduce_s); over PCIe, whose peer traffic
+# crosses a switch or the CPU's root complex, it is taken as this many times that: an estimate (30 us against
+# 8 us, no citable per-instance table was found, and no published multi-GPU PCIe serving result is in the data).
+PCIE_LATENCY_FACTOR = 30 / 8
 
 
 class KvFormat(StrEnum):
@@ -91,6 +93,7 @@ class Efficiency:
     # of the two at 1 (no overlap), their maximum (a pure roofline) as p grows. Fitted: the published results
     # sit closest to the sum (the loss over them is half the max's, docs/performance.md).
     overlap: float = 1.0
+    allreduce_s: float = 8e-6  # fixed seconds of one all-reduce over NVLink, whatever its size
 
 
 def link_kind(interconnect: str) -> str:
@@ -105,7 +108,7 @@ class Replica:
     gpu: GpuSpec
     tp: int
     bus_gbytes_s: float | None  # None: one GPU, or no known link (tp must then be 1)
-    link: str = "nvlink"  # "nvlink" or "pcie": what an all-reduce's fixed latency is (ALLREDUCE_LATENCY_S)
+    link: str = "nvlink"  # "nvlink" or "pcie": what an all-reduce's fixed latency is (PCIE_LATENCY_FACTOR)
 
     @property
     def peak_16bit_flops(self) -> float:
@@ -161,13 +164,13 @@ class Model:
         return max(1, min(tp, self.kv_heads))
 
 
-def _comm_s(m: Model, r: Replica, tokens: float) -> float:
+def _comm_s(m: Model, r: Replica, e: Efficiency, tokens: float) -> float:
     """Two all-reduces per layer of the pass's activations, ring traffic over the bus, each with its fixed
     latency over the link (a decode step of a small batch is latency-bound here, not bandwidth-bound)."""
     if r.tp <= 1 or not r.bus_gbytes_s:
         return 0.0
     per_gpu = 2 * m.layers * tokens * m.hidden * ACT_BYTES * 2 * (r.tp - 1) / r.tp
-    latency = 2 * m.layers * ALLREDUCE_LATENCY_S.get(r.link, ALLREDUCE_LATENCY_S["pcie"])
+    latency = 2 * m.layers * e.allreduce_s * (PCIE_LATENCY_FACTOR if r.link == "pcie" else 1.0)
     return per_gpu / (r.bus_gbytes_s * 1e9) + latency
 
 
@@ -184,7 +187,7 @@ def pass_seconds(m: Model, r: Replica, e: Efficiency, *, batch: float, new_token
     t_mem = read / (r.bandwidth * e.memory)
     t_flops = flops / (peak * e.compute)
     both = (t_mem ** e.overlap + t_flops ** e.overlap) ** (1 / e.overlap)
-    return both + _comm_s(m, r, tokens) + e.pass_s + batch * e.seq_s
+    return both + _comm_s(m, r, e, tokens) + e.pass_s + batch * e.seq_s
 
 
 def prompt_flops(m: Model, prompt: int) -> float:

@@ -34,7 +34,7 @@ def test_the_shipped_constants_are_a_fit_of_the_shipped_runs(fresh: tuple) -> No
     assert set(cs) == {Engine.TRTLLM, Engine.VLLM}
     for engine, c in cs.items():
         s = shipped(engine)
-        for name in ("memory", "compute", "pass_s", "request_s", "seq_s", "overlap"):
+        for name in ("memory", "compute", "pass_s", "request_s", "seq_s", "overlap", "allreduce_s"):
             assert getattr(s.efficiency, name) == pytest.approx(getattr(c.efficiency, name), rel=2e-3, abs=2e-6), name
         assert (s.spread.low, s.spread.high, s.spread.runs) == pytest.approx(
             (c.spread.low, c.spread.high, c.spread.runs), abs=2e-3)
