@@ -2,8 +2,10 @@
 
 For every offer (an instance type, or cards to buy) the best layout on its GPUs at the latency
 targets gives what one instance serves; the fleet is the fewest instances whose expected
-throughput covers the peak (average rate x ``peak_ratio``), and would be larger if the model
-is as slow as the low end of its calibrated range (``instances_if_slow``).
+throughput at ``max_load`` covers the peak (average rate x ``peak_ratio``) and whose TTFT
+percentile, queueing for a batch slot included, meets the target (:mod:`planner.serve.sizing`);
+it would be larger if the model is as slow as the low end of its range (``instances_if_slow``).
+A bought build is ranked only when every part of it is priced (an SXM module needs its baseboard).
 
 Each billing mode is costed over the horizon (``months``, 36 by default, as ``gpuplan tco``)
 with the provider's own quote for the hours the service runs, then divided by the months:
