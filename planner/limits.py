@@ -89,6 +89,7 @@ BOUNDS: dict[str, Bound] = {
     "tpot": _b(0, 3600, "seconds"),
     "peak_ratio": _b(1, 1000, "x the average rate", inclusive=True),
     "max_batch": _b(1, 65536, "sequences", inclusive=True),
+    "max_load": _b(0, 1, "of the fleet's capacity"),
     # tco
     "usage": _b(0, "1e9", "GPU-hours per month"),
     "hours_per_day": _b(0, 24, "hours"),

@@ -15,9 +15,16 @@ from pricing.catalog import LOCAL, CardPrice, Catalog, ElectricityPrice
 from pricing.errors import PriceMissingError
 from pricing.line_items import LineItem
 from pricing.money import Money
+from pricing.notes import public_note
 from providers.base import Offer, Provider, Quote
 
 BUILD_SIZES = (1, 2, 4, 8)
+BASEBOARD_NOTE = "SXM module: needs an SXM baseboard (an HGX/DGX-class server), not priced here"
+
+
+def needs_baseboard(gpu: str) -> bool:
+    """An SXM module mounts only on its baseboard (an HGX/DGX-class server): a part the catalog has no price for."""
+    return "SXM" in gpu
 
 
 def newest_prices(catalog: Catalog) -> dict[tuple[str, str], CardPrice]:
@@ -56,8 +63,9 @@ class LocalProvider(Provider):
                         rates={BillingMode.BUY: card.price},
                         source=card.source,
                         as_of=card.as_of,
-                        notes=("SXM module: needs an SXM baseboard (an HGX/DGX-class server), not priced here; "
-                               if "SXM" in gpu else "") + card.notes,
+                        # the card's research trail stays in cards.csv: users read only its public part
+                        notes="; ".join(n for n in (BASEBOARD_NOTE if needs_baseboard(gpu) else "",
+                                                    public_note(card.notes)) if n),
                     )
                 )
         return offers
@@ -72,7 +80,7 @@ class LocalProvider(Provider):
         unit = Money(amount=offer.rates[BillingMode.BUY], currency=offer.currency)
         items = [LineItem.priced(f"{offer.gpu} card ({offer.name.split('(')[-1].rstrip(')')})", n, "cards", unit)]
         notes = ["cards only: host, resale and years of use are in `gpuplan tco`"]
-        if "SXM" in offer.gpu:
+        if needs_baseboard(offer.gpu):
             notes.append("SXM modules need an SXM baseboard (HGX/DGX-class server), not included")
         tdp = self.catalog.gpus[offer.gpu].tdp_w
         power = self.electricity or self.catalog.default_electricity(offer.currency)

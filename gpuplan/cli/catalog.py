@@ -36,7 +36,10 @@ def gpus(
     fmt = pick_format(output, as_json)
     specs = sorted(catalog_from(settings_from()).gpus.values(), key=lambda g: (g.vram_gb, g.key))
     if fmt is OutputFormat.JSON:
-        emit(dump_json({"gpus": [g.model_dump() for g in specs]}))
+        from pricing.notes import public_note
+
+        # the research trail of each spec stays in gpus.csv (its source is in "source")
+        emit(dump_json({"gpus": [{**g.model_dump(), "notes": public_note(g.notes)} for g in specs]}))
         return
     rows = [
         {

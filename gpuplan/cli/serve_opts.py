@@ -34,11 +34,17 @@ class ServingFlags(TypedDict, total=False):
     max_batch: Annotated[Optional[int], typer.Option(
         "--max-batch", help="Most sequences a replica runs at once (vLLM --max-num-seqs). [default: 256]",
         rich_help_panel=PANEL)]
+    engine: Annotated[Optional[str], typer.Option(
+        "--engine", help="Serving engine the plan assumes and --export runs: vllm, trtllm or sglang. [default: vllm]",
+        rich_help_panel=PANEL)]
     hours_per_day: Annotated[Optional[float], typer.Option(
         "--hours-per-day", help="Hours a day the service runs. [default: 24]", rich_help_panel=PANEL)]
     peak_ratio: Annotated[Optional[float], typer.Option(
         "--peak-ratio", help="Peak load over the average: the fleet is sized for the peak. [default: 1]",
         rich_help_panel=PANEL)]
+    max_load: Annotated[Optional[float], typer.Option(
+        "--max-load", help="Most of the fleet's capacity the peak may use: headroom for random arrivals. "
+        "[default: 0.8]", rich_help_panel=PANEL)]
     months: Annotated[Optional[int], typer.Option(
         "--months", help="Horizon the monthly cost is averaged over (terms, purchases). [default: 36]",
         rich_help_panel=PANEL)]
@@ -49,8 +55,8 @@ class ServingFlags(TypedDict, total=False):
 # What each command takes: every serving command the model and request (MODEL); plan and tco the load
 # (LOAD); plan its own horizon and hours (tco has --months and --hours-per-day of its own).
 MODEL = frozenset({"serve", "prompt_tokens", "output_tokens", "ttft", "tpot", "percentile", "kv_precision",
-                   "max_batch"})
-LOAD = frozenset({"rate", "peak_ratio", "allow_spot"})
+                   "max_batch", "engine"})
+LOAD = frozenset({"rate", "peak_ratio", "allow_spot", "max_load"})
 HORIZON = frozenset({"hours_per_day", "months"})
 
 

@@ -17,7 +17,8 @@ COLUMNS = [
     Column(key="fleet", header="fleet", priority=1),
     Column(key="layout", header="per instance", priority=2),
     Column(key="capacity", header="tokens/s", justify="right", priority=2),
-    Column(key="load", header="load", justify="right", priority=3),
+    Column(key="load", header="load", justify="right", priority=1),
+    Column(key="ttft", header="TTFT", justify="right", priority=2),
     Column(key="per_month", header="per month", justify="right", priority=0),
     Column(key="per_million", header="per 1M tokens", justify="right", priority=1),
     Column(key="if_slow", header="if slow", justify="right", priority=3),
@@ -32,10 +33,11 @@ def _rows(p: ServePlan, limit: int | None, plain: bool = False) -> list[dict[str
         lay = o.layout
         rows.append({
             "rank": i, "provider": o.provider, "offer": o.offer, "region": o.region, "billing": str(o.billing),
-            "fleet": f"{o.instances} x ({o.instances * o.gpu_count} x {o.gpu})",
+            "fleet": f"{o.instances} x ({o.gpu_count} x {o.gpu})",
             "layout": f"{lay.replicas} x TP{lay.tp}, batch {lay.batch}",
             "capacity": round(o.capacity_tokens_per_s, 1) if plain else f"{o.capacity_tokens_per_s:,.0f}",
             "load": round(o.load, 4) if plain else f"{o.load:.0%}",
+            "ttft": round(o.ttft_s, 4) if plain else f"{o.ttft_s * 1000:,.0f} ms",
             "per_month": money_json(o.cost_per_month.amount) if plain
             else money_text(o.cost_per_month.amount, str(o.cost_per_month.currency)),
             "per_million": decimal_json(o.cost_per_million_tokens.amount) if plain
@@ -64,7 +66,8 @@ def render_serve_plan(p: ServePlan, fmt: OutputFormat, limit: int | None, explai
              f" ({d.peak_tokens_per_s:,.0f} tokens/s at the peak), cheapest per month over {p.months} months")
     targets = ", ".join(t for t in (f"TTFT {w.percentile} <= {w.ttft_s:g} s" if w.ttft_s else "",
                                     f"TPOT <= {w.tpot_s * 1000:g} ms" if w.tpot_s else "") if t) or "no latency target"
-    caption = (f"{summary(p)}. {targets}; {w.hours_per_day:g} h a day. 'if slow': the monthly cost if the model "
+    caption = (f"{summary(p)}. {targets}; {w.hours_per_day:g} h a day. TTFT: its {w.percentile} at the peak, "
+               f"queueing included; {'; '.join(p.notes)}. 'if slow': the monthly cost if the model "
                f"serves at the low end of its range ({p.range_basis}).")
     if p.cheapest.notes:
         caption += " #1: " + "; ".join(p.cheapest.notes) + "."

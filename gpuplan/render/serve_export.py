@@ -1,16 +1,16 @@
-"""Hand a serving plan's fleet to an engine: a SkyPilot service or a dstack service running vLLM.
+"""Hand a serving plan's fleet to an engine: a SkyPilot service or a dstack service running the plan's server.
 
 The fleet exported is the cheapest one the engine can run (a plan's first fleet may be cards to
-buy, or on Tencent Cloud, which neither engine supports). Each instance runs one vLLM server with
-the plan's layout (``--tensor-parallel-size``, ``--data-parallel-size`` for several replicas on
-one instance, ``--max-num-seqs`` the batch); the engines run ``instances`` copies and autoscale up
+buy, or on Tencent Cloud, which neither engine supports). Each instance runs the server the plan
+assumed (``--engine``: vLLM, SGLang or TensorRT-LLM, :mod:`gpuplan.render.serve_engines`) with the
+plan's layout (tensor parallel, replicas, the batch); the engines run ``instances`` copies and autoscale up
 to ``instances_if_slow`` on requests per second, the rate one instance is expected to serve.
 The server command is the user's to change (another engine, a quantised checkpoint).
 """
 
 from __future__ import annotations
 
-import shlex
+import math
 from pathlib import Path
 
 from pricing.errors import InputError
@@ -18,8 +18,7 @@ from pricing.money import money_text
 from providers.registry import engine_runs
 from planner.serve.fleet import Fleet, ServePlan
 from gpuplan.render.export import Engine, dstack_gpu, dstack_placement, q, sky_resources
-
-PORT = 8000
+from gpuplan.render.serve_engines import INSTALL, PORT, engine_notes, server_command
 # Public Hugging Face repositories of the presets' chat/instruct checkpoints; any other model gets a placeholder.
 HF_IDS = {
     "llama-2-7b": "meta-llama/Llama-2-7b-chat-hf", "llama-2-13b": "meta-llama/Llama-2-13b-chat-hf",
@@ -28,6 +27,31 @@ HF_IDS = {
     "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1", "gpt-j-6b": "EleutherAI/gpt-j-6b",
 }
 PLACEHOLDER = "your-org/your-model"
+# Repositories that serve their files only to accounts that accepted the licence (Meta's and Mistral AI's on
+# Hugging Face are gated): the server needs the user's token. A placeholder may be private: it gets one too.
+GATED_ORGS = ("meta-llama/", "mistralai/", PLACEHOLDER)
+# The disk beyond the checkpoint, in GB: the machine image, the engine's Python environment (vLLM with PyTorch and
+# CUDA libraries is several GB of wheels) and its compile and CUDA-graph caches. An estimate with room to spare,
+# not a measured figure; dstack's default disk is 100 GB, SkyPilot's 256 GB.
+DISK_BESIDES_CHECKPOINT_GB = 60
+DISK_CHECKPOINT_SLACK = 1.1  # tokenizer and config files, and a partial download beside a complete one
+
+
+def gated(model: str) -> bool:
+    return model.startswith(GATED_ORGS)
+
+
+def checkpoint_gb(plan: ServePlan) -> float:
+    """GB the server downloads: fp8 weights are quantised on load from the 16-bit checkpoint (vLLM's
+    ``--quantization fp8``), so only int8/int4 (pre-quantised checkpoints) are smaller than 2 bytes a weight."""
+    w = plan.workload
+    per_param = w.weights.bytes_per_param if w.weights.value in ("int8", "int4") else 2.0
+    return w.arch.params * per_param / 1e9
+
+
+def disk_gb(plan: ServePlan) -> int:
+    """The disk an instance needs: the checkpoint with some slack, plus the image, engine and caches."""
+    return math.ceil(checkpoint_gb(plan) * DISK_CHECKPOINT_SLACK + DISK_BESIDES_CHECKPOINT_GB)
 
 
 def exportable(plan: ServePlan, engine: Engine) -> tuple[int, Fleet]:
@@ -39,19 +63,6 @@ def exportable(plan: ServePlan, engine: Engine) -> tuple[int, Fleet]:
                      f"{engine} rents by the hour or spot on the clouds it supports: plan with --provider aws")
 
 
-def vllm_command(plan: ServePlan, f: Fleet) -> str:
-    w, lay = plan.workload, f.layout
-    args = ["vllm", "serve", "$MODEL_ID", "--port", str(PORT), "--tensor-parallel-size", str(lay.tp),
-            "--max-num-seqs", str(lay.batch), "--max-model-len", str(w.prompt_tokens + w.output_tokens)]
-    if lay.replicas > 1:
-        args += ["--data-parallel-size", str(lay.replicas)]
-    if w.weights.value == "fp8":
-        args += ["--quantization", "fp8"]
-    if w.kv.value == "fp8":
-        args += ["--kv-cache-dtype", "fp8"]
-    return " ".join(a if a.startswith("$") else shlex.quote(a) for a in args)
-
-
 def _header(plan: ServePlan, rank: int, f: Fleet) -> list[str]:
     w = plan.workload
     lines = [f"# Written by gpuplan: {w.arch.name} at {w.rate:g} requests/s ({w.prompt_tokens} prompt + "
@@ -61,14 +72,17 @@ def _header(plan: ServePlan, rank: int, f: Fleet) -> list[str]:
              f"({money_text(f.cost_per_million_tokens.amount, plan.currency, places=3)} per million output tokens); "
              f"{f.instances_if_slow} instances if the model serves at the low end of its range.",
              f"# Each instance: {f.layout.replicas} replica(s) x tensor parallel {f.layout.tp}, batch {f.layout.batch},"
-             f" TTFT {f.layout.ttft_s * 1000:,.0f} ms, TPOT {f.layout.tpot_s * 1000:,.1f} ms (gpuplan's estimates)."]
+             f" TTFT {f.ttft_s * 1000:,.0f} ms ({plan.workload.percentile} at the peak), TPOT {f.layout.tpot_s * 1000:,.1f} ms (gpuplan's estimates)."]
     if rank > 1:
         lines.append(f"# The plan's #1 ({plan.cheapest.provider} {plan.cheapest.offer} {plan.cheapest.billing}) is not "
                      f"something the engine runs: this is its #{rank}.")
     if HF_IDS.get(w.arch.name) is None:
         lines.append(f"# Set MODEL_ID to your checkpoint ({PLACEHOLDER} is a placeholder).")
     if w.weights.value in ("int8", "int4"):
-        lines.append(f"# {w.weights} weights: point MODEL_ID at a pre-quantised checkpoint (GPTQ/AWQ), vLLM detects it.")
+        lines.append(f"# {w.weights} weights: point MODEL_ID at a pre-quantised checkpoint (GPTQ/AWQ), "
+                     f"{w.engine.title} detects it.")
+    lines += [f"# Speeds estimated for {w.engine.title} (--engine {w.engine.value}): the file runs it.",
+              *engine_notes(plan, f)]
     return lines
 
 
@@ -85,17 +99,23 @@ def skypilot_service(plan: ServePlan, rank: int, f: Fleet, name: str) -> str:
                   f"    target_qps_per_replica: {_target_rps(f, plan)}"]
     else:
         lines.append(f"  replicas: {f.instances}")
-    lines += ["envs:", f"  MODEL_ID: {q(model)}", "resources:",
-              *sky_resources(f.provider, f.region, f.offer, f.gpu, f.gpu_count, str(f.billing))]
-    lines += [f"  ports: {PORT}",
-              "setup: |", "  pip install vllm", "run: |", f"  {vllm_command(plan, f)}"]
+    lines += ["envs:", f"  MODEL_ID: {q(model)}"]
+    if gated(model):  # a secret SkyPilot resolves at launch: sky serve up FILE --secret HF_TOKEN
+        lines += [(f"# {model} is gated on Hugging Face: launch with --secret HF_TOKEN (your token, read from your "
+                   "environment)"), "secrets:", "  HF_TOKEN: null"]
+    lines += ["resources:", *sky_resources(f.provider, f.region, f.offer, f.gpu, f.gpu_count, str(f.billing))]
+    lines += [f"  disk_size: {disk_gb(plan)}  # GB: the checkpoint ({checkpoint_gb(plan):,.0f} GB), image and caches",
+              f"  ports: {PORT}",
+              "setup: |", f"  {INSTALL[plan.workload.engine]}", "run: |", f"  {server_command(plan, f)}"]
     return "\n".join(lines) + "\n"
 
 
 def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_gb: float) -> str:
     model = HF_IDS.get(plan.workload.arch.name, PLACEHOLDER)
+    # HF_TOKEN without a value: dstack takes it from the environment `dstack apply` runs in
+    token = ["  - HF_TOKEN"] if gated(model) else []
     lines = [*_header(plan, rank, f), "type: service", f"name: {q(name)}", "env:", f"  - {q('MODEL_ID=' + model)}",
-             "  - HF_TOKEN", "commands:", "  - pip install vllm", f"  - {q(vllm_command(plan, f))}",
+             *token, "commands:", f"  - {q(INSTALL[plan.workload.engine])}", f"  - {q(server_command(plan, f))}",
              f"port: {PORT}", f"model: {q(model)}"]
     if f.instances_if_slow > f.instances:
         lines += [f"replicas: {q(f'{f.instances}..{f.instances_if_slow}')}", "scaling:", "  metric: rps",
@@ -103,6 +123,7 @@ def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_g
     else:
         lines.append(f"replicas: {f.instances}")
     lines += ["resources:", f"  gpu: {dstack_gpu(f.gpu, gpu_memory_gb, f.gpu_count)}",
+              f"  disk: {q(f'{disk_gb(plan)}GB..')}  # the checkpoint ({checkpoint_gb(plan):,.0f} GB), image and caches",
               *dstack_placement(f.provider, f.region, str(f.billing))]
     return "\n".join(lines) + "\n"
 

@@ -27,9 +27,10 @@ from importlib import resources
 from pricing.catalog import GpuSpec
 from pricing.datafiles import data_rows
 from planner.perf.comm import intra_link
+from planner.serve.engines import BASE, BASE_FITS, BORROWS, DEFAULT, OWN, Engine, engine_of
 from planner.serve.roofline import (
-    Efficiency, KvFormat, Model, Replica, WeightFormat, continuous_tokens_per_s, max_batch, static_tokens_per_s,
-    ttft_seconds,
+    Efficiency, KvFormat, Model, Replica, WeightFormat, continuous_tokens_per_s, link_kind, max_batch,
+    pass_seconds, static_tokens_per_s, ttft_seconds,
 )
 from planner.workload.inputs import arch_for
 from planner.workload.ranges import HIGH_PERCENTILE, LOW_PERCENTILE, Spread, spread_from
@@ -38,7 +39,8 @@ FIT_FILE = "serving_fit.toml"
 # Continuous batching in a throughput benchmark runs at whatever batch fits: the engine's cap is far above it
 # (TensorRT-LLM's benchmark captures CUDA graphs up to 8192 sequences, perf-overview llm_options.yml).
 UNCAPPED = 8192
-ROUNDS = 5  # coordinate-descent rounds: the loss changes by under 0.1% after the fourth
+LATENCIES = frozenset({"ttft_ms", "itl_ms", "batch_latency_ms"})  # metrics where lower is faster
+ROUNDS = 8  # coordinate-descent rounds: with six constants the loss settles by the eighth (1.788; 1.818 after five)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,7 @@ class Run:
     output: int
     measured: float
     source: str
+    engine: Engine
 
 
 @lru_cache(maxsize=1)
@@ -74,9 +77,9 @@ def runs(gpus: Mapping[str, GpuSpec]) -> list[Run]:
         model = Model(arch_for(r["model"], None), WeightFormat(r["precision"]), KvFormat(r["kv_precision"]))
         value = float(r["value"]) * (tp if r["per"] == "gpu" else 1)
         out.append(Run(r["id"], r["use"], r["batching"], r["metric"], model,
-                       Replica(spec, tp, link.bus_gbytes_s if link else None),
+                       Replica(spec, tp, link.bus_gbytes_s if link else None, link_kind(str(spec.interconnect))),
                        int(r["batch"]) if r["batch"] else None, int(r["prompt_tokens"]), int(r["output_tokens"]),
-                       value, r["source"]))
+                       value, r["source"], engine_of(r["engine"])))
     return out
 
 
@@ -85,6 +88,12 @@ def predict(run: Run, e: Efficiency) -> float:
     m, r = run.model, run.replica
     if run.metric == "ttft_ms":
         return ttft_seconds(m, r, e, run.prompt) * 1000
+    if run.metric == "itl_ms":  # one stream's time between tokens: a decode step at batch 1, halfway through
+        return pass_seconds(m, r, e, batch=1, new_tokens=1, context=run.prompt + run.output / 2) * 1000
+    if run.metric == "batch_latency_ms":  # a static batch from its prompts to its last tokens
+        assert run.batch is not None
+        tokens = static_tokens_per_s(m, r, e, batch=run.batch, prompt=run.prompt, output=run.output)
+        return run.batch * run.output / tokens * 1000
     if run.batching == "static":
         assert run.batch is not None
         return static_tokens_per_s(m, r, e, batch=run.batch, prompt=run.prompt, output=run.output)
@@ -96,7 +105,7 @@ def ratio(run: Run, e: Efficiency) -> float:
     """Measured over predicted, as "how much faster reality was": a latency's ratio is inverted so that for
     every metric above 1 means the model was pessimistic."""
     p = predict(run, e)
-    return p / run.measured if run.metric == "ttft_ms" else run.measured / p
+    return p / run.measured if run.metric in LATENCIES else run.measured / p
 
 
 def _loss(rs: Iterable[Run], e: Efficiency) -> float:
@@ -122,17 +131,39 @@ def _golden(f: Callable[[float], float], lo: float, hi: float, iters: int = 40) 
 
 # Bounds a physical constant can take: a fraction of the datasheet, at most 20 ms of fixed cost per pass and
 # 50 ms per request.
-BOUNDS = {"memory": (0.05, 1.0), "compute": (0.05, 1.0), "pass_s": (0.0, 0.02), "request_s": (0.0, 0.05)}
+BOUNDS = {"memory": (0.05, 1.0), "compute": (0.05, 1.0), "pass_s": (0.0, 0.02), "request_s": (0.0, 0.05),
+          "seq_s": (0.0, 0.001), "overlap": (1.0, 8.0), "allreduce_s": (0.0, 1e-4)}
 
 
-def fit(rs: list[Run]) -> Efficiency:
-    """Coordinate descent with a golden-section search per constant, inside :data:`BOUNDS`."""
-    e = Efficiency(memory=0.7, compute=0.5, pass_s=0.002, request_s=0.0)
-    for _ in range(ROUNDS):
-        for name, (lo, hi) in BOUNDS.items():
-            best = _golden(lambda x, n=name: _loss(rs, _with(e, n, x)), lo, hi)
+START = Efficiency(memory=0.7, compute=0.5, pass_s=0.002, request_s=0.0, seq_s=0.0, overlap=2.0)
+
+
+def fit(rs: list[Run], start: Efficiency = START, names: Iterable[str] = tuple(BOUNDS), rounds: int = ROUNDS
+        ) -> Efficiency:
+    """Coordinate descent with a golden-section search per constant in ``names``, inside :data:`BOUNDS`, from
+    ``start`` (the others stay as they are there)."""
+    e = start
+    for _ in range(rounds):
+        for name in names:
+            lo, hi = BOUNDS[name]
+            best = _golden(lambda x, n=name, cur=e: _loss(rs, _with(cur, n, x)), lo, hi)
             e = _with(e, name, best)
     return e
+
+
+def of_engine(rs: Iterable[Run], engine: Engine) -> list[Run]:
+    return [r for r in rs if r.engine is engine and r.use == "fit"]
+
+
+def fit_engines(rs: list[Run]) -> dict[Engine, Efficiency]:
+    """Every constant on the base engine's results; each other engine with results refits its own (:data:`OWN`)
+    from there."""
+    base = fit(of_engine(rs, BASE), names=BASE_FITS)
+    out = {BASE: base}
+    for engine in Engine:
+        if engine is not BASE and (own := of_engine(rs, engine)):
+            out[engine] = fit(own, base, OWN)
+    return out
 
 
 def _with(e: Efficiency, name: str, value: float) -> Efficiency:
@@ -151,10 +182,20 @@ class ServeSpread(Spread):
                 f"results, each left out of its own fit (docs/performance.md): x{self.low:.2f} to x{self.high:.2f}")
 
 
-def leave_one_out(rs: list[Run]) -> list[tuple[Run, float]]:
-    """(run, measured/predicted) with each fit row predicted by a fit on the others."""
-    fitted = [r for r in rs if r.use == "fit"]
-    return [(r, ratio(r, fit([o for o in fitted if o is not r]))) for r in fitted]
+LOO_ROUNDS = 3  # a refit without one row starts from the full fit, a few rounds from its optimum
+
+
+def leave_one_out(rs: list[Run], full: Mapping[Engine, Efficiency] | None = None) -> list[tuple[Run, float]]:
+    """(run, measured/predicted) with each fit row predicted by its engine's fit on the others (another engine's
+    fit starts from the base engine's full fit, which never saw the row)."""
+    full = full or fit_engines(rs)
+    out = []
+    for r in (r for r in rs if r.use == "fit"):
+        others = [o for o in of_engine(rs, r.engine) if o is not r]
+        e = (fit(others, full[BASE], BASE_FITS, rounds=LOO_ROUNDS) if r.engine is BASE
+             else fit(others, full[BASE], OWN))
+        out.append((r, ratio(r, e)))
+    return out
 
 
 def spread_of(ratios: list[float]) -> ServeSpread:
@@ -165,60 +206,83 @@ def spread_of(ratios: list[float]) -> ServeSpread:
 class Calibration:
     efficiency: Efficiency
     spread: ServeSpread
-    fit_runs: int
+    fit_runs: int  # of the engine's own results (0: borrowed)
+    engine: Engine = BASE
+    borrowed_from: Engine | None = None  # an engine with no published results uses this one's constants
 
 
-@lru_cache(maxsize=1)
-def shipped() -> Calibration:
-    """The constants and range in ``data/serving_fit.toml``."""
+@lru_cache(maxsize=4)
+def shipped(engine: Engine = DEFAULT) -> Calibration:
+    """The constants and range of ``engine`` in ``data/serving_fit.toml``."""
     data = tomllib.loads(resources.files("planner.data").joinpath(FIT_FILE).read_text(encoding="utf-8"))
-    e, s = data["efficiency"], data["spread"]
-    return Calibration(Efficiency(float(e["memory"]), float(e["compute"]), float(e["pass_s"]), float(e["request_s"])),
-                       ServeSpread(low=float(s["low"]), high=float(s["high"]), runs=int(s["runs"])), int(e["fit_runs"]))
+    lender = BORROWS.get(engine)
+    e = data[(lender or engine).value]
+    c = Calibration(Efficiency(float(e["memory"]), float(e["compute"]), float(e["pass_s"]), float(e["request_s"]),
+                               float(e["seq_s"]), float(e["overlap"]), float(e["allreduce_s"])),
+                    ServeSpread(low=float(e["spread_low"]), high=float(e["spread_high"]), runs=int(e["spread_runs"])),
+                    int(e["fit_runs"]), engine)
+    return replace(c, fit_runs=0, borrowed_from=lender) if lender else c
 
 
-def calibrate(gpus: Mapping[str, GpuSpec]) -> tuple[Calibration, list[tuple[Run, float]], list[tuple[Run, float]]]:
-    """A fresh fit: the calibration, the leave-one-out ratios, and the hold-out ratios under the full fit."""
+def calibrate(gpus: Mapping[str, GpuSpec]) -> tuple[dict[Engine, Calibration], list[tuple[Run, float]],
+                                                    list[tuple[Run, float]]]:
+    """A fresh fit: each engine's calibration, the leave-one-out ratios, and the hold-out ratios under the full fit.
+
+    The base engine's range is the spread of its own leave-one-out ratios; another engine's has too few results
+    for its own percentiles, so it pools them with the base engine's."""
     rs = runs(gpus)
-    fitted = [r for r in rs if r.use == "fit"]
-    e = fit(fitted)
-    loo = leave_one_out(rs)
-    held = [(r, ratio(r, e)) for r in rs if r.use == "holdout"]
-    return Calibration(e, spread_of([x for _, x in loo]), len(fitted)), loo, held
+    full = fit_engines(rs)
+    loo = leave_one_out(rs, full)
+    held = [(r, ratio(r, full[r.engine])) for r in rs if r.use == "holdout" and r.engine in full]
+    base = [x for r, x in loo if r.engine is BASE]
+    out = {}
+    for engine, e in full.items():
+        own = [x for r, x in loo if r.engine is engine]
+        out[engine] = Calibration(e, spread_of(own if engine is BASE else base + own), len(own), engine)
+    return out, loo, held
 
 
-def fit_toml(c: Calibration) -> str:
-    e, s = c.efficiency, c.spread
-    return (
-        "# Written by `python -m planner.serve.calibration --write` from serving_runs.csv; a test refits and compares.\n"
-        "[efficiency]\n"
-        f"memory = {e.memory:.4f}  # fraction of datasheet memory bandwidth a decode step streams at\n"
-        f"compute = {e.compute:.4f}  # fraction of peak tensor FLOP/s\n"
-        f"pass_s = {e.pass_s:.6f}  # fixed seconds per forward pass\n"
-        f"request_s = {e.request_s:.6f}  # fixed seconds before a request's first pass\n"
-        f"fit_runs = {c.fit_runs}\n\n"
-        "[spread]  # P10/P90 of measured/predicted, leave-one-out\n"
-        f"low = {s.low:.4f}\nhigh = {s.high:.4f}\nruns = {s.runs}\n"
-    )
+def fit_toml(cs: Mapping[Engine, Calibration]) -> str:
+    out = [("# Written by `python -m planner.serve.calibration --write` from serving_runs.csv; a test refits and "
+            "compares."), (f"# {BASE.title} fits every constant; another engine refits {' and '.join(OWN)} on its "
+                           "own results (planner/serve/engines.py).")]
+    for engine, c in cs.items():
+        e, s = c.efficiency, c.spread
+        out += ["", f"[{engine.value}]",
+                f"memory = {e.memory:.4f}  # fraction of datasheet memory bandwidth a decode step streams at",
+                f"compute = {e.compute:.4f}  # fraction of peak tensor FLOP/s",
+                f"pass_s = {e.pass_s:.6f}  # fixed seconds per forward pass",
+                f"request_s = {e.request_s:.6f}  # fixed seconds before a request's first pass",
+                f"seq_s = {e.seq_s:.8f}  # seconds per sequence in each pass",
+                f"overlap = {e.overlap:.4f}  # memory and math per pass: 1 adds them, more overlaps them",
+                f"allreduce_s = {e.allreduce_s:.8f}  # fixed seconds of one all-reduce over NVLink",
+                f"fit_runs = {c.fit_runs}",
+                "# P10/P90 of measured/predicted, leave-one-out",
+                f"spread_low = {s.low:.4f}", f"spread_high = {s.high:.4f}", f"spread_runs = {s.runs}"]
+    return "\n".join(out) + "\n"
 
 
 def main(argv: list[str]) -> int:
     from pricing.catalog.shipped import shipped_gpus
 
-    c, loo, held = calibrate(shipped_gpus())
-    errors = sorted(abs(math.log(x)) for _, x in loo)
-    print(f"fit: memory {c.efficiency.memory:.3f}, compute {c.efficiency.compute:.3f}, "
-          f"pass {c.efficiency.pass_s * 1000:.2f} ms, request {c.efficiency.request_s * 1000:.2f} ms over {c.fit_runs} runs")
-    print(f"leave-one-out: median |error| x{math.exp(statistics.median(errors)):.2f}, "
-          f"range x{c.spread.low:.2f}-x{c.spread.high:.2f}, "
-          f"inside: {sum(c.spread.low <= x <= c.spread.high for _, x in loo)}/{len(loo)}")
+    cs, loo, held = calibrate(shipped_gpus())
+    for engine, c in cs.items():
+        e, mine = c.efficiency, [x for r, x in loo if r.engine is engine]
+        errors = sorted(abs(math.log(x)) for x in mine)
+        print(f"{engine.title}: memory {e.memory:.3f}, compute {e.compute:.3f}, pass {e.pass_s * 1000:.2f} ms, "
+              f"request {e.request_s * 1000:.2f} ms, per sequence {e.seq_s * 1e6:.1f} us, overlap {e.overlap:.2f}, "
+              f"all-reduce {e.allreduce_s * 1e6:.1f} us over {c.fit_runs} runs")
+        print(f"  leave-one-out: median |error| x{math.exp(statistics.median(errors)):.2f}, "
+              f"worst x{math.exp(errors[-1]):.2f}, range x{c.spread.low:.2f}-x{c.spread.high:.2f}, "
+              f"inside: {sum(c.spread.low <= x <= c.spread.high for x in mine)}/{len(mine)}")
     for r, x in loo + held:
-        print(f"  {r.id} {r.use:7} {r.metric:19} {r.model.arch.name:12} {r.replica.tp}x{r.replica.gpu.key:15} "
-              f"b={r.batch or '-':>5} {r.prompt:>5}/{r.output:<5} measured {r.measured:>9.1f}  ratio {x:.2f}")
+        print(f"  {r.id} {r.engine.value:6} {r.use:7} {r.metric:19} {r.model.arch.name:12} "
+              f"{r.replica.tp}x{r.replica.gpu.key:15} b={r.batch or '-':>5} {r.prompt:>5}/{r.output:<5} "
+              f"measured {r.measured:>9.1f}  ratio {x:.2f}")
     if "--write" in argv:
         path = resources.files("planner.data").joinpath(FIT_FILE)
         with resources.as_file(path) as p:
-            p.write_text(fit_toml(c), encoding="utf-8")
+            p.write_text(fit_toml(cs), encoding="utf-8")
         print(f"wrote {FIT_FILE}")
     return 0
 

@@ -22,16 +22,20 @@ def _rates(layout: Layout, w: ServeWorkload, c: Calibration) -> dict[str, Any]:
 def serve_estimate(w: ServeWorkload, gpu: GpuSpec, gpus: int, interconnect: Interconnect,
                    c: Calibration | None = None) -> dict[str, Any]:
     """The JSON contract of ``gpuplan estimate --serve``: raises nothing for a model that does not fit, it says so."""
-    c = c or shipped()
+    c = c or shipped(w.engine)
     m = w.model
     notes: list[str] = []
     measured, fitted = gpus_measured()
+    if c.borrowed_from is not None:
+        notes.append(f"no published {w.engine.title} result with its setup stated: its figures use "
+                     f"{c.borrowed_from.title}'s constants")
     if gpu.key not in measured:
         notes.append(f"no published serving result on {gpu.key}: its figures come from its datasheet bandwidth and "
                      f"FLOPs with constants fitted on {', '.join(sorted(fitted))} runs")
     if w.arch.moe:
-        notes.append("mixture of experts: every expert's weights are counted as read on each decode step (true at "
-                     "large batch); FLOPs use the active parameters")
+        notes.append(f"mixture of experts: a decode step reads only the experts its tokens are routed to "
+                     f"({w.arch.experts_per_token} of {w.arch.experts} per token, E(1-(1-k/E)^B) of them at batch B); "
+                     "all of them stay in memory; FLOPs use the active parameters")
     if w.arch.shape_inferred:
         notes.append(f"shape inferred from the parameter count: {w.arch.layers} layers, hidden {w.arch.hidden}")
     if m.weights.tensor_multiplier(gpu.arch) == 1 and m.weights.value in ("fp8", "int8"):
@@ -44,9 +48,12 @@ def serve_estimate(w: ServeWorkload, gpu: GpuSpec, gpus: int, interconnect: Inte
                    "kv_cache_mib_per_token": round(m.kv_bytes_per_token / 2**20, 4),
                    "usable_fraction": MEMORY_FRACTION},
         "range": c.spread.basis,
-        "calibration": {"memory_bandwidth_fraction": round(c.efficiency.memory, 4),
+        "calibration": {"engine": w.engine.value, "memory_bandwidth_fraction": round(c.efficiency.memory, 4),
                         "compute_fraction": round(c.efficiency.compute, 4),
                         "seconds_per_pass": c.efficiency.pass_s, "seconds_per_request": c.efficiency.request_s,
+                        "seconds_per_sequence_per_pass": c.efficiency.seq_s, "overlap": c.efficiency.overlap,
+                        "seconds_per_allreduce": c.efficiency.allreduce_s,
+                        "borrowed_from": c.borrowed_from.value if c.borrowed_from else None,
                         "fit_runs": c.fit_runs},
     }
     if isinstance(top, str):

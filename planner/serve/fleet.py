@@ -2,8 +2,10 @@
 
 For every offer (an instance type, or cards to buy) the best layout on its GPUs at the latency
 targets gives what one instance serves; the fleet is the fewest instances whose expected
-throughput covers the peak (average rate x ``peak_ratio``), and would be larger if the model
-is as slow as the low end of its calibrated range (``instances_if_slow``).
+throughput at ``max_load`` covers the peak (average rate x ``peak_ratio``) and whose TTFT
+percentile, queueing for a batch slot included, meets the target (:mod:`planner.serve.sizing`);
+it would be larger if the model is as slow as the low end of its range (``instances_if_slow``).
+A bought build is ranked only when every part of it is priced (an SXM module needs its baseboard).
 
 Each billing mode is costed over the horizon (``months``, 36 by default, as ``gpuplan tco``)
 with the provider's own quote for the hours the service runs, then divided by the months:
@@ -15,7 +17,6 @@ allows interruptions (``allow_spot``): a serving replica that vanishes drops its
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -24,13 +25,16 @@ from pricing.billing import BillingMode
 from pricing.catalog import Catalog, Interconnect
 from pricing.errors import InputError, PriceMissingError
 from pricing.money import Money, decimal_json
+from pricing.notes import public_note
 from providers.base import Offer, Provider
+from providers.local import needs_baseboard
 from providers.registry import all_providers
 from planner.limits import check
 from planner.plan.filters import check_regions, offer_filter, places
 from planner.plan.model import ESTIMATED_SPOT, Constraints
 from planner.serve.calibration import Calibration, shipped
 from planner.serve.layout import Layout, best_layout
+from planner.serve.sizing import instances_if_slow, size
 from planner.serve.spec import ServeWorkload
 from planner.settings import Settings
 
@@ -55,6 +59,8 @@ class Fleet:
     layout: Layout
     capacity_tokens_per_s: float  # the fleet's expected output tokens/s
     load: float  # peak demand over the fleet's capacity
+    ttft_s: float  # the workload's percentile of time to first token at the peak, queueing included
+    queue_wait_s: float  # of which waiting for a batch slot
     cost_per_month: Money  # display currency
     native_cost_per_month: Money
     cost_per_million_tokens: Money
@@ -70,6 +76,7 @@ class Fleet:
             "gpus_per_instance": self.gpu_count, "billing": str(self.billing), "instances": self.instances,
             "instances_if_slow": self.instances_if_slow, "layout": self.layout.as_json(),
             "capacity_output_tokens_per_s": round(self.capacity_tokens_per_s, 1), "load": round(self.load, 4),
+            "ttft_s_at_peak": round(self.ttft_s, 4), "queue_wait_s_at_peak": round(self.queue_wait_s, 4),
             "cost_per_month": self.cost_per_month.as_json(), "native_cost_per_month": self.native_cost_per_month.as_json(),
             # a unit price, not an amount: up to 6 places (the JSON contract's rule for rates)
             "cost_per_million_output_tokens": {"amount": decimal_json(self.cost_per_million_tokens.amount),
@@ -161,12 +168,22 @@ def _owned_month(offer: Offer, spec: Any, w: ServeWorkload, s: Settings, catalog
     return Money(amount=month, currency=owned.currency), notes, owned
 
 
+def _unpriced_part(offer: Offer, scenario: Any) -> str | None:
+    """Why buying ``offer`` cannot be costed whole, or None. An SXM module runs only on its baseboard (an
+    HGX/DGX-class server) that the catalog has no price for: the cards alone would rank a build nobody can run
+    for far less than it costs. A host price the user gives (``tco --serve --host-price``) covers it."""
+    if needs_baseboard(offer.gpu) and getattr(scenario, "host_price", None) is None:
+        return (f"{offer.gpu} is an SXM module: it needs an SXM baseboard (an HGX/DGX-class server) that has no "
+                "price here; `gpuplan tco --serve ... --buy` with --host-price costs it with your server's price")
+    return None
+
+
 def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalog, months: int = DEFAULT_MONTHS,
                allow_spot: bool = False, calibration: Calibration | None = None, owned_scenario: Any = None
                ) -> ServePlan:
     """Every fleet that serves ``w``, cheapest per month first; raises InputError when none can."""
     check("months", Decimal(months))
-    cal = calibration or shipped()
+    cal = calibration or shipped(w.engine)
     demand = _demand(w, s)
     fx = s.fx_table()
     horizon = Decimal(months)
@@ -210,12 +227,12 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
             if isinstance(lay, str):
                 excluded.append((offer.provider, offer.name, lay))
                 continue
-            need = math.ceil(demand.peak_tokens_per_s / lay.tokens_per_s)
-            slow = math.ceil(demand.peak_tokens_per_s / (lay.tokens_per_s * cal.spread.low))
-            if need > MAX_INSTANCES:
-                excluded.append((offer.provider, offer.name, f"needs {need:,} instances, over {MAX_INSTANCES:,}"))
+            sized = size(w, lay, demand.peak_tokens_per_s, MAX_INSTANCES)
+            if sized is None:
+                excluded.append((offer.provider, offer.name, f"needs over {MAX_INSTANCES:,} instances"))
                 continue
-            load = demand.peak_tokens_per_s / (lay.tokens_per_s * need)
+            need, load = sized.instances, sized.load
+            slow = instances_if_slow(w, lay, demand.peak_tokens_per_s, cal.spread.low, need)
             for mode in offer.rates:
                 if c.billing is not None and mode not in c.billing:
                     continue
@@ -226,6 +243,9 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                     continue
                 if mode in offer.estimated and not c.spot_estimates:
                     excluded.append((offer.provider, label, ESTIMATED_SPOT))
+                    continue
+                if mode is BillingMode.BUY and (why := _unpriced_part(offer, owned_scenario)):
+                    excluded.append((offer.provider, label, why))
                     continue
                 try:
                     per_instance, notes, estimate, owned = month(provider, offer, spec, mode, load)
@@ -239,8 +259,8 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                     continue
                 per_million = Money(amount=cost.amount / Decimal(repr(demand.tokens_per_month)) * Decimal(1_000_000),
                                     currency=cost.currency) if demand.tokens_per_month > 0 else cost
-                if offer.notes:
-                    notes.append(offer.notes.rstrip("; "))
+                if offer_note := public_note(offer.notes):  # the data's research trail stays in its file
+                    notes.append(offer_note.rstrip("; "))
                 if mode in (BillingMode.MONTHLY, BillingMode.RESERVED_1Y, BillingMode.RESERVED_3Y) \
                         and w.hours_per_day < 24:
                     notes.append(f"pays every hour of the {mode} term for a service that runs "
@@ -250,7 +270,8 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
                 options.append(Fleet(
                     provider=offer.provider, offer=offer.name, region=offer.region, gpu=offer.gpu,
                     gpu_count=int(n), billing=mode, instances=need, instances_if_slow=slow, layout=lay,
-                    capacity_tokens_per_s=lay.tokens_per_s * need, load=load,
+                    capacity_tokens_per_s=lay.tokens_per_s * need, load=load, ttft_s=sized.ttft_s,
+                    queue_wait_s=sized.wait_s,
                     cost_per_month=cost, native_cost_per_month=native, cost_per_million_tokens=per_million,
                     cost_per_month_if_slow=fx.convert(per_instance * slow, s.currency), estimate=estimate,
                     live=offer.live, notes=tuple(notes), owned=owned))
@@ -258,4 +279,15 @@ def serve_plan(w: ServeWorkload, c: Constraints, s: Settings, *, catalog: Catalo
         reasons = sorted({r for _, _, r in excluded})
         raise InputError("no offer can serve this", "; ".join(reasons[:3]) or "no offers in the catalog")
     options.sort(key=lambda o: (o.cost_per_month.amount, o.instances, o.provider, o.offer, str(o.billing)))
-    return ServePlan(w, demand, months, str(s.currency), tuple(options), tuple(excluded), cal.spread.basis)
+    borrowed = ((f"no published {w.engine.title} result with its setup stated: its speeds use "
+                 f"{cal.borrowed_from.title}'s constants"),) if cal.borrowed_from else ()
+    return ServePlan(w, demand, months, str(s.currency), tuple(options), tuple(excluded), cal.spread.basis,
+                     notes=(assumptions(w), *borrowed))
+
+
+def assumptions(w: ServeWorkload) -> str:
+    """How the fleets were sized, for the caption and the JSON."""
+    return (f"speeds of {w.engine.title} (--engine); "
+            f"fleets sized so the peak uses at most {w.max_load:.0%} of their capacity (--max-load) and, with a "
+            f"--ttft target, so its {w.percentile} holds with requests arriving at random (Poisson) and waiting "
+            "for a batch slot (M/M/c per replica)")

@@ -12,6 +12,7 @@ from typing import Any
 from pricing.errors import InputError
 from planner.limits import check, flag_of
 from planner.serve.roofline import KvFormat, WeightFormat
+from planner.serve.engines import DEFAULT as DEFAULT_ENGINE, Engine
 from planner.serve.spec import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, Percentile, ServeWorkload
 from planner.units import parse_enum
 from planner.workload.inputs import arch_for
@@ -59,7 +60,7 @@ def _tokens(value: int | None, key: str, default: int) -> int:
 
 SERVICE_KEYS = ("model", "params", "layers", "hidden", "heads", "kv_heads", "vocab", "precision", "kv_precision",
                 "prompt_tokens", "output_tokens", "rate", "ttft", "tpot", "percentile", "hours_per_day", "peak_ratio",
-                "max_batch", "active_params", "experts", "experts_per_token")
+                "max_batch", "active_params", "experts", "experts_per_token", "max_load", "engine")
 
 
 def load_service(path: Path) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def serve_workload_from_options(
     rate: str | None = None, ttft: str | None = None, tpot: str | None = None, percentile: str | None = None,
     hours_per_day: float | None = None, peak_ratio: float | None = None, max_batch: int | None = None,
     active_params: float | str | None = None, experts: int | str | None = None,
-    experts_per_token: int | str | None = None,
+    experts_per_token: int | str | None = None, max_load: float | None = None, engine: str | None = None,
 ) -> ServeWorkload:
     """The workload, every flag checked here so that bad input is an InputError, never a traceback.
 
@@ -116,7 +117,7 @@ def serve_workload_from_options(
     kv = parse_enum(KvFormat, kv_precision, "--kv-precision") or KvFormat.FP16
     # a number not given keeps the workload's default
     optional = {k: v for k, v in (("hours_per_day", hours_per_day), ("peak_ratio", peak_ratio),
-                                  ("max_batch", max_batch)) if v is not None}
+                                  ("max_batch", max_batch), ("max_load", max_load)) if v is not None}
     for key, value in optional.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InputError(f"{flag_of(key)} must be a number, got {value!r}")
@@ -129,5 +130,6 @@ def serve_workload_from_options(
         ttft_s=parse_seconds(ttft, "ttft") if ttft is not None else None,
         tpot_s=parse_seconds(tpot, "tpot") if tpot is not None else None,
         percentile=parse_enum(Percentile, percentile, "--percentile") or Percentile.P50,
+        engine=parse_enum(Engine, engine, "--engine") or DEFAULT_ENGINE,
         **optional,
     )

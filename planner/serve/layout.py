@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pricing.catalog import GpuSpec, Interconnect
 from planner.perf.comm import intra_link
 from planner.serve.calibration import Calibration
-from planner.serve.roofline import Replica, continuous_step, max_batch, ttft_seconds
+from planner.serve.roofline import Replica, continuous_step, link_kind, max_batch, ttft_seconds
 from planner.serve.spec import Percentile, ServeWorkload
 from planner.workload.memory import GIB
 
@@ -85,7 +85,7 @@ def best_layout(w: ServeWorkload, gpu: GpuSpec, gpus: int, interconnect: Interco
         if tp > 1 and link is None:
             reasons.append(f"no bus bandwidth known for {gpu.key} over {interconnect}: tensor parallelism not modelled")
             break
-        r = Replica(gpu, tp, link.bus_gbytes_s if (link and tp > 1) else None)
+        r = Replica(gpu, tp, link.bus_gbytes_s if (link and tp > 1) else None, link_kind(str(interconnect)))
         got = replica_layout(w, r, c, targets=targets)
         if got is None:
             continue

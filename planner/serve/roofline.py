@@ -1,11 +1,12 @@
 """Seconds per forward pass of a transformer being served, from bytes and FLOPs.
 
-A decode step reads every weight (split over the tensor-parallel GPUs) and the KV cache
-of every sequence in the batch, and does 2 FLOPs per active parameter per token plus the
-attention over the context; it takes the longer of the two (a roofline) at the fractions of
-datasheet bandwidth and peak that :class:`Efficiency` says, plus the tensor-parallel
-all-reduces and a fixed cost per pass. A prefill is the same pass over the prompt's tokens:
-compute-bound for any prompt longer than a few dozen tokens.
+A decode step reads the weights (split over the tensor-parallel GPUs; of a mixture of
+experts only the experts its tokens are routed to) and the KV cache of every sequence in the
+batch, and does 2 FLOPs per active parameter per token plus the attention over the context;
+the two times, at the fractions of datasheet bandwidth and peak that :class:`Efficiency` says,
+combine as far as they overlap (fitted), plus the tensor-parallel all-reduces (bytes over the
+bus and a fixed latency each), a fixed cost per pass and one per sequence. A prefill is the
+same pass over the prompt's tokens: compute-bound for any prompt longer than a few dozen tokens.
 
 Formulas (``docs/performance.md``, "Serving"): weights Psi x bytes per weight; KV cache per
 token 2 x layers x kv_heads x head_dim x bytes; attention 4 x layers x hidden FLOPs per token
@@ -45,17 +46,28 @@ class WeightFormat(StrEnum):
         return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5 + 4 / 128}[self.value]
 
     def tensor_multiplier(self, arch: str) -> float:
-        """The tensor rate over the 16-bit one: FP8 runs at twice it on Ada and Hopper (datasheets: H100 1979
-        vs 989 dense, L40S 733 vs 362), INT8 at twice it from Turing on; elsewhere (and int4, weight-only) the
-        matmuls run in 16 bits after dequantising."""
+        """The matmul rate over the 16-bit one. The datasheets double it for FP8 on Ada and Hopper (H100 1979 vs
+        989 dense, L40S 733 vs 362) and for INT8 from Turing on, but engines measure less: quantising the
+        activations, scales and the kernels left in 16 bits eat part of it (:data:`MEASURED_8BIT_GAIN`).
+        Elsewhere (and int4, weight-only) the matmuls run in 16 bits after dequantising."""
         if self is WeightFormat.FP8 and arch in FP8_ARCHS:
-            return 2.0
+            return MEASURED_8BIT_GAIN
         if self is WeightFormat.INT8 and arch in INT8_ARCHS:
-            return 2.0
+            return MEASURED_8BIT_GAIN
         return 1.0
 
 
 INT8_ARCHS = frozenset({"Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"})
+# What an engine gets from 8-bit matmuls over 16-bit ones where the tensor cores run them at twice the rate:
+# vLLM's FP8 W8A8 page (docs.vllm.ai/en/stable/features/quantization/fp8/, read 2026-12-05): "up to a 1.6x
+# improvement in throughput". Taken for the compute-bound part only (the halved weight bytes count on their own);
+# INT8 W8A8 is given the same gain (no engine publishes its own figure: an assumption).
+MEASURED_8BIT_GAIN = 1.6
+# Fixed latency of one all-reduce, whatever its size: the ring's 2(t-1) hops each pay a launch and a
+# synchronisation. Over NVLink it is fitted per engine (Efficiency.allreduce_s); over PCIe, whose peer traffic
+# crosses a switch or the CPU's root complex, it is taken as this many times that: an estimate (30 us against
+# 8 us, no citable per-instance table was found, and no published multi-GPU PCIe serving result is in the data).
+PCIE_LATENCY_FACTOR = 30 / 8
 
 
 class KvFormat(StrEnum):
@@ -74,8 +86,19 @@ class Efficiency:
 
     memory: float  # fraction of datasheet memory bandwidth a decode step streams at
     compute: float  # fraction of peak tensor FLOP/s the matmuls reach
-    pass_s: float  # fixed seconds per forward pass: kernel launches, sampling, scheduling
+    pass_s: float  # fixed seconds per forward pass: kernel launches, the step's scheduling
     request_s: float = 0.0  # fixed seconds before a request's first pass: admission, context set-up
+    seq_s: float = 0.0  # seconds per sequence in a pass: its sampling, bookkeeping and attention set-up
+    # How far a pass's memory traffic and its math overlap: the pass takes (t_mem^p + t_flops^p)^(1/p), the sum
+    # of the two at 1 (no overlap), their maximum (a pure roofline) as p grows. Fitted: the published results
+    # sit closest to the sum (the loss over them is half the max's, docs/performance.md).
+    overlap: float = 1.0
+    allreduce_s: float = 8e-6  # fixed seconds of one all-reduce over NVLink, whatever its size
+
+
+def link_kind(interconnect: str) -> str:
+    """The all-reduce latency class of an intra-node interconnect (``intra_links.csv``'s names)."""
+    return "pcie" if "pcie" in interconnect.lower() else "nvlink"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +108,7 @@ class Replica:
     gpu: GpuSpec
     tp: int
     bus_gbytes_s: float | None  # None: one GPU, or no known link (tp must then be 1)
+    link: str = "nvlink"  # "nvlink" or "pcie": what an all-reduce's fixed latency is (PCIE_LATENCY_FACTOR)
 
     @property
     def peak_16bit_flops(self) -> float:
@@ -119,6 +143,18 @@ class Model:
     def weight_bytes(self) -> float:
         return self.arch.params * self.weights.bytes_per_param
 
+    def weight_bytes_read(self, tokens: float) -> float:
+        """Weight bytes a pass of ``tokens`` tokens reads. A mixture of experts reads only the experts its tokens
+        are routed to: with k of E experts per token, chosen evenly, a layer's tokens touch E (1 - (1 - k/E)^T)
+        of them on average (T tokens); the rest of the model (attention, embeddings, router) is read whole."""
+        a = self.arch
+        if not (a.moe and a.experts and a.experts_per_token):
+            return self.weight_bytes
+        share = a.experts_per_token / a.experts
+        experts = (a.params - a.compute_params) / (1 - share)  # the weights of all experts together
+        touched = 1 - (1 - share) ** max(tokens, 1.0)
+        return (a.params - experts + experts * touched) * self.weights.bytes_per_param
+
     @property
     def kv_bytes_per_token(self) -> float:
         return kv_bytes_per_token(self.arch, self.kv.bytes) or 0.0
@@ -128,12 +164,14 @@ class Model:
         return max(1, min(tp, self.kv_heads))
 
 
-def _comm_s(m: Model, r: Replica, tokens: float) -> float:
-    """Two all-reduces per layer of the pass's activations, ring traffic over the bus."""
+def _comm_s(m: Model, r: Replica, e: Efficiency, tokens: float) -> float:
+    """Two all-reduces per layer of the pass's activations, ring traffic over the bus, each with its fixed
+    latency over the link (a decode step of a small batch is latency-bound here, not bandwidth-bound)."""
     if r.tp <= 1 or not r.bus_gbytes_s:
         return 0.0
     per_gpu = 2 * m.layers * tokens * m.hidden * ACT_BYTES * 2 * (r.tp - 1) / r.tp
-    return per_gpu / (r.bus_gbytes_s * 1e9)
+    latency = 2 * m.layers * e.allreduce_s * (PCIE_LATENCY_FACTOR if r.link == "pcie" else 1.0)
+    return per_gpu / (r.bus_gbytes_s * 1e9) + latency
 
 
 def pass_seconds(m: Model, r: Replica, e: Efficiency, *, batch: float, new_tokens: float, context: float,
@@ -143,12 +181,13 @@ def pass_seconds(m: Model, r: Replica, e: Efficiency, *, batch: float, new_token
     ``extra_flops`` is compute that shares the pass without reading the weights again (the prompts a
     continuous batcher folds into a decode step)."""
     tokens = batch * new_tokens
-    read = m.weight_bytes / r.tp + batch * context * m.kv_bytes_per_token / m.kv_split(r.tp)
+    read = m.weight_bytes_read(tokens) / r.tp + batch * context * m.kv_bytes_per_token / m.kv_split(r.tp)
     flops = (2.0 * m.arch.compute_params * tokens + 4.0 * m.layers * m.hidden * context * tokens + extra_flops) / r.tp
     peak = r.peak_16bit_flops * m.weights.tensor_multiplier(r.gpu.arch)
     t_mem = read / (r.bandwidth * e.memory)
     t_flops = flops / (peak * e.compute)
-    return max(t_mem, t_flops) + _comm_s(m, r, tokens) + e.pass_s
+    both = (t_mem ** e.overlap + t_flops ** e.overlap) ** (1 / e.overlap)
+    return both + _comm_s(m, r, e, tokens) + e.pass_s + batch * e.seq_s
 
 
 def prompt_flops(m: Model, prompt: int) -> float:

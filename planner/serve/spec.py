@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from planner.serve.engines import DEFAULT as DEFAULT_ENGINE, Engine
 from planner.serve.roofline import KvFormat, Model, WeightFormat
 from planner.workload.spec import TransformerArch
 
@@ -13,6 +14,10 @@ from planner.workload.spec import TransformerArch
 DEFAULT_MAX_BATCH = 256
 DEFAULT_PROMPT_TOKENS = 1000
 DEFAULT_OUTPUT_TOKENS = 300
+# The share of the fleet's capacity a plan fills at the peak unless --max-load says otherwise: past ~80% busy
+# the queue of an M/M/c system grows steeply under random arrivals (planner.serve.queueing), and a model that is
+# slower than expected (its calibrated range) would push a fuller fleet past 100%.
+DEFAULT_MAX_LOAD = 0.8
 
 
 class Percentile(StrEnum):
@@ -34,6 +39,8 @@ class ServeWorkload:
     hours_per_day: float = 24.0
     peak_ratio: float = 1.0  # peak rate over the average: the fleet is sized for the peak
     max_batch: int = DEFAULT_MAX_BATCH
+    max_load: float = DEFAULT_MAX_LOAD  # the most of the fleet's capacity the peak may use
+    engine: Engine = DEFAULT_ENGINE  # the server the plan assumes and the exports run
 
     @property
     def model(self) -> Model:
@@ -50,4 +57,5 @@ class ServeWorkload:
                 "kv_cache": self.kv.value, "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
                 "rate_requests_per_s": self.rate, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
                 "percentile": self.percentile.value, "hours_per_day": self.hours_per_day,
-                "peak_ratio": self.peak_ratio, "max_batch": self.max_batch}
+                "peak_ratio": self.peak_ratio, "max_batch": self.max_batch,
+                "max_load": self.max_load, "engine": self.engine.value}

@@ -19,6 +19,7 @@ from pricing.billing import BillingMode
 from pricing.catalog import Catalog
 from pricing.errors import InputError
 from pricing.money import decimal_json, money_json, money_text
+from providers.local import needs_baseboard
 from planner.serve.fleet import Fleet, ServePlan, busy_share
 from planner.tco.compare import breakeven_month
 from planner.tco.lines import cumulative
@@ -79,6 +80,9 @@ def _pick(plan: ServePlan, catalog: Catalog, buy: list[str], vs: list[str]) -> l
             count, name = parse_buy(text)
             key = catalog.gpu(name).key
             match = [o for o in owned if o.gpu == key and o.gpu_count == count]
+            if not match and needs_baseboard(key) and not any(o.gpu == key for o in owned):
+                raise InputError(f"{key} is an SXM module: it needs a baseboard server (HGX/DGX-class) that "
+                                 "gpuplan has no price for", "give that server's price with --host-price")
             if not match:
                 raise InputError(f"no owned fleet of {count}x {key} can serve this",
                                  "`gpuplan plan --serve ... --explain` says why; try more or larger cards")

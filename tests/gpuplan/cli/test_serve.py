@@ -68,12 +68,13 @@ def test_a_latency_target_trades_throughput_for_speed(gpuplan: Run) -> None:
     assert "cannot meet" in impossible["at_targets"]["reason"]
 
 
-def test_fp8_doubles_compute_bound_serving_on_an_h100_but_not_on_an_a100(gpuplan: Run) -> None:
+def test_fp8_speeds_compute_bound_serving_as_measured_on_an_h100_but_not_on_an_a100(gpuplan: Run) -> None:
     def rate(gpu: str, p: str) -> float:
         return estimate(gpuplan, "llama-3-8b", "--gpu", gpu, "--precision", p, "--max-batch", "64",
                         "--prompt-tokens", "4000", "--output-tokens", "50")["output_tokens_per_s"]["expected"]
-    # long prompts make each iteration compute-bound: only Hopper has an fp8 matmul rate, twice its 16-bit one
-    assert rate("h100", "fp8") / rate("h100", "bf16") == pytest.approx(2, rel=0.15)
+    # long prompts make each iteration compute-bound: only Hopper has an fp8 matmul rate; engines measure 1.4-1.7x
+    # from it (vLLM: "up to 1.6x"), not the datasheet's 2x
+    assert 1.4 <= rate("h100", "fp8") / rate("h100", "bf16") <= 1.7
     assert rate("a100-80gb", "fp8") / rate("a100-80gb", "bf16") == pytest.approx(1, rel=0.05)
     est = estimate(gpuplan, "llama-3-8b", "--gpu", "a100-80gb", "--precision", "fp8")
     assert any("no fp8 tensor rate" in n for n in est["notes"])
@@ -124,8 +125,8 @@ def test_an_hourly_fleet_costs_its_instances_rate_times_the_hours_served(gpuplan
     for o in p["options"][:10]:
         hourly = float(rates[(o["offer"], o["region"])]["hourly"])
         assert float(o["cost_per_month"]["amount"]) == pytest.approx(hourly * 730 * o["instances"], abs=0.01)
-        # the fewest instances whose expected capacity covers the peak
-        per_instance = o["capacity_output_tokens_per_s"] / o["instances"]
+        # the fewest instances whose expected capacity at 80% busy (the default --max-load) covers the peak
+        per_instance = o["capacity_output_tokens_per_s"] / o["instances"] * 0.8
         assert per_instance * o["instances"] >= 1000 > per_instance * (o["instances"] - 1)
         tokens = 1000 * 730 * 3600
         assert float(o["cost_per_million_output_tokens"]["amount"]) == pytest.approx(
@@ -236,7 +237,9 @@ def test_tco_serve_break_evens_agree_with_the_cost_curves(gpuplan: Run) -> None:
 
 
 def test_tco_serve_compares_the_builds_and_instances_named(gpuplan: Run) -> None:
-    t = serve_tco(gpuplan, *TCO, "--buy", "8x H100", "--vs", "p5.48xlarge", "--billing", "hourly")
+    # an SXM build ranks only with its baseboard server priced (--host-price): the cards alone cannot serve
+    t = serve_tco(gpuplan, *TCO, "--buy", "8x H100", "--host-price", "120000", "--vs", "p5.48xlarge",
+                  "--billing", "hourly")
     names = {(o["offer"].split(" (")[0], o["billing"]) for o in t["options"]}
     assert names == {("8x H100-SXM5-80GB", "buy"), ("p5.48xlarge", "hourly")}
     code, _, err = gpuplan("tco", "--serve", *TCO, "--vs", "no-such-instance")
@@ -328,3 +331,24 @@ def test_tco_serve_takes_the_served_models_size_and_experts(gpuplan: Run) -> Non
     assert cheapest["moe"] < cheapest["dense"]
     code, _, err = gpuplan("tco", "--usage", "100", "--params", "7e9")
     assert code == 2 and "--params describes a served model" in err and "--serve custom" in err
+
+
+@pytest.mark.parametrize("engine", ["vllm", "trtllm"])
+def test_one_stream_decodes_at_the_speed_engines_reach(gpuplan: Run, engine: str) -> None:
+    """A single stream is bound by reading the weights (16 GB for Llama-3-8B in bf16, 6 ms at 80% of an H100's
+    3.35 TB/s), plus a small cost per step; engines reach 120-140 tokens/s. A mixture of experts reads only the
+    2 experts of 8 a token is routed to (12.9 B of Mixtral's 46.7 B weights)."""
+    def single(*args: str) -> float:
+        est = estimate(gpuplan, *args, "--gpu", "h100", "--max-batch", "1", "--engine", engine)
+        assert est["max_throughput"]["layout"]["batch_per_replica"] == 1
+        return est["output_tokens_per_s"]["expected"]
+    assert single("llama-3-8b") >= 105
+    # reading all 46.7 GB of Mixtral's fp8 weights would cap it at 3.35 TB/s / 46.7 GB = 72 tokens/s
+    assert single("mixtral-8x7b", "--precision", "fp8") >= 90
+
+
+def test_fp8_on_a_70b_fleet_gains_what_engines_measure_not_twice(gpuplan: Run) -> None:
+    def rate(p: str) -> float:
+        return estimate(gpuplan, "llama-3-70b", "--gpu", "h100", "--gpus", "8", "--precision", p)[
+            "output_tokens_per_s"]["expected"]
+    assert 1.3 <= rate("fp8") / rate("bf16") <= 1.7

@@ -81,3 +81,64 @@ def test_a_plan_with_no_fleet_the_engine_runs_writes_nothing(gpuplan: Run, tmp_p
     path = tmp_path / "service.yaml"
     code, _, err = gpuplan(*SERVE, "--provider", "tencent,local", "--export", "skypilot", str(path))
     assert code == 2 and "nothing was written" in err and not path.exists()
+
+
+def test_both_services_get_a_disk_that_holds_the_checkpoint_and_the_gated_models_token(
+        gpuplan: Run, tmp_path: Path) -> None:
+    """A 70B checkpoint is 141 GB in bf16 (fp8 is quantised on load from it): dstack's default 100 GB disk
+    cannot hold it, and Meta's repositories are gated, so the server needs HF_TOKEN."""
+    import sky
+
+    sky_path, dstack_path = tmp_path / "service.yaml", tmp_path / ".dstack.yml"
+    assert gpuplan(*SERVE, "--export", "skypilot", str(sky_path))[0] == 0
+    assert gpuplan(*SERVE, "--export", "dstack", str(dstack_path))[0] == 0
+    checkpoint_gb = 70.55e9 * 2 / 1e9
+    task = sky.Task.from_yaml_config(sky_validate(sky_path), secrets_overrides=[("HF_TOKEN", "hf_test")])
+    (resources,) = task.resources
+    assert resources.disk_size > checkpoint_gb + 20
+    assert "HF_TOKEN" in task.secrets
+    conf = dstack_parse(dstack_path)
+    assert conf.resources.disk.size.min > checkpoint_gb + 20
+    assert "HF_TOKEN" in conf.env
+
+
+def test_an_ungated_model_asks_for_no_token_and_a_small_one_for_a_small_disk(gpuplan: Run, tmp_path: Path) -> None:
+    sky_path, dstack_path = tmp_path / "service.yaml", tmp_path / ".dstack.yml"
+    args = ("plan", "--serve", "gpt-j-6b", "--rate", "2", "--provider", "aws")
+    assert gpuplan(*args, "--export", "skypilot", str(sky_path))[0] == 0
+    assert gpuplan(*args, "--export", "dstack", str(dstack_path))[0] == 0
+    task = sky_validate(sky_path)
+    assert "secrets" not in task and task["resources"]["disk_size"] < 100
+    assert "HF_TOKEN" not in dstack_parse(dstack_path).env
+
+
+@pytest.mark.parametrize(("engine", "server", "tp_flag", "batch_flag", "kv"), [
+    ("vllm", ["vllm", "serve"], "--tensor-parallel-size", "--max-num-seqs", ["--kv-cache-dtype", "fp8"]),
+    ("sglang", ["python", "-m", "sglang.launch_server"], "--tp-size", "--max-running-requests",
+     ["--kv-cache-dtype", "fp8_e4m3"]),
+    ("trtllm", ["trtllm-serve", "serve"], "--tp_size", "--max_batch_size", ["--extra_llm_api_options"]),
+])
+def test_the_service_runs_the_engine_the_plan_assumed_with_its_layout(
+        gpuplan: Run, tmp_path: Path, engine: str, server: list[str], tp_flag: str, batch_flag: str,
+        kv: list[str]) -> None:
+    sky_path, dstack_path = tmp_path / "service.yaml", tmp_path / ".dstack.yml"
+    assert gpuplan(*SERVE, "--engine", engine, "--export", "skypilot", str(sky_path))[0] == 0
+    assert gpuplan(*SERVE, "--engine", engine, "--export", "dstack", str(dstack_path))[0] == 0
+    plan = _plan(gpuplan, "--engine", engine)
+    assert plan["workload"]["engine"] == engine
+    lay = _first_cloud(plan)["layout"]
+    task = sky_validate(sky_path)
+    run = shlex.split(task["run"].split("&&")[-1])
+    assert run[:len(server)] == server and engine.replace("trtllm", "tensorrt") in task["setup"].replace("_", "")
+    assert run[run.index(tp_flag) + 1] == str(lay["tensor_parallel"])
+    assert run[run.index(batch_flag) + 1] == str(lay["batch_per_replica"])
+    assert all(k in run for k in kv)
+    commands = dstack_parse(dstack_path).commands
+    assert commands[-1].split("&&")[-1].strip().startswith(" ".join(server))
+
+
+def test_an_engine_with_no_published_results_says_whose_speeds_it_borrows(gpuplan: Run) -> None:
+    plan = _plan(gpuplan, "--engine", "sglang")
+    assert any("no published SGLang result" in n and "vLLM" in n for n in plan["notes"])
+    trt, vllm = _plan(gpuplan, "--engine", "trtllm"), _plan(gpuplan, "--engine", "vllm")
+    assert trt["options"][0]["capacity_output_tokens_per_s"] != vllm["options"][0]["capacity_output_tokens_per_s"]

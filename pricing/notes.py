@@ -1,0 +1,23 @@
+"""The part of a data file's note that a user reads.
+
+The shipped CSVs keep their research trail in the ``notes`` column ("VERIFIED text: '...'",
+"RECALLED", "Blog, weak source"): how a figure was checked, for whoever maintains the data.
+That trail stays in the files; what gpuplan prints is only what comes before it (a price's
+"low end of quoted range 22000-25000", a tracker's "condition not stated").
+"""
+
+from __future__ import annotations
+
+import re
+
+# Where a note's research trail starts: a verification marker, a judgement of the source, or bookkeeping
+# of how a date was chosen. Everything from the first one on is for maintainers.
+_TRAIL = re.compile(r"\b(?:VERIFIED|RECALLED|NOT VERIFIED|UNVERIFIED)\b|\bweak source\b|\bBlog,|\bas_of\s*=",
+                    re.IGNORECASE)
+
+
+def public_note(note: str) -> str:
+    """``note`` up to its research trail, without trailing separators; empty when it is all trail."""
+    m = _TRAIL.search(note)
+    head = note[:m.start()] if m else note
+    return head.strip().rstrip(";,.-: ").strip()
