@@ -39,6 +39,7 @@ from providers.ssh_keys import SshKey
 from pricing.bill import ExtraItem, Extras, extras_bill
 from launch.boot import BootConfig, BootSpec, Driver, user_data
 from launch.ledger import LaunchRecord, LaunchState, Ledger, now
+from launch.login import record_login_key
 # accrued_cost and projected_cost are part of this module's interface (ls, down): they live with the spend
 from launch.spend import accrued_cost, budget_check, hours_between, projected_cost
 
@@ -314,6 +315,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         ledger.record_intent(record, check=budget_check(spec.project, spec.owner, q.projected, fx, created))
     else:
         ledger.record_intent(record)
+    record_login_key(ledger, launch_id, spec.ssh_key)  # `gpuplan ssh` logs in with it
     checkpoint("intent")
     try:
         result = client.run(request)

@@ -217,11 +217,12 @@ def _name(value: str, flag: str) -> str:
 def _hand_out_ranks(out: Any, key: Any, deadline_s: float) -> None:
     """Several nodes with a --run: tell each node its rank over SSH (its run waits for it), or say how to."""
     from launch.rendezvous import Node, manual_lines, push
+    from providers.ssh_keys import private_half
 
     nodes = [Node(i.instance_id, i.public_ip or i.private_ip or "", i.private_ip or i.public_ip or "")
              for i in out.instances]
     # the private half beside the public key (id_ed25519 for id_ed25519.pub); else ssh's own defaults and agent
-    private = Path(key.path).with_suffix("") if key is not None and key.path.endswith(".pub") else None
+    private = private_half(key.path) if key is not None else None
     identity = private if private is not None and private.is_file() else None
     if len(nodes) == out.record.count and all(n.address for n in nodes):
         say(f"handing each of the {len(nodes)} nodes its torchrun rank over SSH (as sshd comes up) ...")

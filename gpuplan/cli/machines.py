@@ -169,14 +169,17 @@ def down(
                            "they may still bill: check `gpuplan ls` and run the same `gpuplan down` again")
 
 
-def _login(launch_id: str, node: int) -> tuple[str, str]:
-    """The recorded address and instance id of node ``node`` of a live launch (an instance id names its own)."""
+def _login(launch_id: str, node: int, identity: Path | None = None) -> tuple[str, str, Path | None]:
+    """The recorded address and instance id of node ``node`` of a live launch (an instance id names its own), and
+    the private key to log in with: ``identity`` (-i), else the private half of the key the launch was given."""
+    from launch.login import identity_for, recorded_key
 
     if node < 0:
         raise InputError(f"node {node} does not exist: nodes count from 0")
     with open_ledger(read_only_ok=True) as ledger:
         record = ledger.launch(launch_id)
         machines = ledger.instances(record.id)
+        recorded = recorded_key(ledger, record.id)
     if record.state.is_final:
         raise InputError(f"launch {record.id} has ended ({record.state.value})", "`gpuplan ls` lists the running ones")
     if not machines:
@@ -193,7 +196,11 @@ def _login(launch_id: str, node: int) -> tuple[str, str]:
                          "assigns one")
     if m.state.is_final:
         raise InputError(f"{m.instance_id} has ended ({m.state.value})")
-    return address, m.instance_id
+    if identity is None:
+        identity, why = identity_for(record.id, recorded)
+        if why:
+            say(f"note: {why}")
+    return address, m.instance_id, identity
 
 
 def _exec_ssh(address: str, identity: Path | None, print_only: bool, remote: list[str] | None = None) -> None:
@@ -226,7 +233,7 @@ def ssh(
     print_only: PrintOpt = False,
 ) -> None:
     """Log in to a launched machine over SSH (or print the command)."""
-    address, _ = _login(launch_id, node)
+    address, _, identity = _login(launch_id, node, identity)
     _exec_ssh(address, identity, print_only)
 
 
@@ -248,7 +255,7 @@ def logs(
         raise InputError(f"no log {file!r}", f"use one of {', '.join(LOG_FILES)}")
     if lines < 1:
         raise InputError("--lines must be 1 or more")
-    address, _ = _login(launch_id, node)
+    address, _, identity = _login(launch_id, node, identity)
     path = f"{LOG_DIR}/{name}" if name == "state" else f"{LOG_DIR}/{name}.log"
     # the boot script runs as root and its logs are root's: the login user reads them through sudo
     _exec_ssh(address, identity, print_only, ["sudo", "-n", "tail", "-n", str(lines), *(["-F"] if follow else []), path])

@@ -217,6 +217,9 @@ def test_a_job_launch_carries_key_disk_and_a_boot_script_that_ends_the_machine(e
     (iid,) = got["instance_ids"]
     (res,) = ec2.describe_instances(InstanceIds=[iid])["Reservations"]
     assert res["Instances"][0]["KeyName"].startswith("gpuplan_")
+    (tmp_path / "id").write_text("private\n")  # ssh logs in with the private half of the launch's key
+    r = cli(env, "ssh", got["id"], "--print")
+    assert r.returncode == 0 and f"-i {tmp_path / 'id'} ubuntu@" in r.stdout, r.stderr
     behaviour = ec2.describe_instance_attribute(InstanceId=iid, Attribute="instanceInitiatedShutdownBehavior")
     assert behaviour["InstanceInitiatedShutdownBehavior"]["Value"] == "terminate"
     volumes = ec2.describe_volumes(Filters=[{"Name": "attachment.instance-id", "Values": [iid]}])["Volumes"]

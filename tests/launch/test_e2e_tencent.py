@@ -177,6 +177,10 @@ def test_the_users_ssh_key_is_imported_once_and_every_launch_logs_in_with_it(fak
         r = cli(env, *LAUNCH)
         assert r.returncode == 0 and f"login key: {ssh / 'id_ed25519.pub'}" in r.stderr, r.stderr
     assert len(fake.calls_of("ImportKeyPair")) == 1 and "already in ap-guangzhou: reused" in r.stdout + r.stderr
+    (ssh / "id_ed25519").write_text("private\n")  # ssh logs in with the private half of the launch's key
+    launched = r.stdout.split("launch ", 1)[1].split(":", 1)[0]
+    r = cli(env, "ssh", launched, "--print")
+    assert r.returncode == 0 and f"-i {ssh / 'id_ed25519'} ubuntu@" in r.stdout, r.stdout + r.stderr
     (key_id,) = fake.key_pairs
     runs = fake.calls_of("RunInstances")
     assert len(runs) == 2 and all(c.params["LoginSettings"] == {"KeyIds": [key_id]} for c in runs)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import math
+import shlex
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -395,13 +397,48 @@ def test_ssh_logs_in_to_a_launched_machine_or_prints_how(gpuplan: Run, cloud: Cl
     assert code == 0, err
     got = json.loads(out)
     code, out, _ = gpuplan("ssh", got["id"], "1", "--print", "-i", "/home/me/.ssh/work key")
-    assert code == 0 and out.strip() == "ssh -i '/home/me/.ssh/work key' ubuntu@203.0.113.7"  # quoted for a shell
+    # quoted for a shell; a machine that does not answer is given up after 15 s, not the system's TCP timeout
+    assert code == 0 and out.strip() == "ssh -o ConnectTimeout=15 -i '/home/me/.ssh/work key' ubuntu@203.0.113.7"
     ran: list[list[str]] = []
     monkeypatch.setattr(os, "execvp", lambda file, args: ran.append(list(args)))
     assert gpuplan("ssh", got["instance_ids"][0])[0] == 0  # an instance id names its machine
-    assert ran == [["ssh", "ubuntu@203.0.113.7"]]
+    assert ran == [["ssh", "-o", "ConnectTimeout=15", "ubuntu@203.0.113.7"]]
     code, _, err = gpuplan("ssh", got["id"], "2")
     assert code == 2 and "nodes 0 to 1" in err
     assert gpuplan("down", got["id"], "--yes")[0] == 0
     code, _, err = gpuplan("ssh", got["id"], "--print")
     assert code == 2 and "has ended" in err
+
+
+def test_ssh_and_logs_log_in_with_the_key_the_launch_was_given(gpuplan: Run, cloud: Cloud, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.providers.test_ssh_keys import ed25519_line
+
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "work_key.pub").write_text(ed25519_line())
+    (keys / "work_key").write_text("private\n")
+    monkeypatch.chdir(keys)  # a relative --ssh-key, as a user types it: ssh later runs from anywhere
+    code, out, err = gpuplan(*AWS, "--ssh-key", "work_key.pub", "--ttl", "1h", "--yes", "--json")
+    assert code == 0, err
+    lid = json.loads(out)["id"]
+    monkeypatch.chdir(tmp_path)
+    code, out, err = gpuplan("ssh", lid, "--print")
+    assert code == 0, err
+    assert shlex.split(out)[:5] == ["ssh", "-o", "ConnectTimeout=15", "-i", str(keys / "work_key")]
+    code, out, err = gpuplan("logs", lid, "--print")
+    assert code == 0 and f"-i {keys / 'work_key'} ubuntu@" in out
+    code, out, err = gpuplan("ssh", lid, "--print", "-i", "/elsewhere/key")  # -i given wins
+    assert code == 0 and "-i /elsewhere/key " in out and "work_key" not in out
+    (keys / "work_key").unlink()  # the private half is gone: said, and ssh offers its defaults
+    code, out, err = gpuplan("ssh", lid, "--print")
+    assert code == 0 and "-i" not in shlex.split(out)
+    said = "".join(err.split())  # the console wraps long lines
+    assert f"giventhekey{keys / 'work_key.pub'},but{keys / 'work_key'}isnotthere" in said
+
+
+def test_ssh_says_when_the_launch_had_no_key(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, err = gpuplan(*AWS, "--no-ssh-key", "--ttl", "1h", "--yes", "--json")
+    assert code == 0, err
+    code, out, err = gpuplan("ssh", json.loads(out)["id"], "--print")
+    assert code == 0 and "-i" not in shlex.split(out) and "was given no SSH key (--no-ssh-key)" in " ".join(err.split())
