@@ -34,6 +34,7 @@ from providers.capabilities import (
     InstanceState,
     LaunchRequest,
 )
+from providers.created import nothing_created
 from providers.lookup import find_offer
 from providers.ssh_keys import SshKey
 from pricing.bill import ExtraItem, Extras, extras_bill
@@ -320,10 +321,13 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
     try:
         result = client.run(request)
     except GpuplanError as exc:
-        # A refusal starts nothing; anything else may have: keep it findable by its tag.
-        refused = exc.exit_code in (2, 3, 4, 7)
+        # A refusal starts nothing, nor a call the client says created nothing (it failed before the create
+        # call, or the provider refused that): failed at once, holding no budget. Anything else may have
+        # started machines: keep it findable by its tag.
+        evidence = nothing_created(exc)
+        refused = exc.exit_code in (2, 3, 4, 7) or bool(evidence)
         state = LaunchState.FAILED if refused else LaunchState.UNKNOWN
-        ledger.set_state(launch_id, state, exc.message)
+        ledger.set_state(launch_id, state, exc.message + (f" ({evidence})" if evidence else ""))
         raise
     except BaseException as exc:
         ledger.set_state(launch_id, LaunchState.UNKNOWN, f"interrupted during the call: {type(exc).__name__}")

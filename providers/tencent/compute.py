@@ -26,6 +26,7 @@ from typing import Any
 
 from pricing.billing import BillingMode
 from pricing.errors import CapacityError, GpuplanError, InputError, ProviderError
+from providers.created import CreateWatch
 from providers.capabilities import (
     SelfEnd,
     TAG_MANAGED,
@@ -185,6 +186,11 @@ class TencentCompute(ComputeClient):
     def run(self, request: LaunchRequest) -> LaunchResult:
         if request.region != self.region:
             raise InputError(f"this client launches in {self.region}, the request is for {request.region}")
+        watch = CreateWatch("Tencent")  # an error before RunInstances, or its refusal, created nothing
+        with watch.guard():
+            return self._run(request, watch)
+
+    def _run(self, request: LaunchRequest, watch: CreateWatch) -> LaunchResult:
         charge = charge_type(request.billing)
         self._check(request)
         notes: list[str] = []
@@ -216,10 +222,14 @@ class TencentCompute(ComputeClient):
             if group is not None:
                 params["SecurityGroupIds"] = [group]
             try:
+                watch.sending()
                 response = self.api.call("RunInstances", params)
             except DryRunPassed:
                 return LaunchResult(zone=zone, image=image, dry_run=True, notes=tuple(notes))
-            except TencentCapacityError as err:
+            except GpuplanError as err:
+                watch.answered(getattr(err, "code", ""), getattr(err, "request_id", ""))
+                if not isinstance(err, TencentCapacityError):
+                    raise
                 if not err.sold_out:
                     raise
                 if pinned:

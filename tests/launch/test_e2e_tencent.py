@@ -408,3 +408,47 @@ def test_a_rank_that_cannot_be_handed_over_is_printed_to_do_by_hand(fake: FakeCv
     assert r.returncode == 0, r.stderr  # the machines run: the launch succeeded, the hand-over is the user's now
     assert r.stderr.count("not handed over") == 2 and "Permission denied (publickey)." in r.stderr
     assert r.stderr.count("| ssh -o BatchMode=yes") == 2 and "printf %s 'NODE_RANK=1" in r.stderr
+
+
+def _launch_events(env: dict[str, str]) -> tuple[str, list[str]]:
+    db = sqlite3.connect(Path(env["GPUPLAN_HOME"]) / "data" / "ledger.sqlite3")
+    ((state,),) = db.execute("SELECT state FROM launches ORDER BY created_at DESC LIMIT 1").fetchall()
+    events = [w for (w,) in db.execute("SELECT what FROM events ORDER BY seq")]
+    db.close()
+    return state, events
+
+
+@pytest.mark.parametrize(("code", "action", "state", "evidence"), [
+    # the provider's refusal of RunInstances itself: nothing was created, said with its RequestId
+    ("FailedOperation.Unsupported", "RunInstances", "failed", "Tencent answered RunInstances with "
+     "FailedOperation.Unsupported (RequestId "),
+    # the default image cannot be looked up: RunInstances was never sent
+    ("FailedOperation.Unsupported", "DescribeImages", "failed", "Tencent created nothing: the launch failed before "
+     "RunInstances was sent"),
+    # the provider's own fault mid-call may have started a machine: kept unknown, found again by its tag
+    ("InternalError", "RunInstances", "unknown", None),
+])
+def test_a_launch_that_created_nothing_is_failed_at_once(fake: FakeCvm, env: dict[str, str], code: str, action: str,
+                                                          state: str, evidence: str | None) -> None:
+    args = [a for a in LAUNCH if a not in ("--image", "img-ubu22new")] if action == "DescribeImages" else LAUNCH
+    fake.fail_next(code, action=action, n=10)
+    r = cli(env, *args)
+    assert r.returncode != 0 and live(fake) == []
+    got, events = _launch_events(env)
+    assert got == state, events
+    if evidence is not None:
+        assert evidence in events[-1]
+        r = cli(env, "down", "--all", "--yes")  # nothing holds budget or waits 10 minutes to close
+        assert r.returncode == 0 and "nothing to end" in r.stderr, r.stderr
+
+
+def test_a_dead_endpoint_fails_the_launch_before_run_instances(fake: FakeCvm, env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        env = {**env, "GPUPLAN_TENCENT_ENDPOINT": f"http://127.0.0.1:{s.getsockname()[1]}"}
+    r = cli(env, *[a for a in LAUNCH if a not in ("--zone", "ap-guangzhou-3")], "--region", "ap-guangzhou")
+    assert r.returncode != 0
+    got, events = _launch_events(env)
+    assert got == "failed" and "before RunInstances was sent" in events[-1], events

@@ -107,7 +107,8 @@ def test_intent_first_then_ids_then_running(ledger: Ledger) -> None:
     _, client, out = launch(ledger, cloud, ttl_hours=Decimal(2))
     assert out.record.state is LaunchState.PENDING and len(out.instances) == 1
     events = ledger.events(out.record.id)
-    assert events[0].startswith("intent") and events[1].startswith("instances")
+    # the key `gpuplan ssh` logs in with is written with the intent, before the provider is asked
+    assert events[0].startswith("intent") and events[1] == "login key: none" and events[2].startswith("instances")
     m = cloud.machines[out.instances[0].instance_id]
     assert m.tags[TAG_ID] == out.record.id and m.tags[TAG_MANAGED] == "true" and TAG_EXPIRES in m.tags
     done = wait_running(out, ledger=ledger, client=client, timeout=5, poll=0, sleep=lambda _: None)
@@ -162,6 +163,18 @@ def test_an_ambiguous_failure_stays_findable(ledger: Ledger) -> None:
         launch(ledger, cloud)
     (r,) = ledger.launches()
     assert r.state is LaunchState.UNKNOWN  # `ls` will look for its tag; `down` can close it
+
+
+def test_a_failure_the_client_says_created_nothing_is_failed_at_once_with_its_evidence(ledger: Ledger) -> None:
+    from providers.created import mark
+
+    why = "AWS created nothing: the launch failed before RunInstances was sent"
+    cloud = Cloud(fail_next_run=mark(ProviderError("no default GPU image found"), why))
+    with pytest.raises(ProviderError):
+        launch(ledger, cloud)
+    (r,) = ledger.launches()
+    assert r.state is LaunchState.FAILED and ledger.launches(include_final=False) == []  # holds no budget
+    assert ledger.events(r.id)[-1] == f"failed: no default GPU image found ({why})"
 
 
 def test_partial_launches_are_recorded_and_said(ledger: Ledger) -> None:
