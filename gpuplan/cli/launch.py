@@ -58,8 +58,8 @@ def launch(
     count: Annotated[int | None, typer.Option("--count", help="Identical machines to launch together (one cluster; default 1, or the plan's nodes).")] = None,
     ttl: Annotated[Optional[str], typer.Option("--ttl", help="Time to live, e.g. 6h, 2d: `gpuplan down --expired` ends it then.")] = None,
     max_cost: Annotated[Optional[str], typer.Option("--max-cost", help="Refuse if the projected cost exceeds this, e.g. 500 or '3000 CNY'.")] = None,
-    from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (or --plan-file).")] = False,
-    plan_file: Annotated[Optional[Path], typer.Option("--plan-file", help="A `gpuplan plan --json` file for --from-plan.")] = None,
+    from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (said, with its age; or --plan FILE).")] = False,
+    plan_file: Annotated[Optional[Path], typer.Option("--plan", "--plan-file", help="A `gpuplan plan --json` file (or a kept plan) to launch, at any age.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
     ssh_key: Annotated[Optional[Path], typer.Option("--ssh-key", help="OpenSSH public key to log in with, imported once per region as a key pair and reused. [default: ~/.ssh/id_ed25519.pub or id_rsa.pub if present]", metavar="PATH")] = None,
     no_ssh_key: Annotated[bool, typer.Option("--no-ssh-key", help="Launch with no key pair (Tencent mails a password; AWS: EC2 Instance Connect).")] = False,
@@ -109,6 +109,7 @@ def launch(
         from gpuplan.last_plan import read_winner
 
         w = read_winner(plan_file)
+        say(f"plan: {w['plan_named']}: {w.get('nodes') or 1} x {w['offer']} {w['billing']} on {w['provider']}")
         provider, instance_type = w["provider"], w["offer"]
         billing = w["billing"]
         region = region or (None if w.get("region") in PSEUDO_REGIONS else w.get("region"))

@@ -155,6 +155,9 @@ def _serve_plan(serve: str, serving: dict[str, Any], precision: str, c: Any, s: 
                                        gpu_memory_gb={k: g.vram_gb for k, g in cat.gpus.items()})
         stderr().print(f"wrote {export[0]} service for {f.instances} x {f.offer} {f.billing} (the plan's #{rank}) "
                        f"to {path}", highlight=False, markup=False)
+    from gpuplan.last_plan import remember_serve
+
+    remember_serve(p)  # kept apart: `launch --from-plan` names it rather than start an older training plan
     emit(render_serve_plan(p, fmt, limit, explain))
 
 

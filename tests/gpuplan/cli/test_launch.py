@@ -442,3 +442,43 @@ def test_ssh_says_when_the_launch_had_no_key(gpuplan: Run, cloud: Cloud) -> None
     assert code == 0, err
     code, out, err = gpuplan("ssh", json.loads(out)["id"], "--print")
     assert code == 0 and "-i" not in shlex.split(out) and "was given no SSH key (--no-ssh-key)" in " ".join(err.split())
+
+
+def test_from_plan_names_the_plan_it_launches_and_refuses_a_newer_serve_plan(gpuplan: Run, cloud: Cloud) -> None:
+    train = ("plan", "--gpu-hours", "200", "--provider", "aws", "--billing", "hourly")
+    assert gpuplan(*train)[0] == 0
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run")
+    said = " ".join(err.split())
+    assert code == 0 and "plan: `gpuplan plan --gpu-hours 200 --provider aws --billing hourly` (under a minute ago)" \
+        in said, err
+    code, _, err = gpuplan("plan", "--serve", "llama-3-8b", "--rate", "1", "--provider", "aws")
+    assert code == 0, err
+    runs = len(cloud.requests)
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run")
+    said = " ".join(err.split())
+    assert code == 2 and "your last plan, `gpuplan plan --serve llama-3-8b --rate 1 --provider aws`" in said, err
+    assert "is a serve plan" in said and "the last one is `gpuplan plan --gpu-hours 200" in said
+    assert len(cloud.requests) == runs  # nothing asked of the provider
+    from gpuplan.last_plan import last_plan_path, serve_plan_path
+
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run", "--plan", str(last_plan_path()))  # named: launched
+    assert code == 0 and "plan: `gpuplan plan --gpu-hours 200" in " ".join(err.split()), err
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run", "--plan", str(serve_plan_path()))
+    assert code == 2 and "is a serve plan" in err
+    assert gpuplan(*train)[0] == 0  # planned again: the training plan is the newest
+    assert gpuplan("launch", "--from-plan", "--dry-run")[0] == 0
+
+
+def test_from_plan_refuses_a_plan_over_a_day_old_unless_named(gpuplan: Run, cloud: Cloud) -> None:
+    assert gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--billing", "hourly")[0] == 0
+    from gpuplan.last_plan import last_plan_path
+
+    path = last_plan_path()
+    plan = json.loads(path.read_text())
+    plan["saved"]["saved_at"] = "2000-01-01T00:00:00+00:00"
+    path.write_text(json.dumps(plan))
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run")
+    said = " ".join(err.split())
+    assert code == 2 and "days ago), is over 24 h old" in said and f"--plan {path}" in said, err
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run", "--plan", str(path))
+    assert code == 0 and "days ago): 1 x " in " ".join(err.split()), err
