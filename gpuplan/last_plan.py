@@ -40,7 +40,7 @@ def _saved(kind: str) -> dict[str, str]:
     from datetime import UTC, datetime
 
     return {"kind": kind, "command": shlex.join(["gpuplan", *sys.argv[1:]]),
-            "saved_at": datetime.now(UTC).isoformat(timespec="seconds")}
+            "saved_at": datetime.now(UTC).isoformat()}  # to the microsecond: two plans a second apart are ordered
 
 
 def remember_serve(p: Any) -> None:

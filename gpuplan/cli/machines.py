@@ -35,7 +35,7 @@ def ls(
     """Every machine gpuplan launched: provider state, age, cost so far and cost to TTL."""
     use_wide(wide)
     from gpuplan.render.launch import status_payload
-    from launch.service import reconcile as find_untracked, status
+    from launch.service import status
     from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
     from pricing.money import money_text
 
@@ -50,19 +50,24 @@ def ls(
         empty = f"nothing running; {ended} ended launch(es): `gpuplan ls --all` lists them" if ended else \
             "nothing launched"
         untracked: list[Any] = []
+        failed: list[tuple[str, str, GpuplanError]] = []
+        asked = None
         if reconcile:
             places = {(r.record.provider, r.record.region) for r in rows}
             if provider and region:
-                places.add((provider.strip().lower(), region))
+                asked = (provider.strip().lower(), region)
+                places.add(asked)
             elif provider or region:
                 raise InputError("--reconcile needs both --provider and --region to look somewhere new")
-            for p, reg in sorted(places):
-                untracked += [(p, reg, i) for i in find_untracked(ledger, client_for(p, reg), p, reg)]
+            found, failed = _look_everywhere(ledger, client_for, places)
+            untracked = [(p, reg, i) for p, reg, machines in found for i in machines]
         say_unrecorded(ledger)
     if as_json:
         emit(dump_json({"launches": [status_payload(r) for r in rows],
                         "untracked": [{"provider": p, "region": reg, "instance_id": i.instance_id,
-                                       "state": i.state.value, "tags": i.tags} for p, reg, i in untracked]}))
+                                       "state": i.state.value, "tags": i.tags} for p, reg, i in untracked],
+                        "not_looked": [{"provider": p, "region": reg, "error": str(e)} for p, reg, e in failed]}))
+        _said_not_looked(failed, asked)
         return
     table = [{"id": r.record.id, "provider": r.record.provider, "what": f"{r.record.count}x {r.record.instance_type}",
               "where": r.record.zone or r.record.region, "billing": r.record.billing.value,
@@ -93,6 +98,33 @@ def ls(
     for r in rows:
         for n in r.notes:
             say(f"{r.record.id}: {n}")
+    _said_not_looked(failed, asked)
+
+
+def _look_everywhere(ledger: Any, client_for: Any, places: set[tuple[str, str]]) -> tuple[
+        list[tuple[str, str, list[Any]]], list[tuple[str, str, GpuplanError]]]:
+    """Tagged machines the ledger lacks, per provider and region; a place that cannot be read (no credentials,
+    no network) is kept aside with its error, so it never hides what the other places hold."""
+    from launch.service import reconcile as find_untracked
+
+    found: list[tuple[str, str, list[Any]]] = []
+    failed: list[tuple[str, str, GpuplanError]] = []
+    for p, reg in sorted(places):
+        try:
+            found.append((p, reg, find_untracked(ledger, client_for(p, reg), p, reg)))
+        except GpuplanError as exc:
+            failed.append((p, reg, exc))
+    return found, failed
+
+
+def _said_not_looked(failed: list[tuple[str, str, GpuplanError]], asked: tuple[str, str] | None) -> None:
+    """Say each place not looked in; the place the user named (--provider/--region) failing is the command's error."""
+    for p, reg, exc in failed:
+        if (p, reg) != asked:
+            say(f"warning: could not look for untracked machines in {p} {reg}: {exc}")
+    for p, reg, exc in failed:
+        if (p, reg) == asked:
+            raise exc
 
 
 @app.command()
@@ -265,21 +297,27 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
                     as_json: bool) -> None:
     """End machines tagged by gpuplan that no ledger launch knows, where the ledger has launched and where asked."""
     from gpuplan.render.table import dump_json
-    from launch.service import end_untracked, reconcile
+    from launch.service import end_untracked
 
     client_for = clients()
     with open_ledger(read_only_ok=True) as ledger:
         places = {(r.provider, r.region) for r in ledger.launches()}
         if provider and region:
             places.add((provider.strip().lower(), region))
-        found = [(p, reg, reconcile(ledger, client_for(p, reg), p, reg)) for p, reg in sorted(places)]
+        found, failed = _look_everywhere(ledger, client_for, places)
     found = [(p, reg, machines) for p, reg, machines in found if machines]
+    for p, reg, exc in failed:  # said first: the machines found elsewhere are still ended
+        say(f"warning: could not look for untracked machines in {p} {reg}: {exc}")
     names = ", ".join(f"{i.instance_id} ({p} {reg}, tag gpuplan:id={i.tags.get('gpuplan:id', '?')})"
                       for p, reg, machines in found for i in machines)
+    not_looked = ", ".join(f"{p} {reg}" for p, reg, _ in failed)
     if not found:
-        say("nothing untracked to end")
+        say("nothing untracked to end" + (f" where gpuplan could look (not in {not_looked})" if failed else ""))
         if as_json:
             emit(dump_json({"untracked_ended": [], "untracked_still_ending": []}))
+        if failed:
+            raise GpuplanError(f"could not look for untracked machines in {not_looked}", "fix what each warning "
+                               "says, then run `gpuplan down --untracked` again")
         return
     if not yes:
         if not sys.stdin.isatty():
@@ -303,3 +341,6 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
     if still:
         raise GpuplanError(f"{len(still)} untracked machine(s) not seen to end: {', '.join(still)}",
                            "run `gpuplan down --untracked` again")
+    if failed:
+        raise GpuplanError(f"could not look for untracked machines in {not_looked}", "fix what each warning says, "
+                           "then run `gpuplan down --untracked` again")

@@ -482,3 +482,43 @@ def test_from_plan_refuses_a_plan_over_a_day_old_unless_named(gpuplan: Run, clou
     assert code == 2 and "days ago), is over 24 h old" in said and f"--plan {path}" in said, err
     code, _, err = gpuplan("launch", "--from-plan", "--dry-run", "--plan", str(path))
     assert code == 0 and "days ago): 1 x " in " ".join(err.split()), err
+
+
+def test_reconcile_reports_a_place_it_cannot_read_and_still_lists_and_ends_the_others(
+        gpuplan: Run, cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert gpuplan(*AWS, "--yes")[0] == 0
+    from gpuplan.paths import data_dir
+
+    for f in data_dir().glob("ledger.sqlite3*"):  # the ledger is lost: that machine is now untracked
+        f.unlink()
+    from gpuplan.ledger import open_ledger
+    from launch.ledger import LaunchState
+
+    # a Tencent launch the new ledger knows (ended: no machine), so `ls`/`down` look in Tencent too
+    assert gpuplan("launch", "--provider", "tencent", "--instance-type", "GN10Xp.2XLARGE40", "--region",
+                   "ap-guangzhou", "--yes")[0] == 0
+    with open_ledger() as ledger:
+        (mine,) = ledger.launches()
+        ledger.set_state(mine.id, LaunchState.TERMINATED)
+    cloud.machines = {k: m for k, m in cloud.machines.items() if m.instance_type != "GN10Xp.2XLARGE40"}
+    import providers.registry as registry
+    from pricing.errors import CredentialsError
+
+    def client(provider: str, region: str, **_: object) -> FakeCompute:
+        if provider == "tencent":
+            raise CredentialsError("no Tencent Cloud credentials", "set TENCENTCLOUD_SECRET_ID")
+        return FakeCompute(cloud, provider, region)
+
+    monkeypatch.setattr(registry, "compute_client", client)
+    code, out, err = gpuplan("ls", "--reconcile", "--provider", "aws", "--region", "us-east-1", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert len(got["untracked"]) == 1 and got["not_looked"][0]["provider"] == "tencent"
+    said = " ".join(err.split())
+    assert "could not look for untracked machines in tencent ap-guangzhou: no Tencent Cloud credentials" in said
+    code, out, err = gpuplan("ls", "--reconcile", "--provider", "tencent", "--region", "ap-guangzhou")
+    assert code == 3 and mine.id in out  # the place asked for fails the command, after the table is shown
+    code, out, err = gpuplan("down", "--untracked", "--provider", "aws", "--region", "us-east-1", "--yes")
+    said = " ".join(err.split())
+    assert code == 1 and "ended untracked" in out and "could not look for untracked machines in tencent" in said
+    assert cloud.live() == []
