@@ -20,7 +20,7 @@ from gpuplan.cli.app import command_app
 from gpuplan.cli.extras_opts import (
     BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
 )
-from gpuplan.cli.launch_shared import HALF_EVEN, YesOpt, clients, env_seconds, os_user, say
+from gpuplan.cli.launch_shared import HALF_EVEN, YesOpt, clients, env_seconds, os_user, say, waiting
 from gpuplan.cli.options import JsonOpt, emit, settings_from
 from gpuplan.ledger import open_ledger
 
@@ -226,8 +226,10 @@ def _hand_out_ranks(out: Any, key: Any, deadline_s: float) -> None:
     private = private_half(key.path) if key is not None else None
     identity = private if private is not None and private.is_file() else None
     if len(nodes) == out.record.count and all(n.address for n in nodes):
-        say(f"handing each of the {len(nodes)} nodes its torchrun rank over SSH (as sshd comes up) ...")
-        failed = push(nodes, identity, deadline_s=deadline_s)
+        # sshd comes up minutes after RUNNING (5 min 26 s seen): said, so the command is not taken for stuck
+        with waiting(f"handing each of the {len(nodes)} nodes its torchrun rank over SSH as sshd comes up "
+                     f"(up to {deadline_s:.0f} s) ..."):
+            failed = push(nodes, identity, deadline_s=deadline_s)
         if not failed:
             say(f"rendezvous: node 0 ({nodes[0].private_ip}) leads; every node's run has started or will")
             return

@@ -15,7 +15,9 @@ import typer
 
 from pricing.errors import GpuplanError, InputError
 from gpuplan.cli.app import command_app
-from gpuplan.cli.launch_shared import HALF_EVEN, YesOpt, clients, env_seconds, mine, say, say_unrecorded
+from gpuplan.cli.launch_shared import (
+    HALF_EVEN, YesOpt, clients, env_seconds, mine, say, say_unrecorded, waiting,
+)
 from gpuplan.cli.options import JsonOpt, WideOpt, emit, use_wide
 from gpuplan.ledger import open_ledger
 
@@ -183,7 +185,9 @@ def down(
                                  "pass --yes")
             if not typer.confirm(f"Terminate {names}?", default=False, err=True):
                 raise InputError("nothing ended")
-        ended = take_down(ledger, clients(), records, timeout=timeout, poll=poll)
+        # ending a GPU machine takes minutes (3 min 20 s seen): said, so the command is not taken for stuck
+        with waiting(f"asking the cloud to end {names}; waiting until it says they are gone ..."):
+            ended = take_down(ledger, clients(), records, timeout=timeout, poll=poll)
         say_unrecorded(ledger)
     left = [e for e in ended if not e.ended]
     if as_json:
@@ -245,6 +249,8 @@ def _exec_ssh(address: str, identity: Path | None, print_only: bool, remote: lis
     if print_only:
         print(shlex.join(command))
         return
+    # ssh itself prints nothing while it connects (a machine still booting: up to its 15 s ConnectTimeout)
+    say(f"connecting to {address} ...")
     try:
         os.execvp(command[0], command)
     except OSError as exc:
@@ -328,7 +334,8 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
     ended: list[str] = []
     still: list[str] = []
     for p, reg, machines in found:
-        done, left = end_untracked(client_for(p, reg), machines, timeout=timeout, poll=poll)
+        with waiting(f"ending {len(machines)} untracked machine(s) in {p} {reg} ..."):
+            done, left = end_untracked(client_for(p, reg), machines, timeout=timeout, poll=poll)
         ended += done
         still += left
     if as_json:

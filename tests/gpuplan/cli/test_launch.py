@@ -51,6 +51,8 @@ def test_launch_ls_down_round_trip(gpuplan: Run, cloud: Cloud) -> None:
     assert code == 0, err
     assert json.loads(out)["ended"][0]["state"] == "terminated"
     assert cloud.live() == []
+    # the wait (minutes on a real cloud) is said: a spinner on a terminal, the line once elsewhere
+    assert "waiting until it says they are gone ..." in " ".join(err.split())
 
 
 def test_no_terminal_and_no_yes_refuses(gpuplan: Run, cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> None:
