@@ -23,7 +23,7 @@ from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import PSEUDO_REGIONS, Catalog
 from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
 from pricing.extras import DEFAULT_DISK_TYPE
-from pricing.money import Fx, Money, money_text, round_cents
+from pricing.money import Fx, Money, money_text, rate_text, round_cents
 from pricing.text import printable
 from providers.capabilities import (
     TAG_EXPIRES,
@@ -136,7 +136,8 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
         # spot is priced per zone: the zone asked for is the zone quoted
         rate = dict(offer.spot_zones).get(spec.zone, rate)
     if live is not None:
-        notes.append(f"priced at the provider's live quote ({live.source}), not the catalog's {rate}")
+        notes.append(f"priced at the provider's live quote ({live.source}), not the catalog's "
+                     f"{rate_text(rate, offer.currency)}")
         rate = live.rate
     unit = Money(amount=rate, currency=offer.currency)
     if spec.billing is BillingMode.MONTHLY:

@@ -278,13 +278,14 @@ def _live_price(spec: Any, region: str, zone: str | None) -> Any:
 
 
 def _show_quote(q: Any) -> None:
-    from pricing.money import money_text
+    from pricing.money import money_text, rate_text
 
     spec = q.spec
     what = f"{spec.count} x {q.offer} ({spec.billing}) in {q.zone or q.region}"
     unit = "month" if spec.billing == "monthly" else "hour"
     say(f"Launch: {what}")
-    say(f"  price: {q.unit_price.amount} {q.unit_price.currency} per machine-{unit}{' (estimate)' if q.estimate else ''}")
+    say(f"  price: {rate_text(q.unit_price.amount, q.unit_price.currency)} per machine-{unit}"
+        f"{' (estimate)' if q.estimate else ''}")
     say(f"  billing rule: {q.rule}")
     if q.extras and q.instance_projected is not None:
         say(f"  instances: {money_text(q.instance_projected.amount, q.instance_projected.currency, rounding=HALF_EVEN)}")
@@ -404,18 +405,25 @@ def quote(
 
         emit(dump_json({**quote_payload(q), **extras_payload(bill)}))
         return
-    print(f"{instance_type} in {zone}, {mode}: {q.payable} {q.currency}"
-          f" {'for ' + str(months) + ' month(s)' if mode is BillingMode.MONTHLY else 'per hour'}")
-    if mode is BillingMode.MONTHLY and q.period_price is not None and q.period_price_discount is not None:
-        print(f"  list price {q.period_price} {q.currency}; you pay {q.discount_percent or 100}% of it")
+    from pricing.money import money_text, rate_text
+
+    monthly = mode is BillingMode.MONTHLY
+    # a period is money (cents); an hourly price is a rate (as many places as it has)
+    print(f"{instance_type} in {zone}, {mode}: "
+          f"{money_text(q.payable, q.currency) if monthly else rate_text(q.payable, q.currency)}"
+          f" {'for ' + str(months) + ' month(s)' if monthly else 'per hour'}")
+    if monthly and q.period_price is not None and q.period_price_discount is not None:
+        pct = Decimal(q.discount_percent or 100).normalize()
+        print(f"  list price {money_text(q.period_price, q.currency)}; you pay {pct:f}% of it")
     elif q.unit_price is not None and q.unit_price_discount not in (None, q.unit_price):
-        print(f"  list price {q.unit_price} {q.currency} per hour")
+        print(f"  list price {rate_text(q.unit_price, q.currency)} per hour")
     for step in q.steps:
         until = f"{step.to_hours} h" if step.to_hours is not None else "on"
-        print(f"  hours {step.from_hours} to {until}: {step.unit_price_discount or step.unit_price} {q.currency} per hour")
+        print(f"  hours {step.from_hours} to {until}: {rate_text(step.unit_price_discount or step.unit_price, q.currency)}"
+              " per hour")
     print(f"  source: {q.source}")
-    span = f"{months} month(s)" if mode is BillingMode.MONTHLY else "each hour"
+    span = f"{months} month(s)" if monthly else "each hour"
     for i in bill.items:
-        print(f"  + {i.description} ({span}): {i.story()} = {i.cost.amount:.2f} {i.cost.currency} [{i.source}]")
+        print(f"  + {i.description} ({span}): {i.story()} = {money_text(i.cost.amount, i.cost.currency)} [{i.source}]")
     if bill.not_priced:
         print("  not priced (no sourced rate): " + "; ".join(bill.not_priced))

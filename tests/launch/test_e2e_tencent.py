@@ -113,6 +113,15 @@ def test_quote_is_the_providers_exact_price(fake: FakeCvm, env: dict[str, str]) 
     assert bw["rate"] == {"amount": "20", "currency": "CNY"} and bw["amount"]["amount"] == f"{20 * 3 * 2:.2f}"
     r = cli(env, "quote", "--provider", "aws", "--instance-type", "p3.2xlarge", "--zone", "us-east-1a")
     assert r.returncode == 2 and "exact price inquiry" in r.stderr
+    # the text says money as every other command does: grouped, to the cent; a percentage without padding
+    r = cli(env, "quote", "--provider", "tencent", "--instance-type", "GN10Xp.20XLARGE320", "--zone",
+            "ap-guangzhou-3", "--billing", "monthly", "--months", "2")
+    assert r.returncode == 0, r.stderr
+    import re
+
+    paid = re.search(r"list price ([\d,]+\.\d\d) CNY; you pay (\d+(?:\.\d*[1-9])?)% of it", r.stdout)
+    assert paid is not None and "," in paid.group(1), r.stdout
+    assert ".0 CNY" not in r.stdout and "000000" not in r.stdout
 
 
 def test_launch_ls_down_through_the_sdk(fake: FakeCvm, env: dict[str, str]) -> None:

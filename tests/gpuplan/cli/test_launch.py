@@ -524,3 +524,11 @@ def test_reconcile_reports_a_place_it_cannot_read_and_still_lists_and_ends_the_o
     said = " ".join(err.split())
     assert code == 1 and "ended untracked" in out and "could not look for untracked machines in tencent" in said
     assert cloud.live() == []
+
+
+def test_an_offer_the_shipped_catalog_places_nowhere_points_to_a_refresh(gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan("launch", "--provider", "tencent", "--instance-type", "GN8.LARGE56", "--region",
+                           "ap-guangzhou", "--dry-run")
+    said = " ".join(err.split())
+    assert code == 2 and "its regions: " not in said  # was an empty list
+    assert "`gpuplan catalog refresh --provider tencent --region ap-guangzhou`" in said
