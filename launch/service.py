@@ -540,7 +540,9 @@ def _status_of(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo], at: d
     if late and ended:
         notes.append(f"past its TTL ({r.expires_at:%Y-%m-%d %H:%M} UTC) and not ended: `gpuplan down --expired` "
                      "ends it")
-    return LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at), projected=projected_cost(r),
+    # an ended launch costs what it cost: no more "cost to TTL"
+    projected = None if r.state.is_final else projected_cost(r)
+    return LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at), projected=projected,
                         age_hours=hours_between(r.created_at, at), notes=notes, ended=ended, expired=late)
 
 

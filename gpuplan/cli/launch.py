@@ -165,7 +165,8 @@ def launch(
             raise InputError("refusing to launch without a confirmation: there is no terminal to ask on",
                              "pass --yes to launch, or --dry-run to validate only")
         if not typer.confirm("Launch?", default=False, err=True):
-            raise InputError("not launched")
+            say("not launched")  # the user's answer, not an error: exit 0
+            raise typer.Exit(0)
     client = clients()(spec.provider, q.region)
     with open_ledger() as ledger:
         out = start(q, ledger=ledger, client=client, progress=say, checkpoint=_crash_point, fx=s.fx_table())

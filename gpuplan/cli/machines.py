@@ -92,8 +92,11 @@ def ls(
             ("teardown", "ends itself", 3), ("owner", "owner", 5), ("project", "project", 5))]
     if others:
         empty = (empty + "; " if not table else "") + f"{others} launch(es) of others in this ledger: --all-owners"
-    emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches",
-                     caption=empty if not table or others else ""))
+    if table:
+        emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption=empty if others else ""))
+    else:
+        emit(empty)  # one line, not an empty table's frame
+
     for p, reg, i in untracked:
         say(f"untracked: {p} {reg} {i.instance_id} ({i.state}), tag gpuplan:id={i.tags.get('gpuplan:id', '?')}: "
              f"not in this ledger; end it with `gpuplan down --untracked --provider {p} --region {reg}`")
@@ -184,7 +187,8 @@ def down(
                 raise InputError("refusing to terminate without a confirmation: there is no terminal to ask on",
                                  "pass --yes")
             if not typer.confirm(f"Terminate {names}?", default=False, err=True):
-                raise InputError("nothing ended")
+                say("nothing ended")  # the user's answer, not an error: exit 0
+                raise typer.Exit(0)
         # ending a GPU machine takes minutes (3 min 20 s seen): said, so the command is not taken for stuck
         with waiting(f"asking the cloud to end {names}; waiting until it says they are gone ..."):
             ended = take_down(ledger, clients(), records, timeout=timeout, poll=poll)
@@ -330,7 +334,8 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
             raise InputError("refusing to terminate without a confirmation: there is no terminal to ask on",
                              "pass --yes")
         if not typer.confirm(f"Terminate {names}?", default=False, err=True):
-            raise InputError("nothing ended")
+            say("nothing ended")  # the user's answer, not an error: exit 0
+            raise typer.Exit(0)
     ended: list[str] = []
     still: list[str] = []
     for p, reg, machines in found:

@@ -50,6 +50,7 @@ def test_launch_ls_down_round_trip(gpuplan: Run, cloud: Cloud) -> None:
     code, out, err = gpuplan("down", got["id"], "--yes", "--json")
     assert code == 0, err
     assert json.loads(out)["ended"][0]["state"] == "terminated"
+    assert json.loads(out)["ended"][0]["projected_cost"] is None  # an ended launch has no cost to its TTL
     assert cloud.live() == []
     # the wait (minutes on a real cloud) is said: a spinner on a terminal, the line once elsewhere
     assert "waiting until it says they are gone ..." in " ".join(err.split())
@@ -532,3 +533,22 @@ def test_an_offer_the_shipped_catalog_places_nowhere_points_to_a_refresh(gpuplan
     said = " ".join(err.split())
     assert code == 2 and "its regions: " not in said  # was an empty list
     assert "`gpuplan catalog refresh --provider tencent --region ap-guangzhou`" in said
+
+
+def test_answering_no_is_not_an_error(gpuplan: Run, cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> None:
+    import typer
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(typer, "confirm", lambda *a, **k: False)  # the user answers "n"
+    code, _, err = gpuplan(*AWS)
+    assert code == 0 and "not launched" in err and "error" not in err and cloud.machines == {}
+    monkeypatch.setattr(typer, "confirm", lambda *a, **k: True)
+    assert gpuplan(*AWS)[0] == 0
+    monkeypatch.setattr(typer, "confirm", lambda *a, **k: False)
+    code, _, err = gpuplan("down", "--all")
+    assert code == 0 and "nothing ended" in err and len(cloud.live()) == 1
+
+
+def test_ls_with_nothing_says_so_in_one_line(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, _ = gpuplan("ls")
+    assert code == 0 and out.strip() == "nothing launched"  # no empty table frame
