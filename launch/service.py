@@ -251,6 +251,15 @@ def check_boot(spec: LaunchSpec, client_class: type[ComputeClient]) -> None:
         raise InputError(*client_class.self_end_refusal())
 
 
+def boot_driver(spec: LaunchSpec, client_class: type[ComputeClient]) -> Driver:
+    """What the boot script does about the GPU driver (one decision, said before the launch and carried out):
+    --driver; else on gpuplan's default image of a cloud whose public images lack it, install it; any other image
+    is the user's choice, and is only checked."""
+    if spec.boot is not None and spec.boot.driver is not None:
+        return spec.boot.driver
+    return Driver.CHECK if spec.image or client_class.default_image_has_driver else Driver.INSTALL
+
+
 def boot_user_data(spec: LaunchSpec, launch_id: str, region: str, client: ComputeClient) -> tuple[str | None, bool]:
     """The launch's user data, and whether it installs the GPU driver: gpuplan's boot script when the user gave
     one of --setup/--run/--down-when/--idle, else the TTL backstop where the cloud has one (None elsewhere)."""
@@ -258,9 +267,7 @@ def boot_user_data(spec: LaunchSpec, launch_id: str, region: str, client: Comput
     if spec.boot is None:
         return ttl, False
     check_boot(spec, type(client))
-    # gpuplan's default image on a cloud whose public images lack the driver: install it; any other image is
-    # the user's choice, and is only checked
-    driver = spec.boot.driver or (Driver.CHECK if spec.image or client.default_image_has_driver else Driver.INSTALL)
+    driver = boot_driver(spec, type(client))
     cfg = BootConfig(launch_id=launch_id, region=region, nodes=spec.count, driver=driver,
                      end=type(client).self_end(spec.boot.cam_role), cam_role=spec.boot.cam_role,
                      ttl_minutes=max(1, int(spec.ttl_hours * 60)) if ttl is not None and spec.ttl_hours else None)

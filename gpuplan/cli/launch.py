@@ -87,7 +87,9 @@ def launch(
     from pricing.catalog import PSEUDO_REGIONS
     from gpuplan.settings import load_catalog
     from planner.units import parse_duration, parse_enum, parse_money
-    from launch.service import LaunchSpec, check_boot, check_budget, quote_launch, start, ttl_before_the_run
+    from launch.service import (
+        LaunchSpec, boot_driver, check_boot, check_budget, quote_launch, start, ttl_before_the_run,
+    )
     from providers.ssh_keys import parse_ssh_from
 
     # Every flag is read here, before anything that can start a machine: a bad value must start nothing.
@@ -146,6 +148,11 @@ def launch(
         from providers.registry import compute_class
 
         check_boot(spec, compute_class(spec.provider))
+        # the confirmation names the driver step the machines will take, not both possibilities
+        import dataclasses
+
+        driver = boot_driver(spec, compute_class(spec.provider))
+        spec = spec.model_copy(update={"boot": dataclasses.replace(boot, driver=driver)})
     cat = load_catalog(s)
     q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)
     if (live := _live_price(spec, q.region, q.zone)) is not None:

@@ -200,12 +200,12 @@ class TencentCompute(ComputeClient):
                 return LaunchResult(instance_ids=tuple(i.instance_id for i in existing), zone=existing[0].zone,
                                     notes=("instances with this client token already exist; nothing new started",))
         if request.image:
-            image = request.image
+            image = request.image  # the user's image: whether it has the driver is theirs to say (the boot checks)
         else:
             choice = default_image(self.api, request.instance_type, self.default_os)
             image = choice.image_id
             notes.append(choice.note)
-        notes.append(driver_note(bool(request.user_data), installs=request.installs_driver))
+            notes.append(driver_note(bool(request.user_data), installs=request.installs_driver))
         notes += self._cluster_notes(request)
         key_ids = (*self.key_ids, *self._key_pair(request, notes))
         notes += self._access_notes(key_ids)

@@ -327,6 +327,8 @@ def test_a_job_launch_is_ready_to_train_and_ends_itself(fake: FakeCvm, env: dict
     assert r.returncode == 0, r.stderr
     assert "ends itself when the run exits or after 30m idle (the TTL stays the backstop)" in r.stderr
     assert "the boot script installs Ubuntu's recommended NVIDIA server driver" in r.stdout
+    # the confirmation named the same step, not both possibilities
+    assert "at boot: install the GPU driver if missing" in r.stderr and "checked, or installed" not in r.stderr
     (call,) = fake.calls_of("RunInstances")
     p = call.params
     (key_id,) = fake.key_pairs
