@@ -186,11 +186,11 @@ def launch_disk_gb(spec: LaunchSpec) -> int | None:
 
 
 def launch_bandwidth_mbps(spec: LaunchSpec) -> int | None:
-    """A Tencent subscription's prepaid bandwidth per machine, in whole Mbps, as the quote priced it.
-
-    None elsewhere: pay-as-you-go machines keep the client's traffic-billed default, which no rate prices.
+    """A Tencent machine's public bandwidth cap, in whole Mbps, as the quote named it: a subscription's prepaid
+    bandwidth, or pay-as-you-go's traffic-billed cap (listed as not priced) -- the quote said 5 Mbps while the
+    machine asked for the client's 10. None on other clouds, which have no such cap.
     """
-    if spec.provider != "tencent" or spec.billing is not BillingMode.MONTHLY:
+    if spec.provider != "tencent":
         return None
     mbps = spec.extras.bandwidth_mbps
     if mbps != mbps.to_integral_value():
@@ -238,6 +238,7 @@ class LaunchOutcome(BaseModel):
     instances: list[InstanceInfo] = []
     notes: list[str] = []
     waited: bool = False
+    ttl_ender: str = ""  # what ends the machines at the TTL by itself ("" where only `down --expired` does)
 
 
 def check_boot(spec: LaunchSpec, client_class: type[ComputeClient]) -> None:
@@ -357,7 +358,9 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
     if partial:
         notes.append(f"only {len(infos)} of {spec.count} machines started; all are recorded")
     progress(f"started {', '.join(result.instance_ids)}")
-    return LaunchOutcome(record=ledger.launch(launch_id), instances=infos, notes=notes)
+    ender = ("the cloud's own timer" if timer else "its own shutdown at the TTL" if spec.ttl_hours is not None
+             and client.ttl_user_data(spec.ttl_hours) is not None else "")
+    return LaunchOutcome(record=ledger.launch(launch_id), instances=infos, notes=notes, ttl_ender=ender)
 
 
 def wait_running(out: LaunchOutcome, *, ledger: Ledger, client: ComputeClient, timeout: float, poll: float,
@@ -375,7 +378,8 @@ def wait_running(out: LaunchOutcome, *, ledger: Ledger, client: ComputeClient, t
     state = (LaunchState.RUNNING if len(running) == out.record.count else
              LaunchState.FAILED if not running else LaunchState.PARTIAL)
     ledger.set_state(out.record.id, state, f"{len(running)} of {out.record.count} running")
-    return LaunchOutcome(record=ledger.launch(out.record.id), instances=infos, notes=notes, waited=True)
+    return LaunchOutcome(record=ledger.launch(out.record.id), instances=infos, notes=notes, waited=True,
+                         ttl_ender=out.ttl_ender)
 
 
 # -- ls and down

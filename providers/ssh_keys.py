@@ -54,7 +54,8 @@ def ssh_group(sources: tuple[str, ...] = ()) -> str:
 
 
 def ssh_group_rules(sources: tuple[str, ...] = ()) -> str:
-    return f"SSH (22) in from {', '.join(sources) or 'anywhere'}, key logins only; all ports between its machines"
+    # what the group admits, nothing more: whether logins take a key or a password is the launch's (--ssh-key)
+    return f"SSH (22) in from {', '.join(sources) or 'anywhere'}; all ports between its machines"
 
 
 def parse_ssh_from(text: str) -> tuple[str, ...]:

@@ -63,7 +63,7 @@ def launch(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
     ssh_key: Annotated[Optional[Path], typer.Option("--ssh-key", help="OpenSSH public key to log in with, imported once per region as a key pair and reused. [default: ~/.ssh/id_ed25519.pub or id_rsa.pub if present]", metavar="PATH")] = None,
     no_ssh_key: Annotated[bool, typer.Option("--no-ssh-key", help="Launch with no key pair (Tencent mails a password; AWS: EC2 Instance Connect).")] = False,
-    ssh_from: Annotated[Optional[str], typer.Option("--ssh-from", help="Let SSH in only from these addresses or CIDR blocks, comma-separated (your address: curl https://checkip.amazonaws.com). [default: anywhere, key logins only]", metavar="CIDR")] = None,
+    ssh_from: Annotated[Optional[str], typer.Option("--ssh-from", help="Let SSH in only from these addresses or CIDR blocks, comma-separated (your address: curl https://checkip.amazonaws.com). [default: anywhere]", metavar="CIDR")] = None,
     disk_gb: DiskGbOpt = None,
     disk_type: DiskTypeOpt = None,
     egress_gb: EgressGbOpt = None,
@@ -359,7 +359,11 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: b
         print(f"  ends itself {r.teardown}; `gpuplan logs {r.id} --file state` shows its steps")
     if runs_job:
         print(f"  job output: gpuplan logs {r.id} -f")
-    if r.expires_at is not None:
+    if r.expires_at is not None and out.ttl_ender:
+        # one story: the machine ends at the TTL by itself; `down --expired` is the second line of defence
+        print(f"  expires {r.expires_at:%Y-%m-%d %H:%M} UTC: {out.ttl_ender} ends it then; `gpuplan down --expired` "
+              "(e.g. from cron) records the end, and ends it should that fail")
+    elif r.expires_at is not None:
         print(f"  expires {r.expires_at:%Y-%m-%d %H:%M} UTC: run `gpuplan down --expired` from cron "
               "(e.g. */10 * * * * gpuplan down --expired --yes) to enforce it")
     print(f"  end it: gpuplan down {r.id}")

@@ -225,7 +225,7 @@ class AwsCompute(ComputeClient):
                                 spot, notes)
 
     def _ssh_group(self, request: LaunchRequest, notes: list[str]) -> str | None:
-        """The security group gpuplan keeps in the default VPC: SSH in from anywhere (key logins only) and every
+        """The security group gpuplan keeps in the default VPC: SSH in from anywhere and every
         port between its own machines (a cluster's rendezvous and NCCL). Found by name, else created; a dry run only
         says it would be. The VPC's default group admits nothing from outside, so without it SSH cannot reach in."""
         vpcs = self.ec2.describe_vpcs(Filters=[{"Name": "isDefault", "Values": ["true"]}]).get("Vpcs", [])

@@ -208,7 +208,7 @@ class TencentCompute(ComputeClient):
             notes.append(driver_note(bool(request.user_data), installs=request.installs_driver))
         notes += self._cluster_notes(request)
         key_ids = (*self.key_ids, *self._key_pair(request, notes))
-        notes += self._access_notes(key_ids)
+        notes += self._access_notes(key_ids, request.bandwidth_mbps)
         group = self._ssh_group(request, notes)
         pinned = request.zone is not None
         zones = [request.zone] if request.zone else list(request.zones) or self._selling_zones(request, charge)
@@ -310,7 +310,7 @@ class TencentCompute(ComputeClient):
             self.vpc.call("CreateSecurityGroupPolicies", {"SecurityGroupId": group, "SecurityGroupPolicySet": {
                 "Ingress": [
                     *({"Protocol": "TCP", "Port": "22", field: cidr, "Action": "ACCEPT",
-                       "PolicyDescription": "ssh, key logins only"} for field, cidr in sources),
+                       "PolicyDescription": "ssh"} for field, cidr in sources),
                     {"Protocol": "ALL", "Port": "ALL", "SecurityGroupId": group, "Action": "ACCEPT",
                      "PolicyDescription": "all traffic between gpuplan machines"},
                 ]}})
@@ -343,10 +343,11 @@ class TencentCompute(ComputeClient):
         notes.append(f"imported the SSH key as key pair {request.ssh_key_name} ({key_id}) in {self.region}")
         return (key_id,)
 
-    def _access_notes(self, key_ids: tuple[str, ...] = ()) -> list[str]:
+    def _access_notes(self, key_ids: tuple[str, ...] = (), mbps: int | None = None) -> list[str]:
         notes = []
-        if self.public_bandwidth_mbps > 0:
-            notes.append(f"public IP on traffic-billed bandwidth up to {self.public_bandwidth_mbps} Mbps "
+        mbps = self.public_bandwidth_mbps if mbps is None else mbps  # what RunInstances asks for (_run_params)
+        if mbps > 0:
+            notes.append(f"public IP on traffic-billed bandwidth up to {mbps} Mbps "
                          "(traffic is billed per GB, not in the quote)")
         else:
             notes.append("no public IP: reach the machines from the same VPC")

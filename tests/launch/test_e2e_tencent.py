@@ -308,6 +308,8 @@ def test_a_ttl_launch_carries_the_clouds_own_termination_timer_and_ls_shows_it(f
     assert any(f"the cloud terminates it at {at:%Y-%m-%d %H:%M:%S} UTC" in n for n in row["notes"])
     r = cli(env, "ls")
     assert f"{got['id']}: the cloud terminates it at {at:%Y-%m-%d %H:%M}" in r.stderr
+    r = cli(env, *LAUNCH)  # the summary tells one story of the TTL: the cloud's timer, `down --expired` behind it
+    assert r.returncode == 0 and "UTC: the cloud's own timer ends it then" in r.stdout and "to enforce it" not in r.stdout
 
 
 def test_a_job_launch_is_ready_to_train_and_ends_itself(fake: FakeCvm, env: dict[str, str], tmp_path: Path) -> None:

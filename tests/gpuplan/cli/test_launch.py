@@ -552,3 +552,8 @@ def test_answering_no_is_not_an_error(gpuplan: Run, cloud: Cloud, monkeypatch: p
 def test_ls_with_nothing_says_so_in_one_line(gpuplan: Run, cloud: Cloud) -> None:
     code, out, _ = gpuplan("ls")
     assert code == 0 and out.strip() == "nothing launched"  # no empty table frame
+
+
+def test_a_ttl_no_machine_enforces_is_left_to_down_expired_and_said_so(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, err = gpuplan(*AWS, "--ttl", "2h", "--yes")  # the fake cloud has no TTL of its own
+    assert code == 0 and "run `gpuplan down --expired` from cron" in out and "ends it then" not in out
