@@ -73,7 +73,10 @@ def test_refresh_fills_the_cache_and_plan_prefers_it(fake: FakeCvm, env: dict[st
     price = spot["line_items"][0]["unit_price"]
     assert (Decimal(price["amount"]), price["currency"]) == (Decimal("2.20"), "CNY")
     assert spot["zone"] == "ap-guangzhou-4"
-    assert "live prices and stock for tencent" in plan["assumptions"]["prices"]
+    # the fake endpoint's prices are not called live: the plan says where they were read
+    assert "live prices" not in plan["assumptions"]["prices"]
+    assert f"prices for tencent read through GPUPLAN_TENCENT_ENDPOINT={fake.endpoint}, not tencent's own API" in \
+        plan["assumptions"]["prices"]
     # GN7.2XLARGE32 is sold out in ap-guangzhou-4: said in the exclusions, not silently dropped
     assert any(e["offer"] == "GN7.2XLARGE32" and e["rule"] == "sold_out" and "ap-guangzhou-4" in e["reason"]
                for e in plan["excluded"])
