@@ -181,7 +181,7 @@ def launch(
             out = _wait(out, ledger, client, wait_hours, poll)
     if not dry_run and boot is not None and boot.run is not None and nodes > 1:
         _hand_out_ranks(out, key, push_s)
-    _report_launch(out, dry_run, as_json, cat, runs_job=boot is not None and boot.run is not None)
+    _report_launch(out, dry_run, as_json, cat, runs_job=boot is not None and boot.run is not None, key=key)
 
 
 def _boot_spec(setup: str | None, run: str | None, down_when: str | None, idle: str | None, driver: str | None,
@@ -320,11 +320,10 @@ def _show_quote(q: Any) -> None:
 
 def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any, poll: float) -> Any:
     from launch.service import wait_running
-    from gpuplan.console import stderr
 
     ids = " ".join(i.instance_id for i in out.instances)
     try:
-        with stderr().status(f"waiting for {ids} to run ...", spinner="dots"):
+        with waiting(f"waiting for {ids} to run ..."):  # a line also where there is no terminal to spin on
             return wait_running(out, ledger=ledger, client=client, timeout=float(timeout_hours) * 3600,
                                 poll=poll, checkpoint=_crash_point)
     except (KeyboardInterrupt, TimeoutError) as exc:
@@ -337,7 +336,7 @@ def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any, poll: float) -
                            f"gpuplan down {out.record.id}") from None
 
 
-def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: bool = False) -> None:
+def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: bool = False, key: Any = None) -> None:
     from gpuplan.render.launch import connect_lines, launch_payload
     from gpuplan.render.table import dump_json
 
@@ -353,6 +352,11 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: b
     print(f"launch {r.id}: {r.state} ({len(out.instances)} of {r.count} machine(s))")
     for line in connect_lines(out, gpus):
         print(f"  {line}")
+    if key is not None and out.instances:  # the ssh lines above offer ssh's default keys, which may not be this one
+        from providers.ssh_keys import private_half
+
+        print(f"  log in with the launch's key: gpuplan ssh {r.id} [NODE]"
+              f" (ssh -i {private_half(key.path) or 'the private half of ' + key.path})")
     for n in out.notes:
         print(f"  note: {n}")
     if r.teardown:
@@ -431,8 +435,8 @@ def quote(
         print(f"  list price {rate_text(q.unit_price, q.currency)} per hour")
     for step in q.steps:
         until = f"{step.to_hours} h" if step.to_hours is not None else "on"
-        print(f"  hours {step.from_hours} to {until}: {rate_text(step.unit_price_discount or step.unit_price, q.currency)}"
-              " per hour")
+        rate = rate_text(step.unit_price_discount or step.unit_price, q.currency)
+        print(f"  hours {step.from_hours} to {until}: {rate} per hour")
     print(f"  source: {q.source}")
     span = f"{months} month(s)" if monthly else "each hour"
     for i in bill.items:

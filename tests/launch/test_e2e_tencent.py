@@ -189,6 +189,7 @@ def test_the_users_ssh_key_is_imported_once_and_every_launch_logs_in_with_it(fak
         r = cli(env, *LAUNCH)
         assert r.returncode == 0 and f"login key: {ssh / 'id_ed25519.pub'}" in r.stderr, r.stderr
     assert len(fake.calls_of("ImportKeyPair")) == 1 and "already in ap-guangzhou: reused" in r.stdout + r.stderr
+    assert "log in with the launch's key: gpuplan ssh gp-" in r.stdout and f"(ssh -i {ssh / 'id_ed25519'})" in r.stdout
     (ssh / "id_ed25519").write_text("private\n")  # ssh logs in with the private half of the launch's key
     launched = r.stdout.split("launch ", 1)[1].split(":", 1)[0]
     r = cli(env, "ssh", launched, "--print")
@@ -312,7 +313,8 @@ def test_a_ttl_launch_carries_the_clouds_own_termination_timer_and_ls_shows_it(f
     r = cli(env, "ls")
     assert f"{got['id']}: the cloud terminates it at {at:%Y-%m-%d %H:%M}" in r.stderr
     r = cli(env, *LAUNCH)  # the summary tells one story of the TTL: the cloud's timer, `down --expired` behind it
-    assert r.returncode == 0 and "UTC: the cloud's own timer ends it then" in r.stdout and "to enforce it" not in r.stdout
+    assert r.returncode == 0 and "UTC: the cloud's own timer ends it then" in r.stdout
+    assert "to enforce it" not in r.stdout
 
 
 def test_a_job_launch_is_ready_to_train_and_ends_itself(fake: FakeCvm, env: dict[str, str], tmp_path: Path) -> None:
@@ -436,11 +438,11 @@ def _launch_events(env: dict[str, str]) -> tuple[str, list[str]]:
 
 @pytest.mark.parametrize(("code", "action", "state", "evidence"), [
     # the provider's refusal of RunInstances itself: nothing was created, said with its RequestId
-    ("FailedOperation.Unsupported", "RunInstances", "failed", "Tencent answered RunInstances with "
-     "FailedOperation.Unsupported (RequestId "),
+    ("FailedOperation.Unsupported", "RunInstances", "failed",
+     "Tencent answered RunInstances with FailedOperation.Unsupported (RequestId "),
     # the default image cannot be looked up: RunInstances was never sent
-    ("FailedOperation.Unsupported", "DescribeImages", "failed", "Tencent created nothing: the launch failed before "
-     "RunInstances was sent"),
+    ("FailedOperation.Unsupported", "DescribeImages", "failed",
+     "Tencent created nothing: the launch failed before RunInstances was sent"),
     # the provider's own fault mid-call may have started a machine: kept unknown, found again by its tag
     ("InternalError", "RunInstances", "unknown", None),
 ])

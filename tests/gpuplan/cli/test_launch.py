@@ -504,8 +504,8 @@ def test_reconcile_reports_a_place_it_cannot_read_and_still_lists_and_ends_the_o
         (mine,) = ledger.launches()
         ledger.set_state(mine.id, LaunchState.TERMINATED)
     cloud.machines = {k: m for k, m in cloud.machines.items() if m.instance_type != "GN10Xp.2XLARGE40"}
-    import providers.registry as registry
     from pricing.errors import CredentialsError
+    from providers import registry
 
     def client(provider: str, region: str, **_: object) -> FakeCompute:
         if provider == "tencent":
@@ -556,4 +556,5 @@ def test_ls_with_nothing_says_so_in_one_line(gpuplan: Run, cloud: Cloud) -> None
 
 def test_a_ttl_no_machine_enforces_is_left_to_down_expired_and_said_so(gpuplan: Run, cloud: Cloud) -> None:
     code, out, err = gpuplan(*AWS, "--ttl", "2h", "--yes")  # the fake cloud has no TTL of its own
-    assert code == 0 and "run `gpuplan down --expired` from cron" in out and "ends it then" not in out
+    assert code == 0, err
+    assert "run `gpuplan down --expired` from cron" in out and "ends it then" not in out
