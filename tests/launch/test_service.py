@@ -175,6 +175,10 @@ def test_a_failure_the_client_says_created_nothing_is_failed_at_once_with_its_ev
     (r,) = ledger.launches()
     assert r.state is LaunchState.FAILED and ledger.launches(include_final=False) == []  # holds no budget
     assert ledger.events(r.id)[-1] == f"failed: no default GPU image found ({why})"
+    from launch.spend import launch_cost
+
+    at = r.created_at + timedelta(hours=1)  # an unknown launch counted as running from its intent: this one nothing
+    assert launch_cost(r, ledger.instances(r.id), r.created_at, at, at) == 0
 
 
 def test_partial_launches_are_recorded_and_said(ledger: Ledger) -> None:
