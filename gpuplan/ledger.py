@@ -23,7 +23,8 @@ def open_ledger(read_only_ok: bool = False) -> Any:
 
     if not is_url(url):
         raise InputError(f"ledger_url {without_url_credentials(url)!r} is not a postgresql:// URL",
-                         "e.g. postgresql://gpuplan@db.example/gpuplan, or leave it out for the SQLite file")
+                         "e.g. postgresql://db.example/gpuplan (user and password from PGUSER, PGPASSWORD or "
+                         "~/.pgpass), or leave it out for the SQLite file")
     from launch.journal import JournaledPgLedger
 
     ledger = JournaledPgLedger(url, journal_file())

@@ -427,6 +427,12 @@ class Ledger(BilledStore):
             db.execute("UPDATE launches SET note = ? WHERE id = ?", (note, launch_id))
             self._event(db, launch_id, f"note: {note}")
 
+    def add_event(self, launch_id: str, what: str) -> None:
+        """Record a fact of the launch that no column holds (e.g. the login key's path, for `ssh`)."""
+        with self._write(f"{launch_id} {what}") as db:
+            if db is not None:
+                self._event(db, launch_id, what)
+
     def record_instances(self, launch_id: str, infos: list[InstanceInfo]) -> None:
         """Insert or update machines of a launch with what the provider says now."""
         with self._write(f"{launch_id} machines " + ", ".join(f"{i.instance_id}={i.state}" for i in infos)) as db:

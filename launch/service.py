@@ -23,7 +23,7 @@ from pricing.billing import BillingMode, rate_cost, rule_for
 from pricing.catalog import PSEUDO_REGIONS, Catalog
 from pricing.errors import BudgetError, GpuplanError, InputError, PriceMissingError
 from pricing.extras import DEFAULT_DISK_TYPE
-from pricing.money import Fx, Money, money_text, round_cents
+from pricing.money import Fx, Money, money_text, rate_text, round_cents
 from pricing.text import printable
 from providers.capabilities import (
     TAG_EXPIRES,
@@ -34,11 +34,13 @@ from providers.capabilities import (
     InstanceState,
     LaunchRequest,
 )
+from providers.created import nothing_created
 from providers.lookup import find_offer
 from providers.ssh_keys import SshKey
 from pricing.bill import ExtraItem, Extras, extras_bill
 from launch.boot import BootConfig, BootSpec, Driver, user_data
 from launch.ledger import LaunchRecord, LaunchState, Ledger, now
+from launch.login import record_login_key
 # accrued_cost and projected_cost are part of this module's interface (ls, down): they live with the spend
 from launch.spend import accrued_cost, budget_check, hours_between, projected_cost
 
@@ -134,7 +136,8 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
         # spot is priced per zone: the zone asked for is the zone quoted
         rate = dict(offer.spot_zones).get(spec.zone, rate)
     if live is not None:
-        notes.append(f"priced at the provider's live quote ({live.source}), not the catalog's {rate}")
+        notes.append(f"priced at the provider's live quote ({live.source}), not the catalog's "
+                     f"{rate_text(rate, offer.currency)}")
         rate = live.rate
     unit = Money(amount=rate, currency=offer.currency)
     if spec.billing is BillingMode.MONTHLY:
@@ -183,11 +186,11 @@ def launch_disk_gb(spec: LaunchSpec) -> int | None:
 
 
 def launch_bandwidth_mbps(spec: LaunchSpec) -> int | None:
-    """A Tencent subscription's prepaid bandwidth per machine, in whole Mbps, as the quote priced it.
-
-    None elsewhere: pay-as-you-go machines keep the client's traffic-billed default, which no rate prices.
+    """A Tencent machine's public bandwidth cap, in whole Mbps, as the quote named it: a subscription's prepaid
+    bandwidth, or pay-as-you-go's traffic-billed cap (listed as not priced) -- the quote said 5 Mbps while the
+    machine asked for the client's 10. None on other clouds, which have no such cap.
     """
-    if spec.provider != "tencent" or spec.billing is not BillingMode.MONTHLY:
+    if spec.provider != "tencent":
         return None
     mbps = spec.extras.bandwidth_mbps
     if mbps != mbps.to_integral_value():
@@ -235,6 +238,7 @@ class LaunchOutcome(BaseModel):
     instances: list[InstanceInfo] = []
     notes: list[str] = []
     waited: bool = False
+    ttl_ender: str = ""  # what ends the machines at the TTL by itself ("" where only `down --expired` does)
 
 
 def check_boot(spec: LaunchSpec, client_class: type[ComputeClient]) -> None:
@@ -248,6 +252,15 @@ def check_boot(spec: LaunchSpec, client_class: type[ComputeClient]) -> None:
         raise InputError(*client_class.self_end_refusal())
 
 
+def boot_driver(spec: LaunchSpec, client_class: type[ComputeClient]) -> Driver:
+    """What the boot script does about the GPU driver (one decision, said before the launch and carried out):
+    --driver; else on gpuplan's default image of a cloud whose public images lack it, install it; any other image
+    is the user's choice, and is only checked."""
+    if spec.boot is not None and spec.boot.driver is not None:
+        return spec.boot.driver
+    return Driver.CHECK if spec.image or client_class.default_image_has_driver else Driver.INSTALL
+
+
 def boot_user_data(spec: LaunchSpec, launch_id: str, region: str, client: ComputeClient) -> tuple[str | None, bool]:
     """The launch's user data, and whether it installs the GPU driver: gpuplan's boot script when the user gave
     one of --setup/--run/--down-when/--idle, else the TTL backstop where the cloud has one (None elsewhere)."""
@@ -255,9 +268,7 @@ def boot_user_data(spec: LaunchSpec, launch_id: str, region: str, client: Comput
     if spec.boot is None:
         return ttl, False
     check_boot(spec, type(client))
-    # gpuplan's default image on a cloud whose public images lack the driver: install it; any other image is
-    # the user's choice, and is only checked
-    driver = spec.boot.driver or (Driver.CHECK if spec.image or client.default_image_has_driver else Driver.INSTALL)
+    driver = boot_driver(spec, type(client))
     cfg = BootConfig(launch_id=launch_id, region=region, nodes=spec.count, driver=driver,
                      end=type(client).self_end(spec.boot.cam_role), cam_role=spec.boot.cam_role,
                      ttl_minutes=max(1, int(spec.ttl_hours * 60)) if ttl is not None and spec.ttl_hours else None)
@@ -314,14 +325,18 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         ledger.record_intent(record, check=budget_check(spec.project, spec.owner, q.projected, fx, created))
     else:
         ledger.record_intent(record)
+    record_login_key(ledger, launch_id, spec.ssh_key)  # `gpuplan ssh` logs in with it
     checkpoint("intent")
     try:
         result = client.run(request)
     except GpuplanError as exc:
-        # A refusal starts nothing; anything else may have: keep it findable by its tag.
-        refused = exc.exit_code in (2, 3, 4, 7)
+        # A refusal starts nothing, nor a call the client says created nothing (it failed before the create
+        # call, or the provider refused that): failed at once, holding no budget. Anything else may have
+        # started machines: keep it findable by its tag.
+        evidence = nothing_created(exc)
+        refused = exc.exit_code in (2, 3, 4, 7) or bool(evidence)
         state = LaunchState.FAILED if refused else LaunchState.UNKNOWN
-        ledger.set_state(launch_id, state, exc.message)
+        ledger.set_state(launch_id, state, exc.message + (f" ({evidence})" if evidence else ""))
         raise
     except BaseException as exc:
         ledger.set_state(launch_id, LaunchState.UNKNOWN, f"interrupted during the call: {type(exc).__name__}")
@@ -343,7 +358,9 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
     if partial:
         notes.append(f"only {len(infos)} of {spec.count} machines started; all are recorded")
     progress(f"started {', '.join(result.instance_ids)}")
-    return LaunchOutcome(record=ledger.launch(launch_id), instances=infos, notes=notes)
+    ender = ("the cloud's own timer" if timer else "its own shutdown at the TTL" if spec.ttl_hours is not None
+             and client.ttl_user_data(spec.ttl_hours) is not None else "")
+    return LaunchOutcome(record=ledger.launch(launch_id), instances=infos, notes=notes, ttl_ender=ender)
 
 
 def wait_running(out: LaunchOutcome, *, ledger: Ledger, client: ComputeClient, timeout: float, poll: float,
@@ -361,7 +378,8 @@ def wait_running(out: LaunchOutcome, *, ledger: Ledger, client: ComputeClient, t
     state = (LaunchState.RUNNING if len(running) == out.record.count else
              LaunchState.FAILED if not running else LaunchState.PARTIAL)
     ledger.set_state(out.record.id, state, f"{len(running)} of {out.record.count} running")
-    return LaunchOutcome(record=ledger.launch(out.record.id), instances=infos, notes=notes, waited=True)
+    return LaunchOutcome(record=ledger.launch(out.record.id), instances=infos, notes=notes, waited=True,
+                         ttl_ender=out.ttl_ender)
 
 
 # -- ls and down
@@ -533,7 +551,9 @@ def _status_of(ledger: Ledger, r: LaunchRecord, infos: list[InstanceInfo], at: d
     if late and ended:
         notes.append(f"past its TTL ({r.expires_at:%Y-%m-%d %H:%M} UTC) and not ended: `gpuplan down --expired` "
                      "ends it")
-    return LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at), projected=projected_cost(r),
+    # an ended launch costs what it cost: no more "cost to TTL"
+    projected = None if r.state.is_final else projected_cost(r)
+    return LaunchStatus(record=r, instances=infos, accrued=accrued_cost(r, starts, at), projected=projected,
                         age_hours=hours_between(r.created_at, at), notes=notes, ended=ended, expired=late)
 
 

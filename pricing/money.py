@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from datetime import date
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
@@ -68,6 +68,14 @@ def money_text(amount: Decimal, currency: str | None = None, *, places: int = 2,
     """
     text = f"{amount.quantize(_STEPS.get(places) or Decimal(1).scaleb(-places), rounding=rounding):,}"
     return text if currency is None else f"{text} {currency}"
+
+
+def rate_text(amount: Decimal, currency: str | None = None) -> str:
+    """A price per hour or month as sentences show it: grouped, at least 2 and at most 6 places, no trailing zeros
+    past the cents ('12.9785 USD', '5,750.00 CNY', '0.8048'), so a rate never reads '12.978500' or '5750.0'."""
+    exponent = amount.normalize().as_tuple().exponent
+    places = min(6, max(2, -exponent if isinstance(exponent, int) else 2))
+    return money_text(amount, currency, places=places, rounding=ROUND_HALF_EVEN)
 
 
 # The JSON number contract (README, "JSON contract"): money is a decimal string with

@@ -6,5 +6,5 @@ them only when asked. :mod:`providers.lookup` finds the offer for an instance ty
 place; :mod:`providers.session` is what every cloud's way into its API shares.
 """
 
-__all__ = ["aws", "base", "bulk", "capabilities", "lazy", "listprice", "local", "lookup", "refresh", "registry", "session",
-           "tencent"]
+__all__ = ["aws", "base", "bulk", "capabilities", "created", "lazy", "listprice", "local", "lookup", "refresh",
+           "registry", "session", "tencent"]

@@ -85,8 +85,12 @@ def find_offer(catalog: Catalog, instance_type: str, *, provider: str | None = N
     else:
         found = _in_region(offers, place, prefix=prefix)
         if found is None:
+            known = _regions(offers)
+            # a row priced for a whole market names no region: the provider's own listing does
             raise InputError(f"{instance_type} is not sold in {place} as far as the catalog knows",
-                             f"its regions: {', '.join(_regions(offers))}")
+                             f"its regions: {', '.join(known)}" if known else
+                             f"the shipped catalog names no region for it: `gpuplan catalog refresh --provider "
+                             f"{offers[0].provider} --region {place}` reads where it is sold now")
         offer, place = found
     zones = tuple(z for z in offer.zones if z.startswith(place)) if offer.zones else ()
     # Only zones named like the region's can be checked: the shipped AWS rows carry AZ ids

@@ -125,6 +125,8 @@ def _load(provider: str, capability: str, what: str) -> Any:
             via = " or ".join(f"--via {e}" for e in sorted(cloud.engines))
             hint = (f"hand it to an engine that launches {provider}: gpuplan launch ... {via} (gpuplan keeps the "
                     f"ledger), or gpuplan plan ... {engines} FILE; {hint}")
+        if cloud is not None and capability == "price_fetcher":  # gpuhunt's catalogs price most other clouds
+            hint = f"{hint}; `gpuplan catalog refresh --provider {provider} --source gpuhunt` reads gpuhunt's prices"
         raise NotSupportedError(f"{provider} has no {what} in gpuplan", hint)
     module, attr = target.split(":")
     try:

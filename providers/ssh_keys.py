@@ -31,10 +31,13 @@ def ssh_command(address: str, identity: Path | None = None, remote: Sequence[str
     """The ssh line to a launched machine: ``gpuplan ssh`` and ``logs`` run it, a launch hands out ranks with it.
 
     ``batch``: for a program, not a person: no prompt (a missing key fails), a new host key accepted, a
-    changed one refused, 10 s to connect. ssh hands ``remote`` to a shell, so each word is quoted.
+    changed one refused, 10 s to connect (a person gets 15 s). ssh hands ``remote`` to a shell, so each word is quoted.
     """
-    options = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-o", "ConnectTimeout=10"]
-    return ["ssh", *(options if batch else []), *(["-i", str(identity)] if identity is not None else []),
+    # a person waits at most 15 s for a machine that does not answer (a closed port, a wrong address), not ssh's
+    # default of the system's TCP timeout (over 2 minutes on Linux)
+    options = (["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-o", "ConnectTimeout=10"] if batch
+               else ["-o", "ConnectTimeout=15"])
+    return ["ssh", *options, *(["-i", str(identity)] if identity is not None else []),
             f"{LOGIN_USER}@{address}", *([shlex.join(remote)] if remote else [])]
 
 
@@ -51,7 +54,8 @@ def ssh_group(sources: tuple[str, ...] = ()) -> str:
 
 
 def ssh_group_rules(sources: tuple[str, ...] = ()) -> str:
-    return f"SSH (22) in from {', '.join(sources) or 'anywhere'}, key logins only; all ports between its machines"
+    # what the group admits, nothing more: whether logins take a key or a password is the launch's (--ssh-key)
+    return f"SSH (22) in from {', '.join(sources) or 'anywhere'}; all ports between its machines"
 
 
 def parse_ssh_from(text: str) -> tuple[str, ...]:
@@ -125,3 +129,10 @@ def default_key_path(home: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def private_half(public: str | Path) -> Path | None:
+    """The private key ssh-keygen writes beside a public one (id_ed25519 for id_ed25519.pub); None for a public key
+    not named ``*.pub``, whose private half has no name to guess."""
+    path = Path(public)
+    return path.with_suffix("") if path.suffix == ".pub" else None

@@ -174,6 +174,10 @@ def catalog_clear(
     name = provider.strip().lower() if provider is not None else None
     if name == "":
         raise InputError("--provider is empty", "name a cloud, e.g. --provider tencent, or leave the flag out")
+    if name is not None:
+        from providers.registry import parse_provider
+
+        name = parse_provider(name, catalog_from(settings_from()))  # a misspelt cloud is an error, not "nothing"
     regions = tuple(dict.fromkeys(parse_multi(region, "--region") or ()))
     removed = clear(catalog_cache_dir(), name, regions)
     if as_json:

@@ -36,4 +36,20 @@ def config_show(as_json: JsonOpt = False) -> None:
                "fx": [r.label() for r in s.fx_table().used()],
                "fx_stale": [f"{r.base}/{r.quote} of {r.as_of} is older than {STALE_FX_DAYS} days"
                             for r in stale_fx_rates(s.fx_table().used())]}
-    emit(dump_json(payload))
+    if as_json:
+        emit(dump_json(payload))
+        return
+    emit(_text(payload))
+
+
+def _text(payload: dict) -> str:  # type: ignore[type-arg]
+    """``config show`` for a person: one "name: value" line each, lists one item a line (--json is the contract)."""
+    lines: list[str] = []
+    for key, value in payload.items():
+        if isinstance(value, dict):
+            lines += [f"{key}:", *(f"  {k}: {'-' if v in (None, '', ()) else v}" for k, v in value.items())]
+        elif isinstance(value, list):
+            lines += [f"{key}:" + ("" if value else " -"), *(f"  {v}" for v in value)]
+        else:
+            lines.append(f"{key}: {'yes' if value is True else 'no' if value is False else value}")
+    return "\n".join(lines)

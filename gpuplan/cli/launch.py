@@ -20,7 +20,7 @@ from gpuplan.cli.app import command_app
 from gpuplan.cli.extras_opts import (
     BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
 )
-from gpuplan.cli.launch_shared import HALF_EVEN, YesOpt, clients, env_seconds, os_user, say
+from gpuplan.cli.launch_shared import HALF_EVEN, YesOpt, clients, env_seconds, os_user, say, waiting
 from gpuplan.cli.options import JsonOpt, emit, settings_from
 from gpuplan.ledger import open_ledger
 
@@ -59,12 +59,12 @@ def launch(
     count: Annotated[int | None, typer.Option("--count", help="Identical machines to launch together (one cluster; default 1, or the plan's nodes).")] = None,
     ttl: Annotated[Optional[str], typer.Option("--ttl", help="Time to live, e.g. 6h, 2d: `gpuplan down --expired` ends it then.")] = None,
     max_cost: Annotated[Optional[str], typer.Option("--max-cost", help="Refuse if the projected cost exceeds this, e.g. 500 or '3000 CNY'.")] = None,
-    from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (or --plan-file).")] = False,
-    plan_file: Annotated[Optional[Path], typer.Option("--plan-file", help="A `gpuplan plan --json` file for --from-plan.")] = None,
+    from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (said, with its age; or --plan FILE).")] = False,
+    plan_file: Annotated[Optional[Path], typer.Option("--plan", "--plan-file", help="A `gpuplan plan --json` file (or a kept plan) to launch, at any age.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
     ssh_key: Annotated[Optional[Path], typer.Option("--ssh-key", help="OpenSSH public key to log in with, imported once per region as a key pair and reused. [default: ~/.ssh/id_ed25519.pub or id_rsa.pub if present]", metavar="PATH")] = None,
     no_ssh_key: Annotated[bool, typer.Option("--no-ssh-key", help="Launch with no key pair (Tencent mails a password; AWS: EC2 Instance Connect).")] = False,
-    ssh_from: Annotated[Optional[str], typer.Option("--ssh-from", help="Let SSH in only from these addresses or CIDR blocks, comma-separated (your address: curl https://checkip.amazonaws.com). [default: anywhere, key logins only]", metavar="CIDR")] = None,
+    ssh_from: Annotated[Optional[str], typer.Option("--ssh-from", help="Let SSH in only from these addresses or CIDR blocks, comma-separated (your address: curl https://checkip.amazonaws.com). [default: anywhere]", metavar="CIDR")] = None,
     disk_gb: DiskGbOpt = None,
     disk_type: DiskTypeOpt = None,
     egress_gb: EgressGbOpt = None,
@@ -92,7 +92,9 @@ def launch(
     from pricing.catalog import PSEUDO_REGIONS
     from gpuplan.settings import load_catalog
     from planner.units import parse_duration, parse_enum, parse_money
-    from launch.service import LaunchSpec, check_boot, check_budget, quote_launch, start, ttl_before_the_run
+    from launch.service import (
+        LaunchSpec, boot_driver, check_boot, check_budget, quote_launch, start, ttl_before_the_run,
+    )
     from providers.ssh_keys import parse_ssh_from
 
     # Every flag is read here, before anything that can start a machine: a bad value must start nothing.
@@ -114,6 +116,7 @@ def launch(
         from gpuplan.last_plan import read_winner
 
         w = read_winner(plan_file)
+        say(f"plan: {w['plan_named']}: {w.get('nodes') or 1} x {w['offer']} {w['billing']} on {w['provider']}")
         provider, instance_type = w["provider"], w["offer"]
         billing = w["billing"]
         region = region or (None if w.get("region") in PSEUDO_REGIONS else w.get("region"))
@@ -158,6 +161,11 @@ def launch(
         from providers.registry import compute_class
 
         check_boot(spec, compute_class(spec.provider))
+        # the confirmation names the driver step the machines will take, not both possibilities
+        import dataclasses
+
+        driver = boot_driver(spec, compute_class(spec.provider))
+        spec = spec.model_copy(update={"boot": dataclasses.replace(boot, driver=driver)})
     cat = load_catalog(s)
     q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)
     if (live := _live_price(spec, q.region, q.zone)) is not None:
@@ -177,7 +185,8 @@ def launch(
             raise InputError("refusing to launch without a confirmation: there is no terminal to ask on",
                              "pass --yes to launch, or --dry-run to validate only")
         if not typer.confirm("Launch?", default=False, err=True):
-            raise InputError("not launched")
+            say("not launched")  # the user's answer, not an error: exit 0
+            raise typer.Exit(0)
     if via is not None:
         from gpuplan.cli.launch_via import launch_via
 
@@ -191,7 +200,7 @@ def launch(
             out = _wait(out, ledger, client, wait_hours, poll)
     if not dry_run and boot is not None and boot.run is not None and nodes > 1:
         _hand_out_ranks(out, key, push_s)
-    _report_launch(out, dry_run, as_json, cat, runs_job=boot is not None and boot.run is not None)
+    _report_launch(out, dry_run, as_json, cat, runs_job=boot is not None and boot.run is not None, key=key)
 
 
 def _boot_spec(setup: str | None, run: str | None, down_when: str | None, idle: str | None, driver: str | None,
@@ -236,15 +245,18 @@ def _name(value: str, flag: str) -> str:
 def _hand_out_ranks(out: Any, key: Any, deadline_s: float) -> None:
     """Several nodes with a --run: tell each node its rank over SSH (its run waits for it), or say how to."""
     from launch.rendezvous import Node, manual_lines, push
+    from providers.ssh_keys import private_half
 
     nodes = [Node(i.instance_id, i.public_ip or i.private_ip or "", i.private_ip or i.public_ip or "")
              for i in out.instances]
     # the private half beside the public key (id_ed25519 for id_ed25519.pub); else ssh's own defaults and agent
-    private = Path(key.path).with_suffix("") if key is not None and key.path.endswith(".pub") else None
+    private = private_half(key.path) if key is not None else None
     identity = private if private is not None and private.is_file() else None
     if len(nodes) == out.record.count and all(n.address for n in nodes):
-        say(f"handing each of the {len(nodes)} nodes its torchrun rank over SSH (as sshd comes up) ...")
-        failed = push(nodes, identity, deadline_s=deadline_s)
+        # sshd comes up minutes after RUNNING (5 min 26 s seen): said, so the command is not taken for stuck
+        with waiting(f"handing each of the {len(nodes)} nodes its torchrun rank over SSH as sshd comes up "
+                     f"(up to {deadline_s:.0f} s) ..."):
+            failed = push(nodes, identity, deadline_s=deadline_s)
         if not failed:
             say(f"rendezvous: node 0 ({nodes[0].private_ip}) leads; every node's run has started or will")
             return
@@ -293,13 +305,14 @@ def _live_price(spec: Any, region: str, zone: str | None) -> Any:
 
 
 def _show_quote(q: Any) -> None:
-    from pricing.money import money_text
+    from pricing.money import money_text, rate_text
 
     spec = q.spec
     what = f"{spec.count} x {q.offer} ({spec.billing}) in {q.zone or q.region}"
     unit = "month" if spec.billing == "monthly" else "hour"
     say(f"Launch: {what}")
-    say(f"  price: {q.unit_price.amount} {q.unit_price.currency} per machine-{unit}{' (estimate)' if q.estimate else ''}")
+    say(f"  price: {rate_text(q.unit_price.amount, q.unit_price.currency)} per machine-{unit}"
+        f"{' (estimate)' if q.estimate else ''}")
     say(f"  billing rule: {q.rule}")
     if q.extras and q.instance_projected is not None:
         say(f"  instances: {money_text(q.instance_projected.amount, q.instance_projected.currency, rounding=HALF_EVEN)}")
@@ -326,11 +339,10 @@ def _show_quote(q: Any) -> None:
 
 def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any, poll: float) -> Any:
     from launch.service import wait_running
-    from gpuplan.console import stderr
 
     ids = " ".join(i.instance_id for i in out.instances)
     try:
-        with stderr().status(f"waiting for {ids} to run ...", spinner="dots"):
+        with waiting(f"waiting for {ids} to run ..."):  # a line also where there is no terminal to spin on
             return wait_running(out, ledger=ledger, client=client, timeout=float(timeout_hours) * 3600,
                                 poll=poll, checkpoint=_crash_point)
     except (KeyboardInterrupt, TimeoutError) as exc:
@@ -343,7 +355,7 @@ def _wait(out: Any, ledger: Any, client: Any, timeout_hours: Any, poll: float) -
                            f"gpuplan down {out.record.id}") from None
 
 
-def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: bool = False) -> None:
+def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: bool = False, key: Any = None) -> None:
     from gpuplan.render.launch import connect_lines, launch_payload
     from gpuplan.render.table import dump_json
 
@@ -359,13 +371,22 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: b
     print(f"launch {r.id}: {r.state} ({len(out.instances)} of {r.count} machine(s))")
     for line in connect_lines(out, gpus):
         print(f"  {line}")
+    if key is not None and out.instances:  # the ssh lines above offer ssh's default keys, which may not be this one
+        from providers.ssh_keys import private_half
+
+        print(f"  log in with the launch's key: gpuplan ssh {r.id} [NODE]"
+              f" (ssh -i {private_half(key.path) or 'the private half of ' + key.path})")
     for n in out.notes:
         print(f"  note: {n}")
     if r.teardown:
         print(f"  ends itself {r.teardown}; `gpuplan logs {r.id} --file state` shows its steps")
     if runs_job:
         print(f"  job output: gpuplan logs {r.id} -f")
-    if r.expires_at is not None:
+    if r.expires_at is not None and out.ttl_ender:
+        # one story: the machine ends at the TTL by itself; `down --expired` is the second line of defence
+        print(f"  expires {r.expires_at:%Y-%m-%d %H:%M} UTC: {out.ttl_ender} ends it then; `gpuplan down --expired` "
+              "(e.g. from cron) records the end, and ends it should that fail")
+    elif r.expires_at is not None:
         print(f"  expires {r.expires_at:%Y-%m-%d %H:%M} UTC: run `gpuplan down --expired` from cron "
               "(e.g. */10 * * * * gpuplan down --expired --yes) to enforce it")
     print(f"  end it: gpuplan down {r.id}")
@@ -419,18 +440,25 @@ def quote(
 
         emit(dump_json({**quote_payload(q), **extras_payload(bill)}))
         return
-    print(f"{instance_type} in {zone}, {mode}: {q.payable} {q.currency}"
-          f" {'for ' + str(months) + ' month(s)' if mode is BillingMode.MONTHLY else 'per hour'}")
-    if mode is BillingMode.MONTHLY and q.period_price is not None and q.period_price_discount is not None:
-        print(f"  list price {q.period_price} {q.currency}; you pay {q.discount_percent or 100}% of it")
+    from pricing.money import money_text, rate_text
+
+    monthly = mode is BillingMode.MONTHLY
+    # a period is money (cents); an hourly price is a rate (as many places as it has)
+    print(f"{instance_type} in {zone}, {mode}: "
+          f"{money_text(q.payable, q.currency) if monthly else rate_text(q.payable, q.currency)}"
+          f" {'for ' + str(months) + ' month(s)' if monthly else 'per hour'}")
+    if monthly and q.period_price is not None and q.period_price_discount is not None:
+        pct = Decimal(q.discount_percent or 100).normalize()
+        print(f"  list price {money_text(q.period_price, q.currency)}; you pay {pct:f}% of it")
     elif q.unit_price is not None and q.unit_price_discount not in (None, q.unit_price):
-        print(f"  list price {q.unit_price} {q.currency} per hour")
+        print(f"  list price {rate_text(q.unit_price, q.currency)} per hour")
     for step in q.steps:
         until = f"{step.to_hours} h" if step.to_hours is not None else "on"
-        print(f"  hours {step.from_hours} to {until}: {step.unit_price_discount or step.unit_price} {q.currency} per hour")
+        rate = rate_text(step.unit_price_discount or step.unit_price, q.currency)
+        print(f"  hours {step.from_hours} to {until}: {rate} per hour")
     print(f"  source: {q.source}")
-    span = f"{months} month(s)" if mode is BillingMode.MONTHLY else "each hour"
+    span = f"{months} month(s)" if monthly else "each hour"
     for i in bill.items:
-        print(f"  + {i.description} ({span}): {i.story()} = {i.cost.amount:.2f} {i.cost.currency} [{i.source}]")
+        print(f"  + {i.description} ({span}): {i.story()} = {money_text(i.cost.amount, i.cost.currency)} [{i.source}]")
     if bill.not_priced:
         print("  not priced (no sourced rate): " + "; ".join(bill.not_priced))

@@ -7,6 +7,8 @@
 
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import ROUND_HALF_EVEN
 from typing import Annotated, Any
 
@@ -73,3 +75,17 @@ def say_unrecorded(ledger: Any) -> None:
              "tags still find them: run `gpuplan ls` once the ledger can be written)")
     elif ledger.read_only:
         say(f"warning: {ledger.read_only}; read as it is, nothing recorded")
+
+
+@contextmanager
+def waiting(text: str) -> Iterator[None]:
+    """A wait of seconds to minutes, said: a spinner on a terminal, else the line once (a log or cron mail)."""
+    from gpuplan.console import stderr
+
+    console = stderr()
+    if not console.is_terminal:
+        say(text)
+        yield
+        return
+    with console.status(text, spinner="dots"):
+        yield

@@ -15,7 +15,9 @@ import typer
 
 from pricing.errors import GpuplanError, InputError
 from gpuplan.cli.app import command_app
-from gpuplan.cli.launch_shared import HALF_EVEN, YesOpt, clients, env_seconds, mine, say, say_unrecorded
+from gpuplan.cli.launch_shared import (
+    HALF_EVEN, YesOpt, clients, env_seconds, mine, say, say_unrecorded, waiting,
+)
 from gpuplan.cli.options import JsonOpt, WideOpt, emit, use_wide
 from gpuplan.cli.outage import cloud_fallback
 from gpuplan.ledger import open_ledger
@@ -37,7 +39,7 @@ def ls(
     """Every machine gpuplan launched: provider state, age, cost so far and cost to TTL."""
     use_wide(wide)
     from gpuplan.render.launch import status_payload
-    from launch.service import reconcile as find_untracked, status
+    from launch.service import status
     from gpuplan.render.table import Column, OutputFormat, dump_json, render_rows
     from pricing.money import money_text
 
@@ -52,19 +54,24 @@ def ls(
         empty = f"nothing running; {ended} ended launch(es): `gpuplan ls --all` lists them" if ended else \
             "nothing launched"
         untracked: list[Any] = []
+        failed: list[tuple[str, str, GpuplanError]] = []
+        asked = None
         if reconcile:
             places = {(r.record.provider, r.record.region) for r in rows}
             if provider and region:
-                places.add((provider.strip().lower(), region))
+                asked = (provider.strip().lower(), region)
+                places.add(asked)
             elif provider or region:
                 raise InputError("--reconcile needs both --provider and --region to look somewhere new")
-            for p, reg in sorted(places):
-                untracked += [(p, reg, i) for i in find_untracked(ledger, client_for(p, reg), p, reg)]
+            found, failed = _look_everywhere(ledger, client_for, places)
+            untracked = [(p, reg, i) for p, reg, machines in found for i in machines]
         say_unrecorded(ledger)
     if as_json:
         emit(dump_json({"launches": [status_payload(r) for r in rows],
                         "untracked": [{"provider": p, "region": reg, "instance_id": i.instance_id,
-                                       "state": i.state.value, "tags": i.tags} for p, reg, i in untracked]}))
+                                       "state": i.state.value, "tags": i.tags} for p, reg, i in untracked],
+                        "not_looked": [{"provider": p, "region": reg, "error": str(e)} for p, reg, e in failed]}))
+        _said_not_looked(failed, asked)
         return
     table = [{"id": r.record.id, "provider": r.record.provider, "what": f"{r.record.count}x {r.record.instance_type}",
               "where": r.record.zone or r.record.region, "billing": r.record.billing.value,
@@ -87,14 +94,44 @@ def ls(
             ("teardown", "ends itself", 3), ("owner", "owner", 5), ("project", "project", 5))]
     if others:
         empty = (empty + "; " if not table else "") + f"{others} launch(es) of others in this ledger: --all-owners"
-    emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches",
-                     caption=empty if not table or others else ""))
+    if table:
+        emit(render_rows(table, cols, OutputFormat.TABLE, title="Launches", caption=empty if others else ""))
+    else:
+        emit(empty)  # one line, not an empty table's frame
+
     for p, reg, i in untracked:
         say(f"untracked: {p} {reg} {i.instance_id} ({i.state}), tag gpuplan:id={i.tags.get('gpuplan:id', '?')}: "
              f"not in this ledger; end it with `gpuplan down --untracked --provider {p} --region {reg}`")
     for r in rows:
         for n in r.notes:
             say(f"{r.record.id}: {n}")
+    _said_not_looked(failed, asked)
+
+
+def _look_everywhere(ledger: Any, client_for: Any, places: set[tuple[str, str]]) -> tuple[
+        list[tuple[str, str, list[Any]]], list[tuple[str, str, GpuplanError]]]:
+    """Tagged machines the ledger lacks, per provider and region; a place that cannot be read (no credentials,
+    no network) is kept aside with its error, so it never hides what the other places hold."""
+    from launch.service import reconcile as find_untracked
+
+    found: list[tuple[str, str, list[Any]]] = []
+    failed: list[tuple[str, str, GpuplanError]] = []
+    for p, reg in sorted(places):
+        try:
+            found.append((p, reg, find_untracked(ledger, client_for(p, reg), p, reg)))
+        except GpuplanError as exc:
+            failed.append((p, reg, exc))
+    return found, failed
+
+
+def _said_not_looked(failed: list[tuple[str, str, GpuplanError]], asked: tuple[str, str] | None) -> None:
+    """Say each place not looked in; the place the user named (--provider/--region) failing is the command's error."""
+    for p, reg, exc in failed:
+        if (p, reg) != asked:
+            say(f"warning: could not look for untracked machines in {p} {reg}: {exc}")
+    for p, reg, exc in failed:
+        if (p, reg) == asked:
+            raise exc
 
 
 @app.command()
@@ -153,8 +190,11 @@ def down(
                 raise InputError("refusing to terminate without a confirmation: there is no terminal to ask on",
                                  "pass --yes")
             if not typer.confirm(f"Terminate {names}?", default=False, err=True):
-                raise InputError("nothing ended")
-        ended = take_down(ledger, clients(), records, timeout=timeout, poll=poll)
+                say("nothing ended")  # the user's answer, not an error: exit 0
+                raise typer.Exit(0)
+        # ending a GPU machine takes minutes (3 min 20 s seen): said, so the command is not taken for stuck
+        with waiting(f"asking the cloud to end {names}; waiting until it says they are gone ..."):
+            ended = take_down(ledger, clients(), records, timeout=timeout, poll=poll)
         say_unrecorded(ledger)
     left = [e for e in ended if not e.ended]
     if as_json:
@@ -172,14 +212,17 @@ def down(
                            "they may still bill: check `gpuplan ls` and run the same `gpuplan down` again")
 
 
-def _login(launch_id: str, node: int) -> tuple[str, str]:
-    """The recorded address and instance id of node ``node`` of a live launch (an instance id names its own)."""
+def _login(launch_id: str, node: int, identity: Path | None = None) -> tuple[str, str, Path | None]:
+    """The recorded address and instance id of node ``node`` of a live launch (an instance id names its own), and
+    the private key to log in with: ``identity`` (-i), else the private half of the key the launch was given."""
+    from launch.login import identity_for, recorded_key
 
     if node < 0:
         raise InputError(f"node {node} does not exist: nodes count from 0")
     with open_ledger(read_only_ok=True) as ledger:
         record = ledger.launch(launch_id)
         machines = ledger.instances(record.id)
+        recorded = recorded_key(ledger, record.id)
     if record.state.is_final:
         raise InputError(f"launch {record.id} has ended ({record.state.value})", "`gpuplan ls` lists the running ones")
     if not machines:
@@ -196,7 +239,11 @@ def _login(launch_id: str, node: int) -> tuple[str, str]:
                          "assigns one")
     if m.state.is_final:
         raise InputError(f"{m.instance_id} has ended ({m.state.value})")
-    return address, m.instance_id
+    if identity is None:
+        identity, why = identity_for(record.id, recorded)
+        if why:
+            say(f"note: {why}")
+    return address, m.instance_id, identity
 
 
 def _exec_ssh(address: str, identity: Path | None, print_only: bool, remote: list[str] | None = None) -> None:
@@ -209,6 +256,8 @@ def _exec_ssh(address: str, identity: Path | None, print_only: bool, remote: lis
     if print_only:
         print(shlex.join(command))
         return
+    # ssh itself prints nothing while it connects (a machine still booting: up to its 15 s ConnectTimeout)
+    say(f"connecting to {address} ...")
     try:
         os.execvp(command[0], command)
     except OSError as exc:
@@ -229,7 +278,7 @@ def ssh(
     print_only: PrintOpt = False,
 ) -> None:
     """Log in to a launched machine over SSH (or print the command)."""
-    address, _ = _login(launch_id, node)
+    address, _, identity = _login(launch_id, node, identity)
     _exec_ssh(address, identity, print_only)
 
 
@@ -251,7 +300,7 @@ def logs(
         raise InputError(f"no log {file!r}", f"use one of {', '.join(LOG_FILES)}")
     if lines < 1:
         raise InputError("--lines must be 1 or more")
-    address, _ = _login(launch_id, node)
+    address, _, identity = _login(launch_id, node, identity)
     path = f"{LOG_DIR}/{name}" if name == "state" else f"{LOG_DIR}/{name}.log"
     # the boot script runs as root and its logs are root's: the login user reads them through sudo
     _exec_ssh(address, identity, print_only, ["sudo", "-n", "tail", "-n", str(lines), *(["-F"] if follow else []), path])
@@ -261,32 +310,40 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
                     as_json: bool) -> None:
     """End machines tagged by gpuplan that no ledger launch knows, where the ledger has launched and where asked."""
     from gpuplan.render.table import dump_json
-    from launch.service import end_untracked, reconcile
+    from launch.service import end_untracked
 
     client_for = clients()
     with open_ledger(read_only_ok=True) as ledger:
         places = {(r.provider, r.region) for r in ledger.launches()}
         if provider and region:
             places.add((provider.strip().lower(), region))
-        found = [(p, reg, reconcile(ledger, client_for(p, reg), p, reg)) for p, reg in sorted(places)]
+        found, failed = _look_everywhere(ledger, client_for, places)
     found = [(p, reg, machines) for p, reg, machines in found if machines]
+    for p, reg, exc in failed:  # said first: the machines found elsewhere are still ended
+        say(f"warning: could not look for untracked machines in {p} {reg}: {exc}")
     names = ", ".join(f"{i.instance_id} ({p} {reg}, tag gpuplan:id={i.tags.get('gpuplan:id', '?')})"
                       for p, reg, machines in found for i in machines)
+    not_looked = ", ".join(f"{p} {reg}" for p, reg, _ in failed)
     if not found:
-        say("nothing untracked to end")
+        say("nothing untracked to end" + (f" where gpuplan could look (not in {not_looked})" if failed else ""))
         if as_json:
             emit(dump_json({"untracked_ended": [], "untracked_still_ending": []}))
+        if failed:
+            raise GpuplanError(f"could not look for untracked machines in {not_looked}", "fix what each warning "
+                               "says, then run `gpuplan down --untracked` again")
         return
     if not yes:
         if not sys.stdin.isatty():
             raise InputError("refusing to terminate without a confirmation: there is no terminal to ask on",
                              "pass --yes")
         if not typer.confirm(f"Terminate {names}?", default=False, err=True):
-            raise InputError("nothing ended")
+            say("nothing ended")  # the user's answer, not an error: exit 0
+            raise typer.Exit(0)
     ended: list[str] = []
     still: list[str] = []
     for p, reg, machines in found:
-        done, left = end_untracked(client_for(p, reg), machines, timeout=timeout, poll=poll)
+        with waiting(f"ending {len(machines)} untracked machine(s) in {p} {reg} ..."):
+            done, left = end_untracked(client_for(p, reg), machines, timeout=timeout, poll=poll)
         ended += done
         still += left
     if as_json:
@@ -299,3 +356,6 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
     if still:
         raise GpuplanError(f"{len(still)} untracked machine(s) not seen to end: {', '.join(still)}",
                            "run `gpuplan down --untracked` again")
+    if failed:
+        raise GpuplanError(f"could not look for untracked machines in {not_looked}", "fix what each warning says, "
+                           "then run `gpuplan down --untracked` again")

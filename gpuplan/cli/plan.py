@@ -120,12 +120,12 @@ def plan(
         p = make_plan(demand, c, s, catalog=cat, extras=extras)
         if engine is not None and export is not None:
             from gpuplan.console import stderr
-            from gpuplan.render.export import export as write_export, task_name
+            from gpuplan.render.export import export as write_export, run_command, task_name
 
             path = write_export(p, engine, export[1], name=task_name(facts),
                                 gpu_memory_gb=cat.gpus[p.cheapest.gpu].vram_gb)
-            stderr().print(f"wrote {engine} task for {p.cheapest.nodes} x {p.cheapest.offer} to {path}",
-                           highlight=False, markup=False)
+            stderr().print(f"wrote {engine} task for {p.cheapest.nodes} x {p.cheapest.offer} to {path}; run it: "
+                           f"{run_command(engine, str(p.cheapest.billing), path)}", highlight=False, markup=False)
         from gpuplan.last_plan import remember
 
         remember(p)
@@ -155,6 +155,9 @@ def _serve_plan(serve: str, serving: dict[str, Any], precision: str, c: Any, s: 
                                        gpu_memory_gb={k: g.vram_gb for k, g in cat.gpus.items()})
         stderr().print(f"wrote {export[0]} service for {f.instances} x {f.offer} {f.billing} (the plan's #{rank}) "
                        f"to {path}", highlight=False, markup=False)
+    from gpuplan.last_plan import remember_serve
+
+    remember_serve(p)  # kept apart: `launch --from-plan` names it rather than start an older training plan
     emit(render_serve_plan(p, fmt, limit, explain))
 
 

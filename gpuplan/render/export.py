@@ -143,7 +143,9 @@ def _header(plan: Plan, option: Option) -> list[str]:
     o = option
     return [
         f"# Written by gpuplan: {o.nodes} x {o.offer} ({o.gpus_total:g} x {o.gpu}) {o.billing} in {o.region}",
-        f"# Estimated cost {money_text(o.cost.amount, plan.currency)} ({o.native_cost}) for {o.wall_hours:,.1f} h"
+        f"# Estimated cost {money_text(o.cost.amount, plan.currency)}"
+        # the provider's currency only where it differs: "457,022.64 USD (457,022.64 USD)" said it twice
+        f"{'' if o.native_cost.currency == plan.currency else f' ({o.native_cost})'} for {o.wall_hours:,.1f} h"
         " of wall time; prices and speeds are gpuplan's estimates, see `gpuplan plan --explain`.",
         *[f"# {n}" for n in o.notes[:3]],
     ]
@@ -171,12 +173,24 @@ def _disk_gb(plan: Plan) -> str:
     return str(gb or DEFAULT_DISK_GB)
 
 
+# A spot plan's cost assumes the run restarts after a preemption (its spot overhead): the task must recover.
+# SkyPilot recovers only a managed job (`sky jobs launch`); FAILOVER retries the task's own region (the one
+# priced) before any other. The run restarts from its start: resuming from a checkpoint is the run's job.
+_SKY_MANAGED = ["# A managed job: run it with `sky jobs launch FILE`, which replaces a preempted spot machine and",
+                "# restarts the run (`sky launch` does not). Save checkpoints to a bucket and resume from them."]
+_SKY_RECOVERY = ["  job_recovery:", "    strategy: FAILOVER", "    max_restarts_on_errors: 0"]
+# dstack retries a run that found no capacity or lost its spot machine, for dstack's default window (1h).
+_DSTACK_RETRY = ["retry:", "  on_events: [no-capacity, interruption]", "  duration: 1h"]
+
+
 def skypilot_task(plan: Plan, option: Option, name: str) -> str:
     _check(option, Engine.SKYPILOT)
     o = option
     lines = [*_header(plan, o), f"name: {q(name)}", f"num_nodes: {o.nodes}", "resources:",
              *sky_resources(o.provider, o.region, o.offer, o.gpu, o.gpu_count, str(o.billing),
                             _zone_comment(o) if o.zone else None)]
+    if o.billing == "spot":
+        lines = [*lines[:len(_header(plan, o))], *_SKY_MANAGED, *lines[len(_header(plan, o)):], *_SKY_RECOVERY]
     lines += [f"  disk_size: {_disk_gb(plan)}",
               "setup: |", "  # Your environment: e.g. pip install -r requirements.txt (gpuplan leaves this to you).",
               "  true", "run: |",
@@ -195,6 +209,8 @@ def dstack_task(plan: Plan, option: Option, name: str, gpu_memory_gb: float) -> 
                                   "$DSTACK_MASTER_NODE_IP")),
              "resources:", f"  gpu: {dstack_gpu(o.gpu, gpu_memory_gb, o.gpu_count)}",
              f"  disk: {q(f'{_disk_gb(plan)}GB..')}", *dstack_placement(o.provider, o.region, str(o.billing))]
+    if o.billing == "spot":
+        lines += _DSTACK_RETRY
     if o.billing not in ("spot", "hourly"):
         lines.insert(len(_header(plan, o)), f"# note: dstack runs on-demand or spot; the plan's {o.billing} "
                      "billing is not something dstack can buy")
@@ -210,3 +226,10 @@ def export(plan: Plan, engine: Engine, path: Path, *, name: str, gpu_memory_gb: 
         plan, option, name, gpu_memory_gb)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def run_command(engine: Engine, billing: str, path: Path) -> str:
+    """How to start the written task: a spot task as SkyPilot's managed job, the one kind it recovers."""
+    if engine is Engine.SKYPILOT:
+        return f"sky {'jobs launch' if billing == 'spot' else 'launch'} {path}"
+    return f"dstack apply -f {path}"

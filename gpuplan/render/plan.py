@@ -51,7 +51,10 @@ def _extras_cell(o: Any) -> str:
     if o.instance_cost is None or (not o.extras and not o.not_priced):
         return ""
     share = o.extras_cost.amount / o.cost.amount if o.cost.amount else Decimal(0)
-    return f"{share:.0%}" + ("+" if o.not_priced else "")
+    if not o.extras:  # nothing priced, some items not: "0%+" read as a measured nothing
+        return "+"
+    shown = "<1%" if 0 < share < Decimal("0.005") else f"{share:.0%}"  # a 256 GB disk is not "0%" of the bill
+    return shown + ("+" if o.not_priced else "")
 
 
 def plan_payload(p: Plan, limit: int = 0) -> dict[str, Any]:
@@ -250,7 +253,7 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool,
         out.print(f"[dim]Costs are the whole bill; 'extras' is the share of disks ({ex['disk_gb']} GB per node), "
                   f"public addresses, egress ({ex['egress_gb']} GB), stored data ({ex['storage_gb']} GB), set-up "
                   f"({ex['setup_minutes']} min) and Tencent bandwidth ({ex['bandwidth_mbps']} Mbps); "
-                  "'+' marks items not priced (--json lists them).[/dim]", highlight=False)
+                  "'+' marks items not priced (--json lists them; a lone '+': none priced).[/dim]", highlight=False)
     if (rng := a.get("estimate_range")) is not None:
         out.print(f"[dim]Hours and costs are expected values; the calibrated range is x{rng['low']:.2f} to "
                   f"x{rng['high']:.2f} of them ({rng['basis'].split(' (')[0]}); --json gives low/high per option.[/dim]",

@@ -277,6 +277,8 @@ th{background:#f3f3f3}.verdict{background:#eef6ee;border-left:4px solid #2ca02c;
 .sw{display:inline-block;width:.8em;height:.8em;margin-right:.4em;vertical-align:-.05em;border-radius:2px}
 .caption{color:#555;font-size:.8rem}.chart svg{width:100%;max-width:900px;height:auto}
 ul.assumptions{font-size:.8rem;color:#333}
+.scroll{overflow-x:auto;max-width:100%}
+@media screen and (max-width:800px){body{margin:1rem auto}td.w{min-width:6rem}}
 @page{size:A4;margin:12mm}
 @media print{body{margin:0;max-width:none;font-size:9.5pt;padding:0}h1{font-size:15pt}h2{break-after:avoid;margin-top:1rem}
 table{font-size:8pt}tr,.chart{break-inside:avoid}thead{display:table-header-group}
@@ -299,7 +301,9 @@ def _html_table(s: Section, colors: dict[str, str]) -> str:
     body = "".join("<tr>" + "".join(cell(k, right, row.get(k)) for k, _, right in s.columns) + "</tr>"
                    for row in s.rows)
     cap = f'<p class="caption">{html.escape(s.caption)}</p>' if s.caption else ""
-    return f"<h2>{html.escape(s.title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{cap}"
+    # a wide table scrolls in its own box on a narrow screen (760 px) instead of pushing the page sideways
+    return (f'<h2>{html.escape(s.title)}</h2><div class="scroll"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>{cap}")
 
 
 def html_page(r: TcoResult) -> str:

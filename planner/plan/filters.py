@@ -53,7 +53,8 @@ def check_regions(regions: tuple[str, ...] | None, offered: Iterable[Place]) -> 
     for r in regions:
         if any(place_matches(region, zones, (r,)) for _, region, zones in cloud):
             continue
-        close = difflib.get_close_matches(r.lower(), regions_known + zones_known, n=3, cutoff=0.0)
+        # a name both a region and a zone (Lambda's us-east-1) is suggested once
+        close = difflib.get_close_matches(r.lower(), list(dict.fromkeys(regions_known + zones_known)), n=3, cutoff=0.0)
         providers = ", ".join(dict.fromkeys(p for p, _, _ in cloud))
         zones = f"; a zone prefix such as {zones_known[0]} works too" if zones_known else ""
         raise InputError(f"--region {r!r} matches no offer of {providers}; closest known: {', '.join(close)}",

@@ -139,8 +139,12 @@ def prices_statement(cat: Catalog, providers: frozenset[str] | None) -> str:
     clouds = [p for p in cat.providers if p != "local" and (providers is None or p in providers)]
     live = [p for p in clouds if p in cat.live_providers]
     parts = []
-    if live:
-        parts.append(f"live prices and stock for {', '.join(live)} (gpuplan catalog refresh)")
+    through = _read_through(cat)
+    if real := [p for p in live if p not in through]:
+        parts.append(f"live prices and stock for {', '.join(real)} (gpuplan catalog refresh)")
+    for p in (p for p in live if p in through):  # a test endpoint's or a proxy's prices are not the cloud's
+        parts.append(f"prices for {p} read through {through[p]}, not {p}'s own API (`gpuplan catalog clear "
+                     f"--provider {p}` removes them)")
     stale = [p for p in clouds if p not in live]
     if stale:
         parts.append(f"list prices from the shipped snapshot for {', '.join(stale)}: regions, zones and spot are "
@@ -175,3 +179,19 @@ def plan_from_options(
         precision=prec,
     )
     return make_plan(demand, Constraints(**constraints), s, catalog=cat)
+
+
+def _read_through(cat: Catalog) -> dict[str, str]:
+    """Providers whose refreshed prices were read through an endpoint override, with that endpoint."""
+    cached = [layer for layer in cat.layers if layer.layer == "cache"]
+    if not cached:  # a plan on the shipped snapshot loads nothing more
+        return {}
+    from pathlib import Path
+
+    from providers.refresh import cache_origin
+
+    out: dict[str, str] = {}
+    for layer in cached:
+        if endpoint := cache_origin(Path(layer.origin)).get("endpoint"):
+            out.setdefault(Path(layer.origin).parent.name, str(endpoint))  # <cache>/<provider>/<region>.csv
+    return out

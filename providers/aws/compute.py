@@ -46,6 +46,7 @@ from pricing.errors import (
     ProviderError,
 )
 from providers.aws.images import default_image, dlami_kind
+from providers.created import CreateWatch
 from providers.aws.instance_types import TypeInfo, chunks, describe_types, offered_zones
 from providers.ssh_keys import ssh_group, ssh_group_rules
 from providers.aws.session import (
@@ -199,7 +200,8 @@ class AwsCompute(ComputeClient):
         notes: list[str] = []
         if request.billing in (BillingMode.RESERVED_1Y, BillingMode.RESERVED_3Y):
             notes.append("launched on-demand: a Reserved Instance or Savings Plan you hold applies on the bill")
-        with aws_errors(instance_type=request.instance_type, spot=spot):
+        self._create = CreateWatch("AWS")  # an error before RunInstances, or its refusal, created nothing
+        with self._create.guard(), aws_errors(instance_type=request.instance_type, spot=spot):
             if not request.dry_run:
                 existing = self._existing(request.client_token)
                 if existing:
@@ -223,7 +225,7 @@ class AwsCompute(ComputeClient):
                                 spot, notes)
 
     def _ssh_group(self, request: LaunchRequest, notes: list[str]) -> str | None:
-        """The security group gpuplan keeps in the default VPC: SSH in from anywhere (key logins only) and every
+        """The security group gpuplan keeps in the default VPC: SSH in from anywhere and every
         port between its own machines (a cluster's rendezvous and NCCL). Found by name, else created; a dry run only
         says it would be. The VPC's default group admits nothing from outside, so without it SSH cannot reach in."""
         vpcs = self.ec2.describe_vpcs(Filters=[{"Name": "isDefault", "Values": ["true"]}]).get("Vpcs", [])
@@ -298,9 +300,11 @@ class AwsCompute(ComputeClient):
                     extra = params.pop("SecurityGroupIds", [])
                     params["NetworkInterfaces"] = [{**i, "Groups": [*i["Groups"], *extra]} for i in interfaces]
             try:
+                self._create.sending()
                 response = self.ec2.run_instances(**params)
             except ClientError as exc:
                 code = _error_code(exc)
+                self._create.answered(code, str(exc.response.get("ResponseMetadata", {}).get("RequestId", "")))
                 if request.dry_run and code == "DryRunOperation":
                     notes.append(f"dry run: EC2 would launch {request.count} x {request.instance_type} in {zone}")
                     return LaunchResult(zone=zone, image=image.image_id, dry_run=True, notes=_unique(notes))

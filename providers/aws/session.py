@@ -48,7 +48,7 @@ READ_TIMEOUT_S = 20.0
 PRICING_REGION = "us-east-1"  # the Price List API lives in us-east-1 (and ap-south-1) whatever region is priced
 
 CREDENTIALS_HINT = ("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys), "
-                    "or pass --profile NAME for a profile in ~/.aws/config")
+                    "or AWS_PROFILE=NAME for a profile in ~/.aws/config (`catalog refresh` also takes --profile NAME)")
 
 # EC2 vCPU quotas by instance family letter: (Service Quotas name, quota code when checked).
 # Codes for P and G were read in two independent public sources; the others are named only.
@@ -115,7 +115,7 @@ def make_session(profile: str | None = None, region: str | None = None) -> Any:
         return boto3.Session(profile_name=profile, region_name=region)
     except ProfileNotFound:
         raise CredentialsError(f"AWS profile {profile!r} is not in ~/.aws/config or ~/.aws/credentials",
-                               "pass --profile with an existing profile, or set AWS_ACCESS_KEY_ID and "
+                               "name an existing profile (AWS_PROFILE or --profile), or set AWS_ACCESS_KEY_ID and "
                                "AWS_SECRET_ACCESS_KEY") from None
 
 
@@ -250,7 +250,7 @@ def map_client_error(exc: Exception, *, zone: str | None = None, instance_type: 
         action = f"{service}:{operation}" if operation else f"the {service} permission this call needs"
         return CredentialsError(f"AWS refused {operation or 'the request'}: the credentials lack the IAM permission "
                                 f"{action} ({code})",
-                                f"grant {action} to the IAM user or role, or use another --profile; "
+                                f"grant {action} to the IAM user or role, or use another profile (AWS_PROFILE); "
                                 "`aws sts decode-authorization-message` explains an encoded refusal")
     if failure is Failure.CREDENTIALS:
         return CredentialsError(f"AWS rejected the credentials ({code}: {text})", CREDENTIALS_HINT)

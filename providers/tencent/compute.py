@@ -26,6 +26,7 @@ from typing import Any
 
 from pricing.billing import BillingMode
 from pricing.errors import CapacityError, GpuplanError, InputError, ProviderError
+from providers.created import CreateWatch
 from providers.capabilities import (
     SelfEnd,
     TAG_MANAGED,
@@ -185,6 +186,11 @@ class TencentCompute(ComputeClient):
     def run(self, request: LaunchRequest) -> LaunchResult:
         if request.region != self.region:
             raise InputError(f"this client launches in {self.region}, the request is for {request.region}")
+        watch = CreateWatch("Tencent")  # an error before RunInstances, or its refusal, created nothing
+        with watch.guard():
+            return self._run(request, watch)
+
+    def _run(self, request: LaunchRequest, watch: CreateWatch) -> LaunchResult:
         charge = charge_type(request.billing)
         self._check(request)
         notes: list[str] = []
@@ -194,15 +200,15 @@ class TencentCompute(ComputeClient):
                 return LaunchResult(instance_ids=tuple(i.instance_id for i in existing), zone=existing[0].zone,
                                     notes=("instances with this client token already exist; nothing new started",))
         if request.image:
-            image = request.image
+            image = request.image  # the user's image: whether it has the driver is theirs to say (the boot checks)
         else:
             choice = default_image(self.api, request.instance_type, self.default_os)
             image = choice.image_id
             notes.append(choice.note)
-        notes.append(driver_note(bool(request.user_data), installs=request.installs_driver))
+            notes.append(driver_note(bool(request.user_data), installs=request.installs_driver))
         notes += self._cluster_notes(request)
         key_ids = (*self.key_ids, *self._key_pair(request, notes))
-        notes += self._access_notes(key_ids)
+        notes += self._access_notes(key_ids, request.bandwidth_mbps)
         group = self._ssh_group(request, notes)
         pinned = request.zone is not None
         zones = [request.zone] if request.zone else list(request.zones) or self._selling_zones(request, charge)
@@ -216,10 +222,14 @@ class TencentCompute(ComputeClient):
             if group is not None:
                 params["SecurityGroupIds"] = [group]
             try:
+                watch.sending()
                 response = self.api.call("RunInstances", params)
             except DryRunPassed:
                 return LaunchResult(zone=zone, image=image, dry_run=True, notes=tuple(notes))
-            except TencentCapacityError as err:
+            except GpuplanError as err:
+                watch.answered(getattr(err, "code", ""), getattr(err, "request_id", ""))
+                if not isinstance(err, TencentCapacityError):
+                    raise
                 if not err.sold_out:
                     raise
                 if pinned:
@@ -300,7 +310,7 @@ class TencentCompute(ComputeClient):
             self.vpc.call("CreateSecurityGroupPolicies", {"SecurityGroupId": group, "SecurityGroupPolicySet": {
                 "Ingress": [
                     *({"Protocol": "TCP", "Port": "22", field: cidr, "Action": "ACCEPT",
-                       "PolicyDescription": "ssh, key logins only"} for field, cidr in sources),
+                       "PolicyDescription": "ssh"} for field, cidr in sources),
                     {"Protocol": "ALL", "Port": "ALL", "SecurityGroupId": group, "Action": "ACCEPT",
                      "PolicyDescription": "all traffic between gpuplan machines"},
                 ]}})
@@ -333,10 +343,11 @@ class TencentCompute(ComputeClient):
         notes.append(f"imported the SSH key as key pair {request.ssh_key_name} ({key_id}) in {self.region}")
         return (key_id,)
 
-    def _access_notes(self, key_ids: tuple[str, ...] = ()) -> list[str]:
+    def _access_notes(self, key_ids: tuple[str, ...] = (), mbps: int | None = None) -> list[str]:
         notes = []
-        if self.public_bandwidth_mbps > 0:
-            notes.append(f"public IP on traffic-billed bandwidth up to {self.public_bandwidth_mbps} Mbps "
+        mbps = self.public_bandwidth_mbps if mbps is None else mbps  # what RunInstances asks for (_run_params)
+        if mbps > 0:
+            notes.append(f"public IP on traffic-billed bandwidth up to {mbps} Mbps "
                          "(traffic is billed per GB, not in the quote)")
         else:
             notes.append("no public IP: reach the machines from the same VPC")

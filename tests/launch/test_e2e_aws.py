@@ -217,6 +217,9 @@ def test_a_job_launch_carries_key_disk_and_a_boot_script_that_ends_the_machine(e
     (iid,) = got["instance_ids"]
     (res,) = ec2.describe_instances(InstanceIds=[iid])["Reservations"]
     assert res["Instances"][0]["KeyName"].startswith("gpuplan_")
+    (tmp_path / "id").write_text("private\n")  # ssh logs in with the private half of the launch's key
+    r = cli(env, "ssh", got["id"], "--print")
+    assert r.returncode == 0 and f"-i {tmp_path / 'id'} ubuntu@" in r.stdout, r.stderr
     behaviour = ec2.describe_instance_attribute(InstanceId=iid, Attribute="instanceInitiatedShutdownBehavior")
     assert behaviour["InstanceInitiatedShutdownBehavior"]["Value"] == "terminate"
     volumes = ec2.describe_volumes(Filters=[{"Name": "attachment.instance-id", "Values": [iid]}])["Volumes"]
@@ -233,3 +236,27 @@ def test_a_job_launch_carries_key_disk_and_a_boot_script_that_ends_the_machine(e
     machine.wait_for(lambda: "shutdown -h now" in machine.calls)
     assert machine.calls[0] == "shutdown -h +120" and (machine.log / "run.log").read_text() == "step 1 of 1\n"
     assert "ending: the run exited 0" in machine.state()
+
+
+
+@pytest.mark.parametrize("how", ["no default AMI", "image not found", "dead endpoint"])
+def test_a_launch_that_never_reached_run_instances_is_failed_at_once(env: dict[str, str], ec2: Any, ami: str,
+                                                                      how: str) -> None:
+    """Nothing can have started: the launch is failed (not unknown for 10 minutes, holding its budget) with the
+    evidence in its history, and `down --all` has nothing left to end."""
+    import sqlite3
+
+    args = [a for a in launch_args(ami) if a not in ("--image", ami)]  # moto publishes no Deep Learning AMI
+    extra = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1"} if how == "dead endpoint" else {}
+    if how == "image not found":
+        args += ["--image", "ami-0123456789abcdef0"]
+    r = cli(env, *args, **extra)
+    assert r.returncode != 0, r.stderr
+    with sqlite3.connect(Path(env["GPUPLAN_HOME"]) / "data" / "ledger.sqlite3") as db:
+        ((state,),) = db.execute("SELECT state FROM launches").fetchall()
+        events = [w for (w,) in db.execute("SELECT what FROM events ORDER BY seq")]
+    assert state == "failed", events
+    assert "AWS created nothing: the launch failed before RunInstances was sent" in events[-1]
+    assert states(ec2) == {}
+    r = cli(env, "down", "--all", "--yes")
+    assert r.returncode == 0 and "nothing to end" in r.stderr, r.stderr

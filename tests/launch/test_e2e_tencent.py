@@ -73,7 +73,10 @@ def test_refresh_fills_the_cache_and_plan_prefers_it(fake: FakeCvm, env: dict[st
     price = spot["line_items"][0]["unit_price"]
     assert (Decimal(price["amount"]), price["currency"]) == (Decimal("2.20"), "CNY")
     assert spot["zone"] == "ap-guangzhou-4"
-    assert "live prices and stock for tencent" in plan["assumptions"]["prices"]
+    # the fake endpoint's prices are not called live: the plan says where they were read
+    assert "live prices" not in plan["assumptions"]["prices"]
+    assert f"prices for tencent read through GPUPLAN_TENCENT_ENDPOINT={fake.endpoint}, not tencent's own API" in \
+        plan["assumptions"]["prices"]
     # GN7.2XLARGE32 is sold out in ap-guangzhou-4: said in the exclusions, not silently dropped
     assert any(e["offer"] == "GN7.2XLARGE32" and e["rule"] == "sold_out" and "ap-guangzhou-4" in e["reason"]
                for e in plan["excluded"])
@@ -113,6 +116,15 @@ def test_quote_is_the_providers_exact_price(fake: FakeCvm, env: dict[str, str]) 
     assert bw["rate"] == {"amount": "20", "currency": "CNY"} and bw["amount"]["amount"] == f"{20 * 3 * 2:.2f}"
     r = cli(env, "quote", "--provider", "aws", "--instance-type", "p3.2xlarge", "--zone", "us-east-1a")
     assert r.returncode == 2 and "exact price inquiry" in r.stderr
+    # the text says money as every other command does: grouped, to the cent; a percentage without padding
+    r = cli(env, "quote", "--provider", "tencent", "--instance-type", "GN10Xp.20XLARGE320", "--zone",
+            "ap-guangzhou-3", "--billing", "monthly", "--months", "2")
+    assert r.returncode == 0, r.stderr
+    import re
+
+    paid = re.search(r"list price ([\d,]+\.\d\d) CNY; you pay (\d+(?:\.\d*[1-9])?)% of it", r.stdout)
+    assert paid is not None and "," in paid.group(1), r.stdout
+    assert ".0 CNY" not in r.stdout and "000000" not in r.stdout
 
 
 def test_launch_ls_down_through_the_sdk(fake: FakeCvm, env: dict[str, str]) -> None:
@@ -177,6 +189,11 @@ def test_the_users_ssh_key_is_imported_once_and_every_launch_logs_in_with_it(fak
         r = cli(env, *LAUNCH)
         assert r.returncode == 0 and f"login key: {ssh / 'id_ed25519.pub'}" in r.stderr, r.stderr
     assert len(fake.calls_of("ImportKeyPair")) == 1 and "already in ap-guangzhou: reused" in r.stdout + r.stderr
+    assert "log in with the launch's key: gpuplan ssh gp-" in r.stdout and f"(ssh -i {ssh / 'id_ed25519'})" in r.stdout
+    (ssh / "id_ed25519").write_text("private\n")  # ssh logs in with the private half of the launch's key
+    launched = r.stdout.split("launch ", 1)[1].split(":", 1)[0]
+    r = cli(env, "ssh", launched, "--print")
+    assert r.returncode == 0 and f"-i {ssh / 'id_ed25519'} ubuntu@" in r.stdout, r.stdout + r.stderr
     (key_id,) = fake.key_pairs
     runs = fake.calls_of("RunInstances")
     assert len(runs) == 2 and all(c.params["LoginSettings"] == {"KeyIds": [key_id]} for c in runs)
@@ -295,6 +312,9 @@ def test_a_ttl_launch_carries_the_clouds_own_termination_timer_and_ls_shows_it(f
     assert any(f"the cloud terminates it at {at:%Y-%m-%d %H:%M:%S} UTC" in n for n in row["notes"])
     r = cli(env, "ls")
     assert f"{got['id']}: the cloud terminates it at {at:%Y-%m-%d %H:%M}" in r.stderr
+    r = cli(env, *LAUNCH)  # the summary tells one story of the TTL: the cloud's timer, `down --expired` behind it
+    assert r.returncode == 0 and "UTC: the cloud's own timer ends it then" in r.stdout
+    assert "to enforce it" not in r.stdout
 
 
 def test_a_job_launch_is_ready_to_train_and_ends_itself(fake: FakeCvm, env: dict[str, str], tmp_path: Path) -> None:
@@ -314,6 +334,8 @@ def test_a_job_launch_is_ready_to_train_and_ends_itself(fake: FakeCvm, env: dict
     assert r.returncode == 0, r.stderr
     assert "ends itself when the run exits or after 30m idle (the TTL stays the backstop)" in r.stderr
     assert "the boot script installs Ubuntu's recommended NVIDIA server driver" in r.stdout
+    # the confirmation named the same step, not both possibilities
+    assert "at boot: install the GPU driver if missing" in r.stderr and "checked, or installed" not in r.stderr
     (call,) = fake.calls_of("RunInstances")
     p = call.params
     (key_id,) = fake.key_pairs
@@ -404,3 +426,47 @@ def test_a_rank_that_cannot_be_handed_over_is_printed_to_do_by_hand(fake: FakeCv
     assert r.returncode == 0, r.stderr  # the machines run: the launch succeeded, the hand-over is the user's now
     assert r.stderr.count("not handed over") == 2 and "Permission denied (publickey)." in r.stderr
     assert r.stderr.count("| ssh -o BatchMode=yes") == 2 and "printf %s 'NODE_RANK=1" in r.stderr
+
+
+def _launch_events(env: dict[str, str]) -> tuple[str, list[str]]:
+    db = sqlite3.connect(Path(env["GPUPLAN_HOME"]) / "data" / "ledger.sqlite3")
+    ((state,),) = db.execute("SELECT state FROM launches ORDER BY created_at DESC LIMIT 1").fetchall()
+    events = [w for (w,) in db.execute("SELECT what FROM events ORDER BY seq")]
+    db.close()
+    return state, events
+
+
+@pytest.mark.parametrize(("code", "action", "state", "evidence"), [
+    # the provider's refusal of RunInstances itself: nothing was created, said with its RequestId
+    ("FailedOperation.Unsupported", "RunInstances", "failed",
+     "Tencent answered RunInstances with FailedOperation.Unsupported (RequestId "),
+    # the default image cannot be looked up: RunInstances was never sent
+    ("FailedOperation.Unsupported", "DescribeImages", "failed",
+     "Tencent created nothing: the launch failed before RunInstances was sent"),
+    # the provider's own fault mid-call may have started a machine: kept unknown, found again by its tag
+    ("InternalError", "RunInstances", "unknown", None),
+])
+def test_a_launch_that_created_nothing_is_failed_at_once(fake: FakeCvm, env: dict[str, str], code: str, action: str,
+                                                          state: str, evidence: str | None) -> None:
+    args = [a for a in LAUNCH if a not in ("--image", "img-ubu22new")] if action == "DescribeImages" else LAUNCH
+    fake.fail_next(code, action=action, n=10)
+    r = cli(env, *args)
+    assert r.returncode != 0 and live(fake) == []
+    got, events = _launch_events(env)
+    assert got == state, events
+    if evidence is not None:
+        assert evidence in events[-1]
+        r = cli(env, "down", "--all", "--yes")  # nothing holds budget or waits 10 minutes to close
+        assert r.returncode == 0 and "nothing to end" in r.stderr, r.stderr
+
+
+def test_a_dead_endpoint_fails_the_launch_before_run_instances(fake: FakeCvm, env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        env = {**env, "GPUPLAN_TENCENT_ENDPOINT": f"http://127.0.0.1:{s.getsockname()[1]}"}
+    r = cli(env, *[a for a in LAUNCH if a not in ("--zone", "ap-guangzhou-3")], "--region", "ap-guangzhou")
+    assert r.returncode != 0
+    got, events = _launch_events(env)
+    assert got == "failed" and "before RunInstances was sent" in events[-1], events

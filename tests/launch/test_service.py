@@ -107,7 +107,8 @@ def test_intent_first_then_ids_then_running(ledger: Ledger) -> None:
     _, client, out = launch(ledger, cloud, ttl_hours=Decimal(2))
     assert out.record.state is LaunchState.PENDING and len(out.instances) == 1
     events = ledger.events(out.record.id)
-    assert events[0].startswith("intent") and events[1].startswith("instances")
+    # the key `gpuplan ssh` logs in with is written with the intent, before the provider is asked
+    assert events[0].startswith("intent") and events[1] == "login key: none" and events[2].startswith("instances")
     m = cloud.machines[out.instances[0].instance_id]
     assert m.tags[TAG_ID] == out.record.id and m.tags[TAG_MANAGED] == "true" and TAG_EXPIRES in m.tags
     done = wait_running(out, ledger=ledger, client=client, timeout=5, poll=0, sleep=lambda _: None)
@@ -162,6 +163,22 @@ def test_an_ambiguous_failure_stays_findable(ledger: Ledger) -> None:
         launch(ledger, cloud)
     (r,) = ledger.launches()
     assert r.state is LaunchState.UNKNOWN  # `ls` will look for its tag; `down` can close it
+
+
+def test_a_failure_the_client_says_created_nothing_is_failed_at_once_with_its_evidence(ledger: Ledger) -> None:
+    from providers.created import mark
+
+    why = "AWS created nothing: the launch failed before RunInstances was sent"
+    cloud = Cloud(fail_next_run=mark(ProviderError("no default GPU image found"), why))
+    with pytest.raises(ProviderError):
+        launch(ledger, cloud)
+    (r,) = ledger.launches()
+    assert r.state is LaunchState.FAILED and ledger.launches(include_final=False) == []  # holds no budget
+    assert ledger.events(r.id)[-1] == f"failed: no default GPU image found ({why})"
+    from launch.spend import launch_cost
+
+    at = r.created_at + timedelta(hours=1)  # an unknown launch counted as running from its intent: this one nothing
+    assert launch_cost(r, ledger.instances(r.id), r.created_at, at, at) == 0
 
 
 def test_partial_launches_are_recorded_and_said(ledger: Ledger) -> None:
@@ -370,6 +387,10 @@ def test_a_tencent_subscription_launch_asks_for_the_bandwidth_it_priced(ledger: 
     assert cloud.requests[-1].bandwidth_mbps == 3
     launch(ledger, cloud, ttl_hours=Decimal(1))  # aws, hourly: no bandwidth to prepay
     assert cloud.requests[-1].bandwidth_mbps is None
+    # pay-as-you-go: the cap the quote named (5 Mbps by default, listed as not priced), not the client's own 10
+    q = launch(ledger, cloud, provider="tencent", instance_type="GN10Xp.20XLARGE320", region=None,
+               zone="ap-guangzhou-3", ttl_hours=Decimal(1))[0]
+    assert cloud.requests[-1].bandwidth_mbps == 5 and "pay-as-you-go bandwidth (5 Mbps per node)" in q.not_priced
 
 
 def test_an_ended_launch_whose_machine_is_later_seen_alive_is_listed_and_ended_again(ledger: Ledger) -> None:

@@ -70,3 +70,14 @@ def test_one_formatter_writes_money_for_every_output() -> None:
     assert money_text(Decimal("0.125"), rounding=ROUND_HALF_EVEN) == f"{Decimal('0.125'):,.2f}" == "0.12"
     assert money_text(Decimal("1e3"), places=1) == "1,000.0"
     assert str(Money(amount=Decimal("46000"), currency=Currency.CNY)) == money_text(Decimal("46000"), Currency.CNY)
+
+
+@pytest.mark.parametrize(("amount", "shown"), [
+    ("12.978500", "12.9785 USD"),  # a spot rate: its own places, never padded to six
+    ("5750.0", "5,750.00 USD"),  # a month: grouped, to the cent
+    ("0.8048", "0.8048 USD"), ("3.06", "3.06 USD"), ("0.00001234567", "0.000012 USD"), ("1E+3", "1,000.00 USD"),
+])
+def test_a_rate_is_shown_with_its_own_places_grouped_and_never_padded(amount: str, shown: str) -> None:
+    from pricing.money import rate_text
+
+    assert rate_text(Decimal(amount), "USD") == shown

@@ -84,3 +84,16 @@ def test_without_a_refresh_the_plan_says_prices_are_not_live(gpuplan: Run) -> No
 def test_refresh_of_a_provider_without_live_prices_is_refused(gpuplan: Run) -> None:
     code, _, err = gpuplan("catalog", "refresh", "--provider", "local", "--region", "x")
     assert code == 2 and "no live prices" in err
+
+
+def test_clear_refuses_a_misspelt_provider_and_refresh_points_other_clouds_to_gpuhunt(gpuplan: Run) -> None:
+    code, _, err = gpuplan("catalog", "clear", "--provider", "tencnet")
+    assert code == 2 and "did you mean tencent" in err  # was: exit 0, "no refreshed prices for tencnet"
+    code, _, err = gpuplan("catalog", "refresh", "--provider", "gcp", "--region", "us-central1")
+    assert code == 2 and "--provider gcp --source gpuhunt" in " ".join(err.split())
+
+
+def test_a_typo_region_suggests_each_close_name_once(gpuplan: Run) -> None:
+    code, _, err = gpuplan("plan", "--gpu-hours", "100", "--region", "us-eest-1")
+    close = err.split("closest known: ")[1].splitlines()[0].split(", ")
+    assert code == 2 and len(close) == len(set(close)) == 3, err

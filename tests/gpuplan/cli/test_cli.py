@@ -174,10 +174,13 @@ def test_a_broken_config_file_is_reported_not_raised(gpuplan: Run, clean_environ
 
 
 def test_config_show_lists_paths_under_gpuplan_home(gpuplan: Run, clean_environ: Path) -> None:
-    code, out, _ = gpuplan("config", "show")
+    code, out, _ = gpuplan("config", "show", "--json")
     data = json.loads(out)
     assert data["config_file"].startswith(str(clean_environ / "gpuplan-home"))
     assert data["settings"]["currency"] == "USD"
+    code, out, _ = gpuplan("config", "show")  # for a person: lines, not the JSON (was the same JSON)
+    assert code == 0 and not out.lstrip().startswith("{")
+    assert f"config_file: {data['config_file']}" in out.splitlines() and "  currency: USD" in out.splitlines()
 
 
 def test_an_aws_sdk_error_no_adapter_mapped_is_still_one_provider_error_line(

@@ -327,7 +327,7 @@ def test_a_config_file_at_the_root_of_gpuplan_home_is_read(gpuplan: Run, clean_e
     (home / "config.toml").write_text('currency = "CNY"\n', encoding="utf-8")
     code, out, err = gpuplan("plan", "--gpu-hours", "10", "--provider", "aws", "--json")
     assert code == 0 and json.loads(out)["currency"] == "CNY", err
-    shown = json.loads(gpuplan("config", "show")[1])
+    shown = json.loads(gpuplan("config", "show", "--json")[1])
     assert shown["config_file"] == str(home / "config.toml") and shown["config_file_exists"]
     assert str(home / "config" / "config.toml") in shown["config_searched"]
 
@@ -343,7 +343,7 @@ def test_two_config_files_read_one_and_say_so(gpuplan: Run, clean_environ: Path)
 
 
 def test_config_show_says_where_it_looked_when_there_is_no_file(gpuplan: Run, clean_environ: Path) -> None:
-    shown = json.loads(gpuplan("config", "show")[1])
+    shown = json.loads(gpuplan("config", "show", "--json")[1])
     home = clean_environ / "gpuplan-home"
     assert not shown["config_file_exists"]
     assert shown["config_searched"] == [str(home / "config" / "config.toml"), str(home / "config.toml")]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import math
+import shlex
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -48,7 +50,10 @@ def test_launch_ls_down_round_trip(gpuplan: Run, cloud: Cloud) -> None:
     code, out, err = gpuplan("down", got["id"], "--yes", "--json")
     assert code == 0, err
     assert json.loads(out)["ended"][0]["state"] == "terminated"
+    assert json.loads(out)["ended"][0]["projected_cost"] is None  # an ended launch has no cost to its TTL
     assert cloud.live() == []
+    # the wait (minutes on a real cloud) is said: a spinner on a terminal, the line once elsewhere
+    assert "waiting until it says they are gone ..." in " ".join(err.split())
 
 
 def test_no_terminal_and_no_yes_refuses(gpuplan: Run, cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -395,13 +400,161 @@ def test_ssh_logs_in_to_a_launched_machine_or_prints_how(gpuplan: Run, cloud: Cl
     assert code == 0, err
     got = json.loads(out)
     code, out, _ = gpuplan("ssh", got["id"], "1", "--print", "-i", "/home/me/.ssh/work key")
-    assert code == 0 and out.strip() == "ssh -i '/home/me/.ssh/work key' ubuntu@203.0.113.7"  # quoted for a shell
+    # quoted for a shell; a machine that does not answer is given up after 15 s, not the system's TCP timeout
+    assert code == 0 and out.strip() == "ssh -o ConnectTimeout=15 -i '/home/me/.ssh/work key' ubuntu@203.0.113.7"
     ran: list[list[str]] = []
     monkeypatch.setattr(os, "execvp", lambda file, args: ran.append(list(args)))
     assert gpuplan("ssh", got["instance_ids"][0])[0] == 0  # an instance id names its machine
-    assert ran == [["ssh", "ubuntu@203.0.113.7"]]
+    assert ran == [["ssh", "-o", "ConnectTimeout=15", "ubuntu@203.0.113.7"]]
     code, _, err = gpuplan("ssh", got["id"], "2")
     assert code == 2 and "nodes 0 to 1" in err
     assert gpuplan("down", got["id"], "--yes")[0] == 0
     code, _, err = gpuplan("ssh", got["id"], "--print")
     assert code == 2 and "has ended" in err
+
+
+def test_ssh_and_logs_log_in_with_the_key_the_launch_was_given(gpuplan: Run, cloud: Cloud, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.providers.test_ssh_keys import ed25519_line
+
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "work_key.pub").write_text(ed25519_line())
+    (keys / "work_key").write_text("private\n")
+    monkeypatch.chdir(keys)  # a relative --ssh-key, as a user types it: ssh later runs from anywhere
+    code, out, err = gpuplan(*AWS, "--ssh-key", "work_key.pub", "--ttl", "1h", "--yes", "--json")
+    assert code == 0, err
+    lid = json.loads(out)["id"]
+    monkeypatch.chdir(tmp_path)
+    code, out, err = gpuplan("ssh", lid, "--print")
+    assert code == 0, err
+    assert shlex.split(out)[:5] == ["ssh", "-o", "ConnectTimeout=15", "-i", str(keys / "work_key")]
+    code, out, err = gpuplan("logs", lid, "--print")
+    assert code == 0 and f"-i {keys / 'work_key'} ubuntu@" in out
+    code, out, err = gpuplan("ssh", lid, "--print", "-i", "/elsewhere/key")  # -i given wins
+    assert code == 0 and "-i /elsewhere/key " in out and "work_key" not in out
+    (keys / "work_key").unlink()  # the private half is gone: said, and ssh offers its defaults
+    code, out, err = gpuplan("ssh", lid, "--print")
+    assert code == 0 and "-i" not in shlex.split(out)
+    said = "".join(err.split())  # the console wraps long lines
+    assert f"giventhekey{keys / 'work_key.pub'},but{keys / 'work_key'}isnotthere" in said
+
+
+def test_ssh_says_when_the_launch_had_no_key(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, err = gpuplan(*AWS, "--no-ssh-key", "--ttl", "1h", "--yes", "--json")
+    assert code == 0, err
+    code, out, err = gpuplan("ssh", json.loads(out)["id"], "--print")
+    assert code == 0 and "-i" not in shlex.split(out) and "was given no SSH key (--no-ssh-key)" in " ".join(err.split())
+
+
+def test_from_plan_names_the_plan_it_launches_and_refuses_a_newer_serve_plan(gpuplan: Run, cloud: Cloud) -> None:
+    train = ("plan", "--gpu-hours", "200", "--provider", "aws", "--billing", "hourly")
+    assert gpuplan(*train)[0] == 0
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run")
+    said = " ".join(err.split())
+    assert code == 0 and "plan: `gpuplan plan --gpu-hours 200 --provider aws --billing hourly` (under a minute ago)" \
+        in said, err
+    code, _, err = gpuplan("plan", "--serve", "llama-3-8b", "--rate", "1", "--provider", "aws")
+    assert code == 0, err
+    runs = len(cloud.requests)
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run")
+    said = " ".join(err.split())
+    assert code == 2 and "your last plan, `gpuplan plan --serve llama-3-8b --rate 1 --provider aws`" in said, err
+    assert "is a serve plan" in said and "the last one is `gpuplan plan --gpu-hours 200" in said
+    assert len(cloud.requests) == runs  # nothing asked of the provider
+    from gpuplan.last_plan import last_plan_path, serve_plan_path
+
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run", "--plan", str(last_plan_path()))  # named: launched
+    assert code == 0 and "plan: `gpuplan plan --gpu-hours 200" in " ".join(err.split()), err
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run", "--plan", str(serve_plan_path()))
+    assert code == 2 and "is a serve plan" in err
+    assert gpuplan(*train)[0] == 0  # planned again: the training plan is the newest
+    assert gpuplan("launch", "--from-plan", "--dry-run")[0] == 0
+
+
+def test_from_plan_refuses_a_plan_over_a_day_old_unless_named(gpuplan: Run, cloud: Cloud) -> None:
+    assert gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--billing", "hourly")[0] == 0
+    from gpuplan.last_plan import last_plan_path
+
+    path = last_plan_path()
+    plan = json.loads(path.read_text())
+    plan["saved"]["saved_at"] = "2000-01-01T00:00:00+00:00"
+    path.write_text(json.dumps(plan))
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run")
+    said = " ".join(err.split())
+    assert code == 2 and "days ago), is over 24 h old" in said and f"--plan {path}" in said, err
+    code, _, err = gpuplan("launch", "--from-plan", "--dry-run", "--plan", str(path))
+    assert code == 0 and "days ago): 1 x " in " ".join(err.split()), err
+
+
+def test_reconcile_reports_a_place_it_cannot_read_and_still_lists_and_ends_the_others(
+        gpuplan: Run, cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert gpuplan(*AWS, "--yes")[0] == 0
+    from gpuplan.paths import data_dir
+
+    for f in data_dir().glob("ledger.sqlite3*"):  # the ledger is lost: that machine is now untracked
+        f.unlink()
+    from gpuplan.ledger import open_ledger
+    from launch.ledger import LaunchState
+
+    # a Tencent launch the new ledger knows (ended: no machine), so `ls`/`down` look in Tencent too
+    assert gpuplan("launch", "--provider", "tencent", "--instance-type", "GN10Xp.2XLARGE40", "--region",
+                   "ap-guangzhou", "--yes")[0] == 0
+    with open_ledger() as ledger:
+        (mine,) = ledger.launches()
+        ledger.set_state(mine.id, LaunchState.TERMINATED)
+    cloud.machines = {k: m for k, m in cloud.machines.items() if m.instance_type != "GN10Xp.2XLARGE40"}
+    from pricing.errors import CredentialsError
+    from providers import registry
+
+    def client(provider: str, region: str, **_: object) -> FakeCompute:
+        if provider == "tencent":
+            raise CredentialsError("no Tencent Cloud credentials", "set TENCENTCLOUD_SECRET_ID")
+        return FakeCompute(cloud, provider, region)
+
+    monkeypatch.setattr(registry, "compute_client", client)
+    code, out, err = gpuplan("ls", "--reconcile", "--provider", "aws", "--region", "us-east-1", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert len(got["untracked"]) == 1 and got["not_looked"][0]["provider"] == "tencent"
+    said = " ".join(err.split())
+    assert "could not look for untracked machines in tencent ap-guangzhou: no Tencent Cloud credentials" in said
+    code, out, err = gpuplan("ls", "--reconcile", "--provider", "tencent", "--region", "ap-guangzhou")
+    assert code == 3 and mine.id in out  # the place asked for fails the command, after the table is shown
+    code, out, err = gpuplan("down", "--untracked", "--provider", "aws", "--region", "us-east-1", "--yes")
+    said = " ".join(err.split())
+    assert code == 1 and "ended untracked" in out and "could not look for untracked machines in tencent" in said
+    assert cloud.live() == []
+
+
+def test_an_offer_the_shipped_catalog_places_nowhere_points_to_a_refresh(gpuplan: Run, cloud: Cloud) -> None:
+    code, _, err = gpuplan("launch", "--provider", "tencent", "--instance-type", "GN8.LARGE56", "--region",
+                           "ap-guangzhou", "--dry-run")
+    said = " ".join(err.split())
+    assert code == 2 and "its regions: " not in said  # was an empty list
+    assert "`gpuplan catalog refresh --provider tencent --region ap-guangzhou`" in said
+
+
+def test_answering_no_is_not_an_error(gpuplan: Run, cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> None:
+    import typer
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(typer, "confirm", lambda *a, **k: False)  # the user answers "n"
+    code, _, err = gpuplan(*AWS)
+    assert code == 0 and "not launched" in err and "error" not in err and cloud.machines == {}
+    monkeypatch.setattr(typer, "confirm", lambda *a, **k: True)
+    assert gpuplan(*AWS)[0] == 0
+    monkeypatch.setattr(typer, "confirm", lambda *a, **k: False)
+    code, _, err = gpuplan("down", "--all")
+    assert code == 0 and "nothing ended" in err and len(cloud.live()) == 1
+
+
+def test_ls_with_nothing_says_so_in_one_line(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, _ = gpuplan("ls")
+    assert code == 0 and out.strip() == "nothing launched"  # no empty table frame
+
+
+def test_a_ttl_no_machine_enforces_is_left_to_down_expired_and_said_so(gpuplan: Run, cloud: Cloud) -> None:
+    code, out, err = gpuplan(*AWS, "--ttl", "2h", "--yes")  # the fake cloud has no TTL of its own
+    assert code == 0, err
+    assert "run `gpuplan down --expired` from cron" in out and "ends it then" not in out

@@ -105,3 +105,14 @@ def test_a_disk_type_without_a_rate_is_not_priced_never_zero(gpuplan: Run) -> No
     o = data["cheapest"]
     assert not any(e["item"].startswith("disk") for e in o["extras"])
     assert any("io2" in m for m in o["not_priced"])
+
+
+def test_a_small_share_of_extras_reads_under_one_percent_not_zero(gpuplan: Run) -> None:
+    import csv
+    import io
+
+    for cloud, want in (("aws", "<1%"), ("azure", "+")):  # azure: no extra priced, some not (a lone '+')
+        code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", cloud, "--limit", "0", "-o", "csv")
+        assert code == 0, err
+        shares = [row["extras"] for row in csv.DictReader(io.StringIO(out))]
+        assert shares and want in shares and not {"0%", "0%+"} & set(shares), (cloud, sorted(set(shares)))

@@ -274,3 +274,37 @@ def test_the_exports_ask_for_the_disk_the_plan_priced(gpuplan: Run, tmp_path: Pa
     assert yaml.safe_load(dst.read_text())["resources"]["disk"] == "500GB.."
     code, _, _ = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--export", "skypilot", str(sky))
     assert code == 0 and yaml.safe_load(sky.read_text())["resources"]["disk_size"] == 256  # the shared default
+
+
+@pytest.mark.parametrize("billing", ["spot", "hourly"])
+def test_a_spot_export_recovers_from_preemption_in_each_engine(gpuplan: Run, tmp_path: Path, billing: str) -> None:
+    """The plan's spot cost assumes the run restarts after a preemption: SkyPilot's file is a managed job with a
+    recovery strategy (as SkyPilot's own Task reads it), dstack's retries on no capacity and interruption (as
+    dstack's own parser reads it). An on-demand export carries neither."""
+    import sky
+
+    args = ("plan", "--gpu-hours", "200", "--provider", "aws", "--billing", billing)
+    sky_file, dstack_file = tmp_path / "task.yaml", tmp_path / "task.dstack.yml"
+    code, _, said = gpuplan(*args, "--export", "skypilot", str(sky_file))
+    told = f"run it: sky {'jobs launch' if billing == 'spot' else 'launch'} {sky_file}"
+    assert code == 0 and "".join(told.split()) in "".join(said.split()), said  # the console wraps long lines
+    assert gpuplan(*args, "--export", "dstack", str(dstack_file))[0] == 0
+    sky_validate(sky_file)
+    (res,) = sky.Task.from_yaml(str(sky_file)).resources
+    conf = dstack_parse(dstack_file)
+    text = sky_file.read_text(encoding="utf-8")
+    if billing == "spot":
+        assert res.use_spot and res.job_recovery == {"strategy": "FAILOVER", "max_restarts_on_errors": 0}
+        assert "run it with `sky jobs launch FILE`" in text
+        assert {e.value for e in conf.retry.on_events} == {"no-capacity", "interruption"}
+        assert conf.spot_policy.value == "spot"
+    else:
+        assert not res.use_spot and res.job_recovery is None and "sky jobs launch" not in text
+        assert conf.retry is None
+
+
+def test_an_export_in_the_plans_own_currency_states_the_cost_once(gpuplan: Run, tmp_path: Path) -> None:
+    path = tmp_path / "task.yaml"
+    assert gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--export", "skypilot", str(path))[0] == 0
+    line = path.read_text(encoding="utf-8").splitlines()[1]
+    assert line.startswith("# Estimated cost ") and line.count("USD") == 1, line

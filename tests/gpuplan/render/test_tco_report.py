@@ -200,6 +200,14 @@ def test_the_printed_page_opens_with_the_answer_and_keeps_gpu_names_whole() -> N
         assert "w" not in cell.split()  # the GPU column never wraps at its hyphens
 
 
+def test_a_narrow_screen_scrolls_each_wide_table_in_its_own_box_not_the_page() -> None:
+    body = html_page(result())
+    body = body[body.index("<body>"):]
+    tables = body.count("<table")
+    assert tables and body.count('<div class="scroll"><table') == tables  # every table, at 760 px too
+    assert re.search(r"\.scroll\{overflow-x:auto", html_page(result()))
+
+
 def test_estimated_note_only_when_an_option_is_estimated() -> None:
     aws_only = markdown(result(Scenario(usage=Decimal(300), months=12, vs=["p3.16xlarge"])))
     assert "estimated" not in aws_only.lower() and "*" not in aws_only.replace("**", "")

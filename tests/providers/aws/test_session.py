@@ -93,7 +93,7 @@ def test_missing_credentials_say_which_variables(monkeypatch: pytest.MonkeyPatch
         AwsCompute("us-east-1").describe(["i-0123456789abcdef0"])
     text = str(info.value)
     assert info.value.exit_code == 3
-    assert "AWS_ACCESS_KEY_ID" in text and "AWS_SECRET_ACCESS_KEY" in text and "--profile" in text
+    assert "AWS_ACCESS_KEY_ID" in text and "AWS_SECRET_ACCESS_KEY" in text and "AWS_PROFILE=NAME" in text
 
 
 def test_unknown_profile_is_a_credentials_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -30,6 +30,12 @@ def compute(tencent_env: FakeCvm, sleeps: list[float]) -> TencentCompute:
     return TencentCompute(GZ, sleep=sleeps.append)
 
 
+def test_a_users_own_image_gets_no_note_about_the_public_image(compute: TencentCompute) -> None:
+    """--image is the user's: "not in the public image ... installs none" contradicted the boot's driver check."""
+    result = compute.run(request(zone="ap-guangzhou-3", image="img-ubu22new", user_data="#!/bin/sh\necho hi\n"))
+    assert result.instance_ids and not [n for n in result.notes if "public image" in n]
+
+
 def states(compute: TencentCompute, ids: list[str]) -> list[InstanceState]:
     return [i.state for i in compute.describe(ids)]
 
