@@ -11,6 +11,7 @@ from pricing.catalog import LOCAL, UNKNOWN_REGION, GpuSpec, Stock
 from pricing.errors import InputError
 from providers.base import Offer
 from providers.bulk import OfferFacts
+from providers.local import BASEBOARD_NOTE, needs_baseboard
 from planner.plan.model import Constraints, ExclusionRule
 
 # The filters read only what an offer's facts name too: the ranking pass filters 200k offers by their facts.
@@ -79,6 +80,8 @@ def offer_filter(offer: OfferLike, spec: GpuSpec, c: Constraints, *, priced: boo
         return ExclusionRule.SOLD_OUT, f"sold out in every zone of {offer.region} ({zones}; live data of {offer.as_of})"
     if not offer.rates:
         return ExclusionRule.NO_PRICE, "no public price in the catalog"
+    if offer.region == LOCAL and needs_baseboard(offer.gpu):  # a bought build is ranked only when whole
+        return ExclusionRule.NO_PRICE, f"{BASEBOARD_NOTE}: the build cannot be costed whole"
     if c.billing is not None and not c.billing & offer.rates.keys():
         wanted = ", ".join(sorted(c.billing))
         return ExclusionRule.NO_PRICE, f"no {wanted} price in the catalog"

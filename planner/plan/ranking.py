@@ -8,10 +8,11 @@ from decimal import Decimal
 from typing import Any
 
 from pricing.billing import BillingMode
-from pricing.catalog import Stock
+from pricing.catalog import LOCAL, Stock
 from pricing.money import Money, round_cents
 from providers.base import Provider
 from providers.bulk import OfferTable
+from providers.local import needs_baseboard
 from planner.plan.costing import Costing
 from pricing.bill import billed_hours, fixed_total, setup_cost
 from planner.plan.filters import offer_filter, past_deadline, zone_of
@@ -102,7 +103,7 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
     name_of = provider.name
     for oi, f in enumerate(offers.facts()):
         spec = cat.gpus[f.gpu]
-        if filtered or f.stock is Stock.SOLD_OUT or not f.rates:
+        if filtered or f.stock is Stock.SOLD_OUT or not f.rates or (f.region == LOCAL and needs_baseboard(f.gpu)):
             if (rejected := offer_filter(f, spec, c)) is not None:
                 excluded.put(name_of, f.name, f.region, zone_of(f.rate_zones, f.zones, None), None, *rejected)
                 continue

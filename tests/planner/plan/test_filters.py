@@ -124,3 +124,12 @@ def test_an_estimated_spot_price_is_not_ranked_unless_asked_for() -> None:
     assert guessed and all(o.billing == BillingMode.SPOT for o in guessed)
     assert {(e.offer, e.region) for e in held} == {(o.offer, o.region) for o in guessed}
     assert not [e for e in with_guesses.excluded if e.rule == "estimate"]
+
+
+def test_an_sxm_module_bought_without_its_baseboard_is_never_ranked_and_says_why() -> None:
+    """The shipped cards include SXM modules (V100-SXM2, H100-SXM5): no price covers the HGX/DGX server they need."""
+    p = plan(Catalog.shipped(), providers=frozenset({"local"}))
+    assert p.options and not any("SXM" in o.offer for o in p.options)
+    said = [e for e in p.excluded if "SXM" in e.offer]
+    assert said and all("baseboard" in e.reason for e in said)
+    assert any("PCIE" in o.offer.upper() or "RTX" in o.offer.upper() for o in p.options)  # whole builds still rank
