@@ -110,7 +110,11 @@ def offers(
                  if fmt is OutputFormat.JSON else render_groups(groups, by, fmt, s))
             return
         if fmt is OutputFormat.CSV:  # the catalog's rows, written as they are read: no table of offers built
-            emit(instances_csv_chunks(catalog_rows(cat, c, s)))
+            from pricing.notes import public_note
+
+            # a row's research trail (how a figure was checked) stays in the shipped files, not in what is printed
+            emit(instances_csv_chunks(r._replace(notes=public_note(r.notes)) if r.notes else r
+                                      for r in catalog_rows(cat, c, s)))
             return
         items = offer_rows(cat, c, s)
         if fmt is OutputFormat.JSON:

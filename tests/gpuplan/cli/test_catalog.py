@@ -42,6 +42,13 @@ def test_offers_csv_round_trips_through_catalog(gpuplan: Run, tmp_path: Path) ->
     assert len(rows) == len(places)
 
 
+def test_offers_csv_carries_notes_without_the_data_files_research_trail(gpuplan: Run) -> None:
+    """The shipped rows keep how each figure was checked ("VERIFIED text: ..."): that is for the data's maintainers."""
+    code, out, _ = gpuplan("offers", "-o", "csv")
+    assert code == 0 and out.count("\n") > 100
+    assert not any(w in out.upper() for w in ("VERIFIED", "RECALLED", "WEAK SOURCE"))
+
+
 def test_a_bad_user_catalog_is_one_line_with_file_and_line(gpuplan: Run, tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text(instance_csv(CHEAP_V100.replace("0.01", "cheap")), encoding="utf-8")
