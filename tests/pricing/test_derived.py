@@ -212,3 +212,17 @@ def test_kept_rows_print_as_they_were_worked_out(kept: Path, tmp_path: Path) -> 
     again = d.derived("rows", [source], lambda: [], types=(_Row,))
     assert [(str(r.price), repr(r.share)) for r in again] == [(str(r.price), repr(r.share)) for r in rows]
     assert all(type(r) is _Row for r in again)
+
+
+def test_any_failure_to_keep_a_figure_leaves_the_figure_given(kept: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import pricing.files
+
+    def broken(path: Path, data: object) -> None:
+        raise RuntimeError("a platform that cannot do what writing needs")
+
+    monkeypatch.setattr(pricing.files, "write_private", broken)
+    source = tmp_path / "rows.csv"
+    source.write_text("x\n")
+    assert d.derived("w", [source], lambda: {"a": 1}) == {"a": 1}
+    assert d.derived("w", [source], lambda: {"a": 1}) == {"a": 1}
