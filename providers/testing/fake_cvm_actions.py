@@ -233,7 +233,8 @@ class CvmActions:
                 instance_id=iid, instance_type=offer.instance_type, zone=offer.zone, region=region,
                 charge_type=charge, image_id=params["ImageId"], name=name if count == 1 else f"{name}{_ + 1}",
                 tags=dict(tags), client_token=token, created=created, will_fail=fail, user_data=user_data,
-                hpc_cluster_id=params.get("HpcClusterId"), action_time=action_time, private_ip=f"10.0.0.{self._counter % 250 + 2}",
+                hpc_cluster_id=params.get("HpcClusterId"), action_time=action_time,
+                private_ip=f"10.0.0.{self._counter % 250 + 2}",
                 public_ip=(f"203.0.113.{self._counter % 250 + 2}"
                            if (params.get("InternetAccessible") or {}).get("PublicIpAssigned") else None),
                 cpu=offer.cpu, memory=offer.memory, gpu_count=offer.gpu_count, key_ids=key_ids,
@@ -335,7 +336,8 @@ class CvmActions:
             "VirtualPrivateCloud": {"VpcId": "vpc-fake0001", "SubnetId": "subnet-fake0001", "AsVpcGateway": False},
             "ImageId": i.image_id, "RenewFlag": "NOTIFY_AND_MANUAL_RENEW" if i.charge_type == PREPAID else None,
             "CreatedTime": i.created, "ExpiredTime": None, "OsName": "Ubuntu Server 22.04 LTS 64bit",
-            "SecurityGroupIds": list(i.security_groups), "LoginSettings": {"KeyIds": list(i.key_ids) or None}, "InstanceState": i.state,
+            "SecurityGroupIds": list(i.security_groups), "LoginSettings": {"KeyIds": list(i.key_ids) or None},
+            "InstanceState": i.state,
             "Tags": [{"Key": k, "Value": v} for k, v in i.tags.items()],
             "StopChargingMode": "NOT_APPLICABLE", "Uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, i.instance_id)),
             "LatestOperation": "RunInstances", "LatestOperationState": "SUCCESS" if running else "OPERATING",
@@ -365,7 +367,8 @@ class CvmActions:
     def _do_DescribeKeyPairs(self, region: str, params: dict[str, Any]) -> dict[str, Any]:
         names = self._filters(params, {"key-name", "key-id", "project-id"}).get("key-name")
         found = [{"KeyId": k, "KeyName": v["KeyName"], "PublicKey": v["PublicKey"], "ProjectId": 0}
-                 for k, v in self.key_pairs.items() if v["Region"] == region and (names is None or v["KeyName"] in names)]
+                 for k, v in self.key_pairs.items()
+                 if v["Region"] == region and (names is None or v["KeyName"] in names)]
         return {"TotalCount": len(found), "KeySet": found}
 
     def _do_ImportKeyPair(self, region: str, params: dict[str, Any]) -> dict[str, Any]:
