@@ -1,9 +1,9 @@
 """Derived values as plain JSON: what :mod:`pricing.derived` writes, a format that can only ever describe data.
 
 Reading one back can build nothing but the classes the caller names (``types``): named tuples, pydantic
-models (built with ``model_construct`` from the values and the set fields they were written with, as a
-pickle restores them), enums, and the plain values Decimal, date, tuple, list and dict. Anything else in
-the file, or an unknown class name, is :class:`ValueError`: the caller treats it as a miss.
+models (restored from the values and the set fields they were written with, as a pickle restores them),
+enums, and the plain values Decimal, date, tuple, list and dict. Anything else in the file, or an unknown
+class name, is :class:`ValueError`: the caller treats it as a miss.
 
 A list of one named tuple (the shipped catalog's ~800 instance rows) is written column by column, each
 column converted by its kind in one ``map``: reading the rows back costs about what unpickling them did.
@@ -79,6 +79,8 @@ def encode(value: Any) -> Any:
     if _is_named_tuple(t):
         return {"$row": [t.__name__, [encode(v) for v in value]]}
     if _is_model(t):
+        if value.__pydantic_extra__ or value.__pydantic_private__:
+            raise TypeError(f"cannot keep a {t.__name__} with extra or private values")
         fields = {name: encode(getattr(value, name)) for name in t.model_fields}
         return {"$model": [t.__name__, fields, sorted(value.model_fields_set)]}
     raise TypeError(f"cannot keep a {t.__name__} as JSON")
@@ -158,7 +160,13 @@ class _Decoder:
             cls = self.cls(name, _is_model)
             if type(fields) is not dict or set(fields) != set(cls.model_fields) or not set(fields_set) <= set(fields):
                 raise ValueError(f"a kept {name} has other fields than gpuplan's")
-            return cls.model_construct(set(fields_set), **{k: self.value(v) for k, v in fields.items()})
+            # As a pickle restores a model (its public __setstate__): half the time of model_construct, and the
+            # same value (no validation either way: these values were validated when they were worked out)
+            model = cls.__new__(cls)
+            model.__setstate__({"__dict__": {k: self.value(v) for k, v in fields.items()},
+                                "__pydantic_fields_set__": set(fields_set), "__pydantic_extra__": None,
+                                "__pydantic_private__": None})
+            return model
         if tag == "$rows":
             return self.rows(*body)
         return _bad(tag)
