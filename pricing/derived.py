@@ -54,9 +54,11 @@ def _key(sources: Sequence[Path]) -> list[Any] | None:
 
 
 def _private(st: os.stat_result) -> bool:
-    """Whether a file or folder is this user's and no one else can write it (owners exist on POSIX only)."""
-    mine = not hasattr(os, "geteuid") or st.st_uid == os.geteuid()
-    return mine and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    """Whether a file or folder is this user's and no one else can write it. On POSIX only: Windows reports
+    every writable file as 0666 and no owner, and the user's profile folder's access list keeps it theirs."""
+    if not hasattr(os, "geteuid"):
+        return True
+    return st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _crc(payload: bytes) -> bytes:

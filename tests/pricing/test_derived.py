@@ -226,3 +226,15 @@ def test_any_failure_to_keep_a_figure_leaves_the_figure_given(kept: Path, tmp_pa
     source.write_text("x\n")
     assert d.derived("w", [source], lambda: {"a": 1}) == {"a": 1}
     assert d.derived("w", [source], lambda: {"a": 1}) == {"a": 1}
+
+
+def test_where_files_have_no_owner_the_mode_bits_do_not_refuse_every_kept_figure(
+        kept: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Windows reports every writable file as 0666 and has no geteuid: the cache must still be a cache there
+    source = tmp_path / "rows.csv"
+    source.write_text("x\n")
+    calls, compute = _counting({"a": 1})
+    d.derived("win", [source], compute)
+    os.chmod(kept / "win.json", 0o666)
+    monkeypatch.delattr(os, "geteuid", raising=False)
+    assert d.derived("win", [source], compute) == {"a": 1} and len(calls) == 1
