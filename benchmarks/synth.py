@@ -82,8 +82,9 @@ def shapes(cat: Catalog) -> list[Shape]:
         if row.hourly is None or row.gpu_count < 1 or (row.provider, row.instance_type) in seen:
             continue
         seen.add((row.provider, row.instance_type))
+        usd = float(row.hourly) / (fx_cny if row.currency is Currency.CNY else 1.0)
         out.append(Shape(row.provider, row.instance_type, row.family, row.gpu, row.gpu_count, row.vcpu, row.mem_gb,
-                         row.currency, float(row.hourly) / (fx_cny if row.currency is Currency.CNY else 1.0) / row.gpu_count,
+                         row.currency, usd / row.gpu_count,
                          monthly=row.provider == "tencent", reserved=row.provider == "aws", spot=True))
     for provider, currency in (("cloud-a", Currency.USD), ("cloud-b", Currency.CNY), ("lab", Currency.USD)):
         for key, spec in cat.gpus.items():

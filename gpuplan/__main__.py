@@ -1,5 +1,5 @@
 """``python -m gpuplan`` runs the gpuplan CLI."""
 
-from gpuplan.entry import main
+from gpuplan.cli import main
 
 main()

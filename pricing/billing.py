@@ -39,7 +39,7 @@ class BillingMode(StrEnum):
 class Tier(BaseModel):
     """From ``from_hours`` on, each hour costs ``fraction`` of the list rate."""
 
-    # Validator built on first validation: a plan from the kept (pickled) data never validates one.
+    # Validator built on first validation: a plan from the kept (derived) data never validates one.
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     from_hours: Decimal
@@ -49,7 +49,7 @@ class Tier(BaseModel):
 class BillingRule(BaseModel):
     """How one provider bills one mode."""
 
-    # Validator built on first validation: a plan from the kept (pickled) data never validates one.
+    # Validator built on first validation: a plan from the kept (derived) data never validates one.
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     provider: str
@@ -173,7 +173,8 @@ def billing_rules() -> dict[tuple[str, BillingMode], BillingRule]:
     from pricing.datafiles import data_path
     from pricing.derived import derived
 
-    return derived("billing-rules", [data_path("billing_rules.toml"), Path(__file__)], _read_rules)  # type: ignore[no-any-return]
+    return derived("billing-rules", [data_path("billing_rules.toml"), Path(__file__)], _read_rules,  # type: ignore[no-any-return]
+                   types=(BillingRule, Tier, BillingMode))
 
 
 def _read_rules() -> dict[tuple[str, BillingMode], BillingRule]:

@@ -35,9 +35,14 @@ def write_private(path: Path, data: str | bytes) -> None:
     """Write ``data`` (text as UTF-8, or bytes) to ``path`` atomically (a reader never sees half a file), mode 0600."""
     private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), FILE_MODE)
     try:
-        os.fchmod(fd, FILE_MODE)
+        # os.open's mode is masked by the umask: set it as meant (os.fchmod is missing on Windows before 3.13,
+        # where a file's mode is only read-only or not, and the user's profile folder keeps it theirs)
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, FILE_MODE)
+        else:
+            os.chmod(tmp, FILE_MODE)
         with os.fdopen(fd, "wb") if isinstance(data, bytes) else os.fdopen(fd, "w", encoding="utf-8") as f:
             fd = -1
             f.write(data)  # type: ignore[arg-type]  # bytes to the binary file, text to the text one

@@ -29,7 +29,7 @@ def quick_init(cls: type[T]) -> type[T]:
     env: dict[str, Any] = {"_MISSING": _MISSING}
     args: list[str] = []
     body: list[str] = []
-    for i, f in enumerate(dataclasses.fields(cls)):
+    for i, f in enumerate(dataclasses.fields(cls)):  # type: ignore[arg-type]  # a dataclass, checked above
         if not f.init or not f.kw_only:
             raise TypeError(f"{cls.__name__}.{f.name}: quick_init takes keyword-only fields set by __init__")
         env[f"_set{i}"] = cls.__dict__[f.name].__set__
@@ -48,5 +48,5 @@ def quick_init(cls: type[T]) -> type[T]:
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
     return cls

@@ -37,8 +37,8 @@ class LineItem:
         """An item whose cost is exactly quantity x unit price (a quantity given as int or float is made a Decimal)."""
         if type(quantity) is not Decimal:
             quantity = Decimal(str(quantity))
-        return cls(description=description, quantity=quantity, unit=unit, unit_price=unit_price,
-                   cost=money(unit_price.amount * quantity, unit_price.currency), **extra)
+        return cls(description=description, quantity=quantity, unit=unit, unit_price=unit_price,  # type: ignore[call-arg]
+                   cost=money(unit_price.amount * quantity, unit_price.currency), **extra)  # (quick_init's __init__)
 
     def story(self) -> str:
         """'12.5 hours x 95.84 CNY', for explanations."""

@@ -106,7 +106,8 @@ def test_cloud_sdks_only_inside_their_provider() -> None:
     for m, path in modules().items():
         for i, line in imports(path):
             if i.split(".")[0] in SDKS:
-                assert m.startswith(("providers.tencent", "providers.aws", "providers.market")), f"{m}:{line} imports {i}"
+                adapters = ("providers.tencent", "providers.aws", "providers.market")
+                assert m.startswith(adapters), f"{m}:{line} imports {i}"
 
 
 def test_no_catalog_singleton_below_the_program() -> None:
@@ -150,3 +151,34 @@ def test_examples_import_only_the_installed_package() -> None:
         for i, line in imports(path):
             assert i.split(".")[0] not in ("tests", "benchmarks"), f"{path.name}:{line} imports {i}"
         assert "sys.path" not in path.read_text(encoding="utf-8"), f"{path.name} changes sys.path"
+
+
+MAX_LINES = 600  # a module past this is two subjects: split it by concern (a new module, not a longer one)
+
+
+def test_every_source_module_is_at_most_600_lines() -> None:
+    long = {f"{path.relative_to(ROOT)}: {n}" for m, path in modules().items()
+            if m.split(".")[0] in LIBRARIES and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines:\n" + "\n".join(sorted(long))
+
+
+def test_model_packages_are_free_of_the_command_line() -> None:
+    """pricing, providers, planner and launch are a library: no typer, click or rich (the program renders)."""
+    for m, path in modules().items():
+        if m.split(".")[0] in ("pricing", "providers", "planner", "launch"):
+            for i, line in imports(path):
+                assert i.split(".")[0] not in ("typer", "click", "rich"), f"{m}:{line} imports {i}"
+
+
+FRAMEWORKS = ("typer", "click", "rich", "pydantic", "pydantic_core")
+
+
+def test_no_private_names_of_the_frameworks_and_nothing_that_loads_code_from_data() -> None:
+    """A framework's private module or class (typer._coercion, _TyperParameter) changes in a patch release, and every
+    command runs through it; pickle and marshal run whatever a file says, and files in the user's folders are data."""
+    for m, path in modules().items():
+        for i, line in imports(path):
+            top, *rest = i.split(".")
+            assert top not in ("pickle", "marshal", "shelve", "dill"), f"{m}:{line} imports {i}"
+            if top in FRAMEWORKS:
+                assert not any(p.startswith("_") and not p.startswith("__") for p in rest), f"{m}:{line} imports {i}"

@@ -40,10 +40,7 @@ def command_app() -> typer.Typer:
 
 def module_commands(module: str) -> dict[str, Any]:
     """The click commands (and groups) one command module defines, by name."""
-    from gpuplan.cli.coercion import build_on_demand
-
     built = typer.main.get_command(importlib.import_module(module).app)
-    build_on_demand(built)
     if isinstance(built, TyperGroup):
         return dict(built.commands)
     assert built.name is not None  # typer names a command after its function

@@ -27,6 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from pricing.catalog import PSEUDO_REGIONS
+from pricing.extras import DEFAULT_DISK_GB  # one size for the exports, the plan and the launch
 from pricing.errors import InputError
 from pricing.money import money_text
 from providers.registry import engine_runs
@@ -44,7 +45,6 @@ SKY_ACCELERATORS = {
 }
 # Instance types whose GPUs SkyPilot's catalog names apart from the model (gcp/vms.csv: A3 Mega's are H100-MEGA).
 SKY_TYPE_ACCELERATORS = {"a3-megagpu-8g": "H100-MEGA"}
-from pricing.extras import DEFAULT_DISK_GB  # one size for the exports, the plan and the launch
 NAME_MAX = 41  # dstack's run names: ^[a-z][a-z0-9-]{1,40}$ (dstack._internal.core.services)
 NAME_HASH = 6  # hex digits of the fingerprint that keeps a shortened name apart from its neighbours
 

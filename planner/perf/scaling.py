@@ -17,7 +17,6 @@ GPU (vGPU slice) or one GPU scales perfectly by definition.
 from __future__ import annotations
 
 import math
-import statistics
 from collections import defaultdict
 from functools import lru_cache
 from itertools import pairwise
@@ -32,7 +31,20 @@ SUPERLINEAR = 1.05
 
 @lru_cache(maxsize=1)
 def scaling_table() -> dict[tuple[WorkloadClass, Interconnect], list[tuple[float, float, int]]]:
-    """Per (class, interconnect): sorted (gpus, median efficiency, row count) points."""
+    """Per (class, interconnect): sorted (gpus, median efficiency, row count) points; kept between runs by the
+    program (pricing.derived), as reading the rows was ~2 ms of every cold plan."""
+    from pathlib import Path
+
+    from pricing.datafiles import data_path
+    from pricing.derived import derived
+
+    sources = [data_path("scaling.csv", "planner.data"), Path(__file__)]
+    return derived("scaling", sources, _scaling_table, types=(WorkloadClass, Interconnect))  # type: ignore[no-any-return]
+
+
+def _scaling_table() -> dict[tuple[WorkloadClass, Interconnect], list[tuple[float, float, int]]]:
+    import statistics  # here: the module costs a cold command ~1 ms to import, for one median per point
+
     points: dict[tuple[WorkloadClass, Interconnect, float], list[float]] = defaultdict(list)
     for r in data_rows("scaling.csv", "planner.data"):
         eff = float(r["efficiency"])

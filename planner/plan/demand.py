@@ -8,13 +8,16 @@ measured on a reference GPU (:class:`RefGpuHours`) or a model-based workload
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from pricing.catalog import Catalog, GpuSpec
 from providers.base import Offer
-from planner.perf.cluster import Scaling, internode
 from planner.perf.speed import SpeedPrecision, WorkloadClass, relative_speed
 from planner.perf.scaling import efficiency
+
+if TYPE_CHECKING:
+    # Imported when an option spans nodes: a one-node plan (most) never loads the network model (~3 ms cold).
+    from planner.perf.cluster import Scaling
 
 
 class Run(NamedTuple):
@@ -82,6 +85,8 @@ class RefGpuHours:
         speed = relative_speed(self.catalog, spec.key, self.ref_gpu, self.workload_class, self.precision)
         cluster = None
         if nodes > 1:
+            from planner.perf.cluster import internode
+
             scaling = internode(nodes, self.catalog.network(offer.provider, offer.name), self.workload_class,
                                 grad_bytes=None)
             if isinstance(scaling, str):

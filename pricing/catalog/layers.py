@@ -16,7 +16,7 @@ from pricing.errors import InputError
 class LayerInfo(BaseModel):
     """One source the catalog was built from, for 'which data did you use?'."""
 
-    # Validator built on first validation: a plan from the kept (pickled) data never validates one.
+    # Validator built on first validation: a plan from the kept (derived) data never validates one.
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     layer: Layer

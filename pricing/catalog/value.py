@@ -19,7 +19,7 @@ from datetime import date
 from decimal import Decimal
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pricing.catalog.layers import (LayerInfo, cache_files, check_discount, discount_note, discounted,
                                     merge_instances, percent_off)
@@ -263,11 +263,18 @@ def _shipped() -> Catalog:
     code = Path(__file__).parent
     sources = [*sorted(data.glob("*.csv")), *sorted((data / "instances").glob("*.csv")), *sorted(data.glob("*.toml")),
                *sorted(code.glob("*.py")), *sorted(code.parent.glob("*.py"))]
-    return derived("shipped-catalog", sources, _parse_shipped)
+    from pricing.catalog.rows import Interconnect, Stock
+    from pricing.money import Currency
+
+    parts = derived("shipped-catalog", sources, _parse_shipped, types=(
+        GpuSpec, InstanceType, CardPrice, ElectricityPrice, LayerInfo, Interconnect, Stock, Layer, AsOfKind, Currency))
+    return Catalog(**parts)
 
 
-def _parse_shipped() -> Catalog:
-    instances = shipped_instances()
-    return Catalog(gpus=shipped_gpus(), instances=instances, cards=shipped_cards(), electricity=shipped_electricity(),
-                   layers=(LayerInfo(layer=Layer.SHIPPED, origin="shipped snapshot", rows=len(instances),
-                                     as_of=max(r.as_of for r in instances)),))
+def _parse_shipped() -> dict[str, Any]:
+    """The shipped catalog's parts, as :class:`Catalog` takes them (and as they are kept)."""
+    instances = list(shipped_instances())
+    return {"gpus": shipped_gpus(), "instances": instances, "cards": shipped_cards(),
+            "electricity": shipped_electricity(),
+            "layers": (LayerInfo(layer=Layer.SHIPPED, origin="shipped snapshot", rows=len(instances),
+                                 as_of=max(r.as_of for r in instances)),)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +159,64 @@ def test_a_plan_reads_the_same_written_on_two_cores(gpuplan: Run, monkeypatch: p
     code, two, err = gpuplan("plan", "--gpu-hours", "200", *fmt)
     assert code == 0, err
     assert two == one and len(one) > 100_000
+
+
+@pytest.mark.parametrize("how", ["switched off", "not linux"])
+def test_one_process_writes_it_all_when_switched_off_or_off_linux(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    def no_fork() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(os, "fork", no_fork, raising=False)
+    monkeypatch.setattr(halves, "MIN_ITEMS", 2)
+    if how == "switched off":
+        monkeypatch.setenv("GPUPLAN_NO_FORK", "1")
+    else:
+        monkeypatch.setattr(halves.sys, "platform", "darwin")  # fork without exec is unsafe there
+    assert "".join(in_halves(500, _numbers)) == "".join(_numbers(0, 500))
+
+
+_TERMINATED = """
+import os, sys, time
+from gpuplan.render import halves
+halves.BLOCK, halves.MIN_ITEMS = 10, 2
+parent, mark = os.getpid(), sys.argv[1]
+def text(start, stop):
+    if os.getpid() != parent and not os.path.exists(mark):
+        open(mark, "w").write(str(os.getpid()))  # (a test's side effect: which pid the child has)
+    for i in range(start, stop):
+        time.sleep(0.05)
+        yield f"{i}\\n"
+for line in halves.in_halves(2000, text):
+    sys.stdout.write(line)
+"""
+
+
+@two_cores
+@pytest.mark.skipif(not halves._may_fork(), reason="the forked writer runs on Linux only")
+@pytest.mark.parametrize("signum", [15, 2])  # SIGTERM, SIGINT sent to this process alone
+def test_a_signal_to_this_process_ends_and_reaps_the_child(tmp_path: Path, signum: int) -> None:
+    import subprocess
+    import sys
+
+    mark = tmp_path / "child-pid"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    proc = subprocess.Popen([sys.executable, "-c", _TERMINATED, str(mark)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (mark.exists() and mark.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child = int(mark.read_text())
+    started = _start_time(child)
+    proc.send_signal(signum)
+    assert proc.wait(timeout=30) != 0
+    # ended and reaped by this process, not left to run on (nor a zombie): no process of that pid, or another
+    # process that reuses it on a busy machine (started at another time)
+    assert started is not None and _start_time(child) != started
+
+
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started (field 22 of /proc/PID/stat), or None when there is none."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except OSError:
+        return None
