@@ -385,8 +385,9 @@ class CvmApi:
             return self._error(DryRunPassed, f"dry run of {action} passed", **common)
         failure = CODES.kind_of(code)
         if failure is Failure.PERMISSION:
-            return self._error(TencentCredentialsError, f"the Tencent Cloud key may not call {self.service}:{action} "
-                               f"({code}, {where})", f"grant it a CAM policy allowing {self.service}:{action}", **common)
+            allowed = f"{self.service}:{action}"
+            return self._error(TencentCredentialsError, f"the Tencent Cloud key may not call {allowed} "
+                               f"({code}, {where})", f"grant it a CAM policy allowing {allowed}", **common)
         if code == "AuthFailure.SignatureExpire":
             return self._error(TencentCredentialsError, f"Tencent Cloud rejected the request as expired "
                                f"({code}, {where})", "this machine's clock is over 5 minutes off; sync it", **common)
