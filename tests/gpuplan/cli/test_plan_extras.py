@@ -44,10 +44,34 @@ def test_tencent_monthly_bill_in_cny_adds_bandwidth_by_the_mbps_month(gpuplan: R
     o = data["cheapest"]
     bw = [e for e in o["extras"] if e["item"] == "bandwidth"]
     months = Decimal(o["line_items"][0]["quantity"])
-    assert len(bw) == 1 and bw[0]["rate"] == {"amount": "20", "currency": "CNY"}
-    assert Decimal(bw[0]["amount"]["amount"]) == 20 * 4 * months * o["nodes"]
-    assert Decimal(o["total"]) == Decimal(o["instance_cost"]) + Decimal(bw[0]["amount"]["amount"])
-    assert any("disk" in m for m in o["not_priced"])  # no sourced CBS rate: said, not zero
+    # 独享型 bandwidth by tier: the first 2 Mbps at 20 CNY, the next 2 at 25
+    assert [(e["quantity"], e["rate"]["amount"]) for e in bw] == [(f"{2 * months * o['nodes']:g}", "20"),
+                                                                   (f"{2 * months * o['nodes']:g}", "25")]
+    assert sum(Decimal(e["amount"]["amount"]) for e in bw) == (2 * 20 + 2 * 25) * months * o["nodes"]
+    disk = next(e for e in o["extras"] if e["item"] == "disk:cloud_premium")
+    # a monthly instance's CBS disk is bought with it for whole months at 0.35 CNY per GB-month
+    assert Decimal(disk["amount"]["amount"]) == Decimal("0.35") * 256 * months * o["nodes"]
+    assert o["not_priced"] == []
+
+
+def test_tencent_five_mbps_a_month_cost_115_cny(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--gpu-hours", "100", "--provider", "tencent", "--billing", "monthly",
+                 "--currency", "cny", "--bandwidth-mbps", "5", "--nodes", "1", "--gpu", "t4")
+    o = data["cheapest"]
+    months = Decimal(o["line_items"][0]["quantity"])
+    bw = sum(Decimal(e["amount"]["amount"]) for e in o["extras"] if e["item"] == "bandwidth")
+    assert bw == 115 * months * o["nodes"]
+
+
+def test_tencent_pay_as_you_go_prices_traffic_by_the_gb_and_disk_by_the_hour(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--gpu-hours", "100", "--provider", "tencent", "--billing", "hourly",
+                 "--currency", "cny", "--egress-gb", "100", "--disk-gb", "200")
+    o = data["cheapest"]
+    lines = {e["item"]: e for e in o["extras"]}
+    assert Decimal(lines["traffic"]["amount"]["amount"]) == Decimal("80.00")  # 100 GB x 0.80 CNY
+    hours = Decimal(lines["disk:cloud_premium"]["quantity"]) / (200 * o["nodes"])
+    assert lines["disk:cloud_premium"]["rate"]["amount"] == "0.0009" and hours > 0
+    assert o["not_priced"] == []
 
 
 def test_a_fourteen_node_plan_counts_fourteen_disks_and_addresses(gpuplan: Run) -> None:
