@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from pricing.billing import BillingMode
 from pricing.bill import Extras, extras_bill
+from pricing.billing import BillingMode
 
 HPM = Decimal(730)
 RUN = Extras(disk_gb=Decimal(200), egress_gb=Decimal(100))
