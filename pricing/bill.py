@@ -150,7 +150,11 @@ def _disk_line(r: ExtraRate, gb: Decimal, disk_type: str, hours: Decimal, n: Dec
         months = Decimal(whole_months(hours, hours_per_month))
         return _line(r, f"{each}{gb:g} GB {disk_type} disk x {months:g} month(s)", gb * months * n)
     if r.unit == "GB-hour":
-        return _line(r, text, gb * hours * n)
+        # shown per GB-month (the hourly rate x the month's hours) so a converted rate keeps its digits in JSON
+        per_month = ExtraItem.priced(f"{text} ({r.rate} {r.currency} per GB-hour)", gb * hours / hours_per_month * n,
+                                     "GB-month", Money(amount=r.rate * hours_per_month, currency=r.currency),
+                                     item=r.item, source=f"{r.source}, as of {r.as_of}")
+        return per_month
     if r.unit == "disk-month":
         return _line(r, f"{text} (billed as the {_tier_name(r)} size)", hours / hours_per_month * n)
     return _line(r, text, gb * hours / hours_per_month * n)

@@ -69,8 +69,11 @@ def test_tencent_pay_as_you_go_prices_traffic_by_the_gb_and_disk_by_the_hour(gpu
     o = data["cheapest"]
     lines = {e["item"]: e for e in o["extras"]}
     assert Decimal(lines["traffic"]["amount"]["amount"]) == Decimal("80.00")  # 100 GB x 0.80 CNY
-    hours = Decimal(lines["disk:cloud_premium"]["quantity"]) / (200 * o["nodes"])
-    assert lines["disk:cloud_premium"]["rate"]["amount"] == "0.0009" and hours > 0
+    disk = lines["disk:cloud_premium"]
+    # 0.0009 CNY per GB-hour, shown per GB-month of 730 hours
+    assert disk["rate"]["amount"] == "0.657" and "0.0009 CNY per GB-hour" in disk["description"]
+    hours = Decimal(str(o["wall_hours"]))
+    assert Decimal(disk["quantity"]) == pytest.approx(200 * hours / 730 * o["nodes"], abs=Decimal("0.01"))
     assert o["not_priced"] == []
 
 
