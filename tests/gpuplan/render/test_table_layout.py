@@ -146,9 +146,10 @@ def test_tco_tables_fit_80_columns(gpuplan: Run, columns: Callable[[int], None])
     assert code == 0 and max(len(line) for line in out.splitlines()) <= 80
     for name in ("GN10Xp.20XLARGE320 monthly", "buy 4x RTX-4090", "p3.16xlarge spot"):
         assert re.search(rf"│ {re.escape(name)}\*?\s+│", out), name
-    # the dearest total, uncut: 36 months of the instance (227,678.94 USD) and of 5 Mbps of bandwidth
-    # at 20 CNY per Mbps-month, converted at the shipped 7.2734 CNY per USD
-    dearest = Decimal("227678.94") + (Decimal(36 * 20 * 5) / Decimal("7.2734")).quantize(Decimal("0.01"))
+    # the dearest total, uncut: 36 months of the instance (46,000 CNY), 5 Mbps of bandwidth by tier
+    # (2 x 20 + 3 x 25 CNY) and the 256 GB premium disk (0.35 CNY per GB-month), at the shipped 7.2734 CNY per USD
+    month = 46000 + (2 * 20 + 3 * 25) + Decimal("0.35") * 256
+    dearest = (36 * month / Decimal("7.2734")).quantize(Decimal("0.01"))
     assert f"{dearest:,.2f}" in out
 
 
