@@ -127,8 +127,17 @@ def test_bad_extras_flags_are_clear_errors_without_a_traceback(gpuplan: Run, fla
     assert needle in err and "Traceback" not in err
 
 
-def test_a_disk_type_without_a_rate_is_not_priced_never_zero(gpuplan: Run) -> None:
-    data = _plan(gpuplan, "--gpu-hours", "200", "--provider", "aws", "--disk-type", "io2")
-    o = data["cheapest"]
-    assert not any(e["item"].startswith("disk") for e in o["extras"])
-    assert any("io2" in m for m in o["not_priced"])
+def test_a_disk_type_without_a_rate_is_never_ranked_as_free(gpuplan: Run) -> None:
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--disk-type", "io2", "--json")
+    # every AWS option would carry an io2 disk no source prices: none is ranked, and the error names the item
+    assert code != 0 and "bill item no source prices" in err and "256 GB io2" in err
+
+
+def test_an_option_with_an_unpriced_item_is_excluded_with_the_reason_not_ranked_cheaper(gpuplan: Run) -> None:
+    # object storage has no sourced rate on Tencent, Alibaba or Azure: their options are left out, named
+    data = _plan(gpuplan, "--gpu-hours", "200", "--storage-gb", "100", "--limit", "0")
+    assert {o["provider"] for o in data["options"]} >= {"aws", "gcp", "lambda"}
+    assert not {o["provider"] for o in data["options"]} & {"tencent", "alibaba", "azure"}
+    assert all(o["not_priced"] == [] for o in data["options"])
+    reasons = [e for e in data["excluded"] if e["rule"] == "unpriced"]
+    assert reasons and all("object storage 100 GB" in e["reason"] for e in reasons)
