@@ -111,8 +111,9 @@ def test_an_n1_export_passes_skypilots_resource_validation(gpuplan: Run, tmp_pat
     from tests.gpuplan.render.test_export import sky_validated
 
     path = tmp_path / "task.yaml"
+    # one GPU a machine: with its disk and address priced per node, a 4 x T4 machine's shorter run now costs less
     code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "gcp", "--gpu", "T4", "--region",
-                             "us-central1", "--export", "skypilot", str(path), "--json")
+                             "us-central1", "--max-gpus", "1", "--export", "skypilot", str(path), "--json")
     assert code == 0, err
     win = json.loads(out)["cheapest"]
     assert win["offer"] == "n1-standard-8+1xT4"  # the case the seeded lines below are about
