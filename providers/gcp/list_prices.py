@@ -24,7 +24,9 @@ LIST_AS_OF = "2025-03-06"
 # Sizes GCP sells only through the Dynamic Workload Scheduler or as Spot VMs (no on-demand price).
 RESERVED_ONLY = frozenset({"a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"})
 RESERVED_ONLY_NOTE = ("not sold on demand: GCP offers a3-highgpu-1g/2g/4g only through the Dynamic Workload Scheduler "
-                      "(Flex-start, calendar mode) or as Spot VMs, so no hourly price is shipped")
+                      "(Flex-start, calendar mode) or as Spot VMs (Compute Engine's accelerator-optimized machine family "
+                      "page, A3 High; RECALLED, the sentence was not re-read in this session), so no hourly price is "
+                      "shipped")
 # (machine type, region) -> on-demand USD/h in GCP's Cloud Billing catalog, as read from LIST_SOURCE.
 LIST_HOURLY: dict[tuple[str, str], Decimal] = {
     (t, r): Decimal(v) for (t, r), v in {
