@@ -19,6 +19,7 @@ from pricing.extras import (
     DEFAULT_BANDWIDTH_MBPS,
     DEFAULT_DISK_GB,
     DEFAULT_DISK_TYPE,
+    DEFAULT_STORAGE,
     ExtraRate,
     rates_for,
 )
@@ -115,13 +116,48 @@ def _tier_parts(rates: tuple[ExtraRate, ...], amount: Decimal) -> list[tuple[Ext
         top = amount if r.tier_to is None else min(amount, r.tier_to)
         if top <= r.tier_from:
             break
-        if not r.free:
+        if not r.free or r.tier_to is None:
+            # an open-ended free tier is the cloud's word that the item is not billed: a zero line says so
             out.append((r, top - r.tier_from))
     return out
 
 
 def _tier_name(r: ExtraRate) -> str:
     return f"{r.tier_from:g}-{'' if r.tier_to is None else f'{r.tier_to:g}'} {r.unit}"
+
+
+def _disk_rate(rows: tuple[ExtraRate, ...], gb: Decimal, mode: BillingMode) -> ExtraRate | None:
+    """The row that prices a ``gb`` disk in ``mode``: a size tier's disk price (Azure), an hourly rate for a
+    pay-as-you-go mode where the cloud has one (Tencent, Alibaba), else the per-GB monthly rate."""
+    if not rows:
+        return None
+    sized = [r for r in rows if r.unit == "disk-month"]
+    if sized:  # billed as the smallest size tier that holds the disk
+        return next((r for r in sized if r.tier_to is None or gb <= r.tier_to), None)
+    hourly = [r for r in rows if r.unit == "GB-hour"]
+    monthly = [r for r in rows if r.unit == "GB-month"]
+    if hourly and (mode not in TERM_MODES or not monthly):
+        return hourly[0]
+    return monthly[0] if monthly else None
+
+
+def _disk_line(r: ExtraRate, gb: Decimal, disk_type: str, hours: Decimal, n: Decimal, each: str,
+               hours_per_month: Decimal, mode: BillingMode) -> ExtraItem:
+    """One node's disk (times ``n``) for ``hours``: block storage bills for the volume's life, whatever the instance
+    mode, but a monthly subscription's disk is bought with it for whole months."""
+    text = f"{each}{gb:g} GB {disk_type} disk for {hours:.2f} h"
+    if mode is BillingMode.MONTHLY and r.unit == "GB-month":
+        months = Decimal(whole_months(hours, hours_per_month))
+        return _line(r, f"{each}{gb:g} GB {disk_type} disk x {months:g} month(s)", gb * months * n)
+    if r.unit == "GB-hour":
+        # shown per GB-month (the hourly rate x the month's hours) so a converted rate keeps its digits in JSON
+        per_month = ExtraItem.priced(f"{text} ({r.rate} {r.currency} per GB-hour)", gb * hours / hours_per_month * n,
+                                     "GB-month", Money(amount=r.rate * hours_per_month, currency=r.currency),
+                                     item=r.item, source=f"{r.source}, as of {r.as_of}")
+        return per_month
+    if r.unit == "disk-month":
+        return _line(r, f"{text} (billed as the {_tier_name(r)} size)", hours / hours_per_month * n)
+    return _line(r, text, gb * hours / hours_per_month * n)
 
 
 def _over(rates: tuple[ExtraRate, ...], amount: Decimal) -> Decimal:
@@ -169,13 +205,11 @@ def rate_free_bill(ex: Extras, cloud: str, mode: BillingMode, run_hours: Decimal
     each = f"{nodes} nodes x " if nodes > 1 else ""
     disk_type = ex.disk_type_for(cloud)
     if ex.disk_gb:
-        disk = rates_for(cloud, f"disk:{disk_type}")
-        if not disk:
+        disk = _disk_rate(rates_for(cloud, f"disk:{disk_type}"), ex.disk_gb, mode)
+        if disk is None:
             missing.append(f"disk: {ex.disk_gb:g} GB {disk_type or ''} per node".replace("  ", " "))
         else:
-            # block storage is billed for the volume's life, prorated over the month whatever the instance mode
-            items.append(_line(disk[0], f"{each}{ex.disk_gb:g} GB {disk_type} disk for {hours:.2f} h",
-                               ex.disk_gb * hours / hours_per_month * n))
+            items.append(_disk_line(disk, ex.disk_gb, disk_type or "", hours, n, each, hours_per_month, mode))
     # What the data has rows for decides the lines, so a cloud added later is priced by adding rows:
     # a cloud that bills bandwidth by the Mbps (Tencent) includes the address and the traffic in it.
     bandwidth = rates_for(cloud, "bandwidth")
@@ -191,6 +225,11 @@ def rate_free_bill(ex: Extras, cloud: str, mode: BillingMode, run_hours: Decimal
                                    mbps * months * n))
             if (over := _over(bandwidth, ex.bandwidth_mbps)) > 0:
                 missing.append(f"bandwidth above {bandwidth[-1].tier_to:g} Mbps ({over:g} Mbps per node)")
+        elif traffic := rates_for(cloud, "traffic"):
+            # pay-as-you-go: the launch sets traffic billing (no bandwidth charge), so the run pays per GB sent
+            if ex.egress_gb:
+                items.extend(_line(r, f"traffic to the internet ({_tier_name(r)})", gb)
+                             for r, gb in _tier_parts(traffic, ex.egress_gb))
         else:
             missing.append(f"pay-as-you-go bandwidth ({ex.bandwidth_mbps:g} Mbps per node)")
             if ex.egress_gb:
@@ -205,7 +244,7 @@ def rate_free_bill(ex: Extras, cloud: str, mode: BillingMode, run_hours: Decimal
             if (over := _over(egress, ex.egress_gb)) > 0:
                 missing.append(f"egress above {egress[-1].tier_to:g} GB")
     if ex.storage_gb:
-        store = {"aws": "storage:s3-standard"}.get(cloud)
+        store = DEFAULT_STORAGE.get(cloud)
         rows = rates_for(cloud, store) if store else ()
         if not rows:
             missing.append(f"object storage {ex.storage_gb:g} GB")

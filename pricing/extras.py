@@ -22,7 +22,11 @@ DEFAULT_DISK_GB = 256
 # Tencent bills public bandwidth by the Mbps of the cap; 5 Mbps is the top of the tier the data prices.
 DEFAULT_BANDWIDTH_MBPS = 5
 # The block storage type each cloud's launch creates when --disk-type is not given.
-DEFAULT_DISK_TYPE = {"aws": "gp3", "tencent": "cloud_premium"}
+DEFAULT_DISK_TYPE = {"aws": "gp3", "tencent": "cloud_premium", "gcp": "pd-balanced", "azure": "premium-ssd",
+                     "lambda": "included", "alibaba": "cloud_essd"}
+# The object storage each cloud's --storage-gb is priced as.
+DEFAULT_STORAGE = {"aws": "storage:s3-standard", "gcp": "storage:gcs-standard", "azure": "storage:blob-hot-lrs",
+                   "lambda": "storage:filesystem"}
 
 
 @dataclass(frozen=True, slots=True)

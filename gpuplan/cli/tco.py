@@ -111,7 +111,11 @@ def tco(
     spot_estimates: SpotEstimatesOpt = False,
     colo_price: Annotated[Optional[str], _opt("--colo-price", "Colocation price per kW per month in the display currency (implies --colo).")] = None,
     spot_overhead: Annotated[Optional[str], _opt("--spot-overhead", "Extra run time on spot for restarts. [default: 0.10]")] = None,
-    disk_gb: Annotated[Optional[str], _opt("--disk-gb", "Rentals: disk per instance in GB, billed while it runs. [default: 256]")] = None,
+    disk_gb: Annotated[Optional[str], _opt(
+        "--disk-gb", "Rentals: disk per instance in GB, kept for the project, billed all month. [default: 256]",
+    )] = None,
+    disk_with_machine: Annotated[bool, typer.Option("--disk-with-machine", help=(
+        "Rentals: the disk lives only with the machine (deleted with it), billed only while it runs."))] = False,
     egress_gb: Annotated[Optional[str], _opt("--egress-gb", "Rentals: GB sent to the internet a month. [default: 0]")] = None,
     storage_gb: Annotated[Optional[str], _opt("--storage-gb", "Rentals: GB kept in object storage all month. [default: 0]")] = None,
     bandwidth_mbps: Annotated[Optional[str], _opt("--bandwidth-mbps", "Rentals: Tencent public bandwidth per instance. [default: 5]")] = None,
@@ -167,7 +171,7 @@ def tco(
                              for k, v in numbers.items()}
     flags.update(months=months, buy=buy, vs=vs, region=not_empty(region, "--region"), billing=billing,
                  condition=not_empty(condition, "--condition"), colo=colo, spot_estimates=spot_estimates,
-                 profile=not_empty(profile, "--profile"),
+                 profile=not_empty(profile, "--profile"), disk_with_machine=disk_with_machine,
                  currency=currency, fx=fx,
                  ref_gpu=not_empty(ref_gpu, "--ref-gpu"), workload_class=not_empty(workload_class, "--class"),
                  precision=not_empty(precision, "--precision"))

@@ -15,7 +15,7 @@ from providers.base import Offer, Provider
 from planner.plan.demand import Demand, Run
 from pricing.bill import TERM_MODES, Extras, ExtrasBill, billed_hours, rate_free_bill, with_setup
 from planner.plan.filters import host_note, past_deadline
-from planner.plan.model import ESTIMATED_SPOT, Constraints, ExclusionRule, Option, OptionRange
+from planner.plan.model import ESTIMATED_SPOT, Constraints, ExclusionRule, Option, OptionRange, unpriced_reason
 from planner.plan.nodes import NodeRuns
 from planner.settings import Settings
 
@@ -126,6 +126,8 @@ class Costing:
             notes.append(bigger)
         if (late := past_deadline(wall, n, c.deadline_hours)) is not None:
             return late
+        if bill is not None and bill.not_priced:  # as the ranking pass: never ranked as if they were free
+            return ExclusionRule.UNPRICED, unpriced_reason(bill.not_priced)
         if self.budget is not None and cost.amount > self.budget and round_cents(cost.amount) > self.budget:
             return ExclusionRule.BUDGET, f"costs {cost}, over the budget {c.budget}"
         if mode in offer.estimated and not c.spot_estimates:

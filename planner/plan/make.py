@@ -112,9 +112,11 @@ def make_plan(
                                 "`gpuplan offers` shows which prices each offer has")
         rules = Counter(excluded.rules())
         common = "; ".join(f"{n} {RULE_TEXT[r]}" for r, n in rules.most_common(3))
+        unpriced = rules and rules.most_common(1)[0][0] is ExclusionRule.UNPRICED
         raise NoOptionError(
             "no option satisfies the constraints" + (f" ({common})" if common else ""),
-            "relax --deadline, --budget, --min-vram, --max-gpus or the filters",
+            next(e.reason for e in excluded.items if e.rule is ExclusionRule.UNPRICED) if unpriced
+            else "relax --deadline, --budget, --min-vram, --max-gpus or the filters",
         )
     options = RankedOptions(records, build)
     assumptions: dict[str, Any] = {

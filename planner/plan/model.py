@@ -104,6 +104,7 @@ class ExclusionRule(StrEnum):
     BUDGET = "budget"
     SOLD_OUT = "sold_out"
     ESTIMATE = "estimate"
+    UNPRICED = "unpriced"  # a line of the bill (disk, egress, storage) has no sourced rate: never ranked cheaper
 
 
 RULE_TEXT = {
@@ -111,7 +112,14 @@ RULE_TEXT = {
     ExclusionRule.REGION: "outside --region", ExclusionRule.NO_PRICE: "without a public price", ExclusionRule.WORKLOAD: "where the workload does not fit",
     ExclusionRule.DEADLINE: "past the deadline", ExclusionRule.BUDGET: "over the budget", ExclusionRule.SOLD_OUT: "sold out in every zone",
     ExclusionRule.ESTIMATE: "with an estimated spot price (--spot-estimates ranks them)",
+    ExclusionRule.UNPRICED: "with a bill item no source prices",
 }
+
+
+def unpriced_reason(items: tuple[str, ...]) -> str:
+    """Why an option whose bill has items no source prices is not ranked."""
+    return ("not priced (no sourced rate): " + "; ".join(items) + ": ranked it would count them as free; "
+            "drop the flag that asks for them, or give --disk-type a priced type")
 
 
 ESTIMATED_SPOT = ("spot price is gpuplan's estimate (a fraction of pay-as-you-go), and no source lists one for this "

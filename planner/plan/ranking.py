@@ -14,9 +14,9 @@ from providers.base import Provider
 from providers.bulk import OfferTable
 from providers.local import needs_baseboard
 from planner.plan.costing import Costing
-from pricing.bill import billed_hours, fixed_total, setup_cost
+from pricing.bill import billed_hours, rate_free_bill, setup_cost
 from planner.plan.filters import offer_filter, past_deadline, zone_of
-from planner.plan.model import ESTIMATED_SPOT, ExclusionRule
+from planner.plan.model import ESTIMATED_SPOT, ExclusionRule, unpriced_reason
 from planner.plan.nodes import NodeRuns
 from planner.plan.ranked import MODE_AT, Exclusions, OptionRecords
 from planner.plan.rates import quoted_cost, rate_coster
@@ -56,13 +56,17 @@ class _Shape:
                     answer = late
                 else:
                     hpm, ex = costing.s.hours_per_month, costing.extras
-                    billed = billed_hours(ex, mode, wall)
-                    coster = rate_coster(provider, mode, billed, family=family, hours_per_month=hpm)
-                    fixed = None if ex is None else fixed_total(ex, provider.name, mode, wall, n, hours_per_month=hpm)
-                    setup = setup_cost(ex, mode, Decimal(1), n) if ex is not None else Decimal(0)
-                    answer = _Mode(hours=wall, hours_f=float(wall), nodes=None if n == 1 else Decimal(n),
-                                   mode_at=MODE_AT[mode], family=family, coster=coster, billed=billed,
-                                   setup=setup or None, fixed=fixed)
+                    rest = None if ex is None else rate_free_bill(ex, provider.name, mode, wall, n, hours_per_month=hpm)
+                    if rest is not None and rest.not_priced:
+                        # an item with no sourced rate would rank the option cheaper than its bill: excluded, named
+                        answer = ExclusionRule.UNPRICED, unpriced_reason(rest.not_priced)
+                    else:
+                        billed = billed_hours(ex, mode, wall)
+                        coster = rate_coster(provider, mode, billed, family=family, hours_per_month=hpm)
+                        setup = setup_cost(ex, mode, Decimal(1), n) if ex is not None else Decimal(0)
+                        answer = _Mode(hours=wall, hours_f=float(wall), nodes=None if n == 1 else Decimal(n),
+                                       mode_at=MODE_AT[mode], family=family, coster=coster, billed=billed,
+                                       setup=setup or None, fixed=None if rest is None else rest.fixed)
         self.modes[mode] = answer
         return answer
 

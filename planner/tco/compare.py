@@ -204,7 +204,7 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
             options.append(rent_option(offer, mode, usage, months, currency=currency, fx=fx,
                                        hours_per_month=hours_per_month, spot_overhead=spot_overhead, catalog=cat,
                                        notes=[*notes, rate.note(unit, usage)], work_per_hour=rate.per_machine_hour,
-                                       extras=extras))
+                                       extras=extras, disk_kept=not sc.disk_with_machine))
 
     breakevens = []
     for o, b in zip(owned, options[: len(owned)], strict=True):

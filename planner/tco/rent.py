@@ -33,11 +33,21 @@ def pick_offer(catalog: Catalog, name: str, region: str | None) -> tuple[Offer, 
 
 
 def _monthly_extras(ex: Extras, offer: Offer, mode: BillingMode, run_hours: Decimal, nodes: int,
-                    hours_per_month: Decimal) -> tuple[list[ExtraItem], list[str]]:
-    """One month's extras: the run's disks, addresses and egress, and stored data kept the whole month."""
-    run = extras_bill(ex.model_copy(update={"storage_gb": Decimal(0)}), offer.provider, mode, run_hours, nodes,
+                    hours_per_month: Decimal, disk_kept: bool = True) -> tuple[list[ExtraItem], list[str]]:
+    """One month's extras: the run's addresses and egress, stored data kept the whole month, and the disks:
+    kept for the project all month (``disk_kept``, what a disk holding a project's data costs) or only while
+    the machine runs."""
+    run_only = {"storage_gb": Decimal(0), **({"disk_gb": Decimal(0)} if disk_kept else {})}
+    run = extras_bill(ex.model_copy(update=run_only), offer.provider, mode, run_hours, nodes,
                       hours_per_month=hours_per_month)
     items, missing = list(run.items), list(run.not_priced)
+    if disk_kept and ex.disk_gb:
+        disk = Extras(disk_gb=ex.disk_gb, disk_type=ex.disk_type, bandwidth_mbps=Decimal(0))
+        # a term mode's disk is bought with it; otherwise it bills pay-as-you-go every hour of the month
+        disk_mode = mode if mode is BillingMode.MONTHLY else BillingMode.HOURLY
+        month = extras_bill(disk, offer.provider, disk_mode, hours_per_month, nodes, hours_per_month=hours_per_month)
+        items += [i for i in month.items if i.item.startswith("disk:")]
+        missing += [m for m in month.not_priced if m.startswith("disk")]
     if ex.storage_gb:
         kept = Extras(disk_gb=Decimal(0), storage_gb=ex.storage_gb, bandwidth_mbps=Decimal(0))
         store = extras_bill(kept, offer.provider, BillingMode.HOURLY, hours_per_month, 1,
@@ -67,13 +77,15 @@ def rent_option(
     notes: list[str] | None = None,
     work_per_hour: Decimal | None = None,
     extras: Extras | None = None,
+    disk_kept: bool = True,
 ) -> TcoOption:
     """``offer`` under ``mode`` for ``usage`` reference GPU-hours of work every month, ``months`` months.
 
     ``work_per_hour`` is the reference GPU-hours one instance-hour does (planner.tco.work);
     left out, the offer's own GPU is the reference and its GPUs scale perfectly. ``extras`` adds
-    the rest of the bill each month: disks and addresses for the hours the instances run, the
-    month's egress, the data kept all month in object storage, and Tencent bandwidth.
+    the rest of the bill each month: disks all month (``disk_kept``) or for the hours the instances
+    run, addresses for those hours, the month's egress, the data kept all month in object storage,
+    and Tencent bandwidth.
     """
     if mode not in offer.rates:
         raise PriceMissingError(f"{offer.label} has no {mode} price in the catalog")
@@ -120,7 +132,7 @@ def rent_option(
             run, nodes = hours_per_month, instances
         else:
             run, nodes = wall, 1
-        items, missing = _monthly_extras(extras, offer, mode, run, nodes, hours_per_month)
+        items, missing = _monthly_extras(extras, offer, mode, run, nodes, hours_per_month, disk_kept)
         for i in items:
             lines.append(line(i.description, i.quantity, i.unit, money(i.unit_price.amount), When.PER_MONTH))
             monthly = [m + i.cost.amount * conv for m in monthly]

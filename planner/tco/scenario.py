@@ -45,6 +45,9 @@ class Scenario(BaseModel):
     spot_overhead: Decimal | None = None
     # the rest of a rental's bill, per instance and month (see pricing.bill): None takes the plan's defaults
     disk_gb: Decimal | None = None
+    # False: a rental's disk is kept for the project and bills all month; True: it lives only with the
+    # machine and bills while it runs
+    disk_with_machine: bool = False
     egress_gb: Decimal | None = None  # a month
     storage_gb: Decimal | None = None  # kept all month
     bandwidth_mbps: Decimal | None = None

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from providers.converter import Skipped, main
+from providers.gcp import list_prices
 
 SOURCE = ("github.com/skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv @{commit} (rows InstanceType=<machine> "
           "and AcceleratorName=<gpu>, AcceleratorCount=<n>, per zone: Price and SpotPrice USD/h, summed)")
@@ -105,13 +106,14 @@ def rows(lines: Iterable[str], *, commit: str, read: str) -> tuple[list[dict[str
                 notes.append("the summed spot price is not below on demand: no spot price kept")
                 spot = None
             notes.append("no committed-use prices in the source")
-            out.append({
+            # GCP's own list price where SkyPilot's sum is off, none for a size not sold on demand
+            out.append(list_prices.apply({
                 "instance_type": name, "family": machine.rsplit("-", 1)[0], "gpu": key, "gpu_count": str(count),
                 "vcpu": str(int(float(vm["vCPUs"]))), "mem_gb": f"{float(vm['MemoryGiB']):g}", "region": region,
                 "zone": "", "zones": ";".join(v["AvailabilityZone"] for v, _ in zones), "currency": "USD",
                 "hourly": str(hourly), "spot": "" if spot is None else str(spot), "as_of_kind": "read_date",
                 "source": SOURCE.format(commit=commit), "as_of": read, "notes": "; ".join(notes),
-            })
+            }))
     return out, list(skipped.values())
 
 

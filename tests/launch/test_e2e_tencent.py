@@ -107,13 +107,17 @@ def test_quote_is_the_providers_exact_price(fake: FakeCvm, env: dict[str, str]) 
     # the fake's test prices, as plain decimal strings with two places (the JSON number contract)
     assert (q["unit_price"], q["currency"]) == ("80.00", "CNY")
     assert [s["unit_price"] for s in q["steps"]][1:] == ["40.00", "27.20"]
-    # the rest of the bill: pay-as-you-go bandwidth and CBS disks have no sourced rate, said so
-    assert q["extras"] == [] and any("bandwidth" in m for m in q["not_priced"])
+    # the rest of the bill: the CBS disk pay-as-you-go (traffic billing: no egress asked, no traffic line)
+    assert [e["item"] for e in q["extras"]] == ["disk:cloud_premium"] and q["not_priced"] == []
     r = cli(env, "quote", "--provider", "tencent", "--instance-type", "GN10Xp.20XLARGE320", "--zone",
             "ap-guangzhou-3", "--billing", "monthly", "--months", "2", "--bandwidth-mbps", "3", "--json")
     assert r.returncode == 0, r.stderr
-    (bw,) = json.loads(r.stdout)["extras"]
-    assert bw["rate"] == {"amount": "20", "currency": "CNY"} and bw["amount"]["amount"] == f"{20 * 3 * 2:.2f}"
+    extras = json.loads(r.stdout)["extras"]
+    bw = [e for e in extras if e["item"] == "bandwidth"]
+    # 3 Mbps by tier: 2 at 20 CNY and 1 at 25 CNY a month, for the 2 prepaid months
+    assert [(e["rate"]["amount"], e["amount"]["amount"]) for e in bw] == [("20", f"{20 * 2 * 2:.2f}"),
+                                                                          ("25", f"{25 * 1 * 2:.2f}")]
+    assert {e["item"] for e in extras} == {"bandwidth", "disk:cloud_premium"}
     r = cli(env, "quote", "--provider", "aws", "--instance-type", "p3.2xlarge", "--zone", "us-east-1a")
     assert r.returncode == 2 and "exact price inquiry" in r.stderr
     # the text says money as every other command does: grouped, to the cent; a percentage without padding

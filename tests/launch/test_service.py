@@ -71,8 +71,10 @@ def test_monthly_counts_the_whole_prepaid_period_whatever_the_ttl() -> None:
                           zone="ap-guangzhou-3", billing=BillingMode.MONTHLY, months=3, ttl_hours=Decimal(6)),
                      CAT, hours_per_month=HPM)
     assert q.instance_projected == Money(amount=Decimal(46000) * 3, currency=Currency.CNY)
-    # plus 5 Mbps of bandwidth (the default) at 20 CNY per Mbps-month for the 3 prepaid months
-    assert q.projected == Money(amount=Decimal(46000) * 3 + 20 * 5 * 3, currency=Currency.CNY)
+    # plus, for the 3 prepaid months, 5 Mbps of bandwidth (the default) by tier (2 x 20 + 3 x 25 CNY a month)
+    # and the 256 GB premium cloud disk at 0.35 CNY per GB-month
+    whole = Decimal(46000) * 3 + (2 * 20 + 3 * 25) * 3 + Decimal("0.35") * 256 * 3
+    assert q.projected == Money(amount=whole, currency=Currency.CNY)
     assert q.region == "ap-guangzhou"
 
 

@@ -27,10 +27,11 @@ def test_each_cloud_is_priced_in_its_own_currency() -> None:
 
 
 def test_tiers_of_an_item_follow_on_without_gaps() -> None:
-    for cloud, item in {(r.cloud, r.item) for r in extra_rates()}:
-        tiers = rates_for(cloud, item)
+    # one chain of tiers per unit: an item may have a monthly and an hourly price (Tencent's disks)
+    for cloud, item, unit in {(r.cloud, r.item, r.unit) for r in extra_rates()}:
+        tiers = [r for r in rates_for(cloud, item) if r.unit == unit]
         for lower, upper in pairwise(tiers):
-            assert lower.tier_to == upper.tier_from, (cloud, item)
+            assert lower.tier_to == upper.tier_from, (cloud, item, unit)
 
 
 def test_the_rates_issue_21_checked_by_hand() -> None:
@@ -43,9 +44,17 @@ def test_the_rates_issue_21_checked_by_hand() -> None:
 
 
 def test_what_no_source_gives_has_no_row() -> None:
-    # Tencent's CBS disks and COS storage: no source was read, so they are not priced (never 0)
-    assert rates_for("tencent", "disk:cloud_premium") == ()
+    # Tencent's COS storage and Azure's blob storage: no source was read, so they are not priced (never 0)
     assert rates_for("tencent", "storage:cos") == ()
+    assert rates_for("azure", "storage:blob-hot-lrs") == ()
+
+
+def test_tencent_bandwidth_tiers_and_cbs_rates_as_the_price_pages_give_them() -> None:
+    bw = rates_for("tencent", "bandwidth")
+    assert [(r.tier_from, r.tier_to, r.rate) for r in bw] == [(0, 2, 20), (2, 5, 25), (5, None, 90)]
+    premium = {r.unit: r.rate for r in rates_for("tencent", "disk:cloud_premium")}
+    assert premium == {"GB-month": Decimal("0.35"), "GB-hour": Decimal("0.0009")}
+    assert rates_for("tencent", "traffic")[0].rate == Decimal("0.80")
 
 
 def test_the_exports_ask_for_the_disk_the_plan_prices() -> None:

@@ -45,8 +45,9 @@ def test_plan_json_contract(gpuplan: Run) -> None:
     gn = {o["billing"]: o for o in data["options"] if o["offer"] == "GN10Xp.20XLARGE320"}
     assert gn["hourly"]["native_cost"]["currency"] == "CNY"
     assert gn["hourly"]["line_items"][0]["unit_price"] == {"amount": "95.84", "currency": "CNY"}
-    # the whole bill: the instance month plus 5 Mbps of bandwidth at 20 CNY per Mbps-month (the default)
-    assert gn["monthly"]["native_cost"] == {"amount": f"{46000 + 20 * 5:.2f}", "currency": "CNY"}
+    # the whole bill: the instance month, 5 Mbps of bandwidth (the default) by tier: 2 x 20 + 3 x 25 CNY,
+    # and the default 256 GB premium cloud disk at 0.35 CNY per GB-month
+    assert gn["monthly"]["native_cost"] == {"amount": f"{46000 + 115 + Decimal('0.35') * 256:.2f}", "currency": "CNY"}
     assert data["cheapest"] == data["options"][0]
 
 
@@ -58,7 +59,8 @@ def test_plan_in_cny_keeps_cny_prices_unconverted(gpuplan: Run) -> None:
     assert data["currency"] == "CNY"
     gn = next(o for o in data["options"] if o["offer"] == "GN10Xp.20XLARGE320")
     assert gn["instance_cost"] == "46000.00"
-    assert gn["cost"] == gn["total"] == f"{46000 + 20 * 5 * 1:.2f}"  # + 5 Mbps x 20 CNY/Mbps-month x 1 month
+    # + 5 Mbps by tier (115 CNY) and the 256 GB premium disk (89.60 CNY) for the 1 month
+    assert gn["cost"] == gn["total"] == f"{46000 + 115 + Decimal('0.35') * 256:.2f}"
 
 
 @pytest.mark.parametrize("fmt", ["csv", "markdown"])

@@ -290,7 +290,8 @@ def test_a_monthly_quote_is_the_prepaid_period_even_with_a_ttl(gpuplan: Run, clo
     code, _, err = gpuplan("launch", "--provider", "tencent", "--instance-type", "GN10Xp.20XLARGE320", "--zone",
                            "ap-guangzhou-3", "--billing", "monthly", "--ttl", "6h", "--dry-run")
     assert code == 0, err
-    assert "instances: 46,000.00 CNY" in err and "for the prepaid period: 46,100.00 CNY" in err  # + 5 Mbps x 20 CNY
+    # + 5 Mbps by tier (2 x 20 + 3 x 25 = 115 CNY) + the 256 GB premium disk (0.35 CNY/GB-month = 89.60 CNY)
+    assert "instances: 46,000.00 CNY" in err and "for the prepaid period: 46,204.60 CNY" in err
     assert "until the TTL" not in err
 
 

@@ -44,10 +44,37 @@ def test_tencent_monthly_bill_in_cny_adds_bandwidth_by_the_mbps_month(gpuplan: R
     o = data["cheapest"]
     bw = [e for e in o["extras"] if e["item"] == "bandwidth"]
     months = Decimal(o["line_items"][0]["quantity"])
-    assert len(bw) == 1 and bw[0]["rate"] == {"amount": "20", "currency": "CNY"}
-    assert Decimal(bw[0]["amount"]["amount"]) == 20 * 4 * months * o["nodes"]
-    assert Decimal(o["total"]) == Decimal(o["instance_cost"]) + Decimal(bw[0]["amount"]["amount"])
-    assert any("disk" in m for m in o["not_priced"])  # no sourced CBS rate: said, not zero
+    # 独享型 bandwidth by tier: the first 2 Mbps at 20 CNY, the next 2 at 25
+    assert [(e["quantity"], e["rate"]["amount"]) for e in bw] == [(f"{2 * months * o['nodes']:g}", "20"),
+                                                                   (f"{2 * months * o['nodes']:g}", "25")]
+    assert sum(Decimal(e["amount"]["amount"]) for e in bw) == (2 * 20 + 2 * 25) * months * o["nodes"]
+    disk = next(e for e in o["extras"] if e["item"] == "disk:cloud_premium")
+    # a monthly instance's CBS disk is bought with it for whole months at 0.35 CNY per GB-month
+    assert Decimal(disk["amount"]["amount"]) == Decimal("0.35") * 256 * months * o["nodes"]
+    assert o["not_priced"] == []
+
+
+def test_tencent_five_mbps_a_month_cost_115_cny(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--gpu-hours", "100", "--provider", "tencent", "--billing", "monthly",
+                 "--currency", "cny", "--bandwidth-mbps", "5", "--nodes", "1", "--gpu", "t4")
+    o = data["cheapest"]
+    months = Decimal(o["line_items"][0]["quantity"])
+    bw = sum(Decimal(e["amount"]["amount"]) for e in o["extras"] if e["item"] == "bandwidth")
+    assert bw == 115 * months * o["nodes"]
+
+
+def test_tencent_pay_as_you_go_prices_traffic_by_the_gb_and_disk_by_the_hour(gpuplan: Run) -> None:
+    data = _plan(gpuplan, "--gpu-hours", "100", "--provider", "tencent", "--billing", "hourly",
+                 "--currency", "cny", "--egress-gb", "100", "--disk-gb", "200")
+    o = data["cheapest"]
+    lines = {e["item"]: e for e in o["extras"]}
+    assert Decimal(lines["traffic"]["amount"]["amount"]) == Decimal("80.00")  # 100 GB x 0.80 CNY
+    disk = lines["disk:cloud_premium"]
+    # 0.0009 CNY per GB-hour, shown per GB-month of 730 hours
+    assert disk["rate"]["amount"] == "0.657" and "0.0009 CNY per GB-hour" in disk["description"]
+    hours = Decimal(str(o["wall_hours"]))
+    assert Decimal(disk["quantity"]) == pytest.approx(200 * hours / 730 * o["nodes"], abs=Decimal("0.01"))
+    assert o["not_priced"] == []
 
 
 def test_a_fourteen_node_plan_counts_fourteen_disks_and_addresses(gpuplan: Run) -> None:
@@ -100,19 +127,27 @@ def test_bad_extras_flags_are_clear_errors_without_a_traceback(gpuplan: Run, fla
     assert needle in err and "Traceback" not in err
 
 
-def test_a_disk_type_without_a_rate_is_not_priced_never_zero(gpuplan: Run) -> None:
-    data = _plan(gpuplan, "--gpu-hours", "200", "--provider", "aws", "--disk-type", "io2")
-    o = data["cheapest"]
-    assert not any(e["item"].startswith("disk") for e in o["extras"])
-    assert any("io2" in m for m in o["not_priced"])
+def test_a_disk_type_without_a_rate_is_never_ranked_as_free(gpuplan: Run) -> None:
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--disk-type", "io2", "--json")
+    # every AWS option would carry an io2 disk no source prices: none is ranked, and the error names the item
+    assert code != 0 and "bill item no source prices" in err and "256 GB io2" in err
+
+
+def test_an_option_with_an_unpriced_item_is_excluded_with_the_reason_not_ranked_cheaper(gpuplan: Run) -> None:
+    # object storage has no sourced rate on Tencent, Alibaba or Azure: their options are left out, named
+    data = _plan(gpuplan, "--gpu-hours", "200", "--storage-gb", "100", "--limit", "0")
+    assert {o["provider"] for o in data["options"]} >= {"aws", "gcp", "lambda"}
+    assert not {o["provider"] for o in data["options"]} & {"tencent", "alibaba", "azure"}
+    assert all(o["not_priced"] == [] for o in data["options"])
+    reasons = [e for e in data["excluded"] if e["rule"] == "unpriced"]
+    assert reasons and all("object storage 100 GB" in e["reason"] for e in reasons)
 
 
 def test_a_small_share_of_extras_reads_under_one_percent_not_zero(gpuplan: Run) -> None:
     import csv
     import io
 
-    for cloud, want in (("aws", "<1%"), ("azure", "+")):  # azure: no extra priced, some not (a lone '+')
-        code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", cloud, "--limit", "0", "-o", "csv")
-        assert code == 0, err
-        shares = [row["extras"] for row in csv.DictReader(io.StringIO(out))]
-        assert shares and want in shares and not {"0%", "0%+"} & set(shares), (cloud, sorted(set(shares)))
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "aws", "--limit", "0", "-o", "csv")
+    assert code == 0, err
+    shares = [row["extras"] for row in csv.DictReader(io.StringIO(out))]
+    assert shares and "<1%" in shares and not {"0%", "0%+"} & set(shares), sorted(set(shares))

@@ -146,13 +146,15 @@ def test_tco_tables_fit_80_columns(gpuplan: Run, columns: Callable[[int], None])
     assert code == 0 and max(len(line) for line in out.splitlines()) <= 80
     for name in ("GN10Xp.20XLARGE320 monthly", "buy 4x RTX-4090", "p3.16xlarge spot"):
         assert re.search(rf"│ {re.escape(name)}\*?\s+│", out), name
-    # the dearest total, uncut: 36 months of the instance (46,000 CNY a month) and of 5 Mbps of bandwidth
-    # at 20 CNY per Mbps-month, converted at the shipped rates (ECB's, crossed through the euro)
+    # the dearest total, uncut: 36 months of the instance (46,000 CNY), 5 Mbps of bandwidth by tier
+    # (2 x 20 + 3 x 25 CNY) and the 256 GB premium disk (0.35 CNY per GB-month), converted at the shipped rates
+    # (ECB's, crossed through the euro)
     from planner.settings import Settings
     from pricing.money import Currency
 
     to_usd = Settings().fx_table().rate(Currency.CNY, Currency.USD)
-    dearest = sum((Decimal(cny) * to_usd).quantize(Decimal("0.01")) for cny in (36 * 46000, 36 * 20 * 5))
+    lines = (36 * 46000, 36 * (2 * 20 + 3 * 25), 36 * Decimal("0.35") * 256)
+    dearest = sum((Decimal(cny) * to_usd).quantize(Decimal("0.01")) for cny in lines)
     assert f"{dearest:,.2f}" in out
 
 

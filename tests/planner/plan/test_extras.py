@@ -52,25 +52,28 @@ def test_egress_crosses_the_tiers_at_their_own_rates() -> None:
     assert by_item(bill)["egress"] == expected
 
 
-def test_tencent_monthly_bandwidth_by_the_mbps_month_in_cny_and_the_disk_not_priced() -> None:
+def test_tencent_monthly_bandwidth_by_the_mbps_month_in_cny_and_the_disk_for_whole_months() -> None:
     hours = Decimal(800)  # two whole months at 730 h
     bill = extras_bill(Extras(bandwidth_mbps=5), "tencent", BillingMode.MONTHLY, hours, 2, hours_per_month=HPM)
     got = by_item(bill)
-    assert got["bandwidth"] == Decimal(20) * 5 * 2 * 2  # 20 CNY/Mbps-month x 5 Mbps x 2 months x 2 nodes
-    assert {i.cost.currency for i in bill.items} == {"CNY"}
-    assert any("disk" in m for m in bill.not_priced)
+    # 独享型 bandwidth by tier: 2 Mbps at 20 + 3 at 25 CNY a month, x 2 months x 2 nodes
+    assert got["bandwidth"] == (2 * 20 + 3 * 25) * 2 * 2
+    assert got["disk:cloud_premium"] == Decimal("0.35") * 256 * 2 * 2  # CBS bought with it for whole months
+    assert {i.cost.currency for i in bill.items} == {"CNY"} and bill.not_priced == ()
 
 
-def test_bandwidth_above_the_priced_tier_is_said_not_priced() -> None:
+def test_bandwidth_above_five_mbps_is_billed_at_the_top_tier() -> None:
     bill = extras_bill(Extras(bandwidth_mbps=8), "tencent", BillingMode.MONTHLY, Decimal(10), 1, hours_per_month=HPM)
-    assert by_item(bill)["bandwidth"] == Decimal(20) * 5
-    assert any("above 5 Mbps (3 Mbps" in m for m in bill.not_priced)
+    assert by_item(bill)["bandwidth"] == 2 * 20 + 3 * 25 + 3 * 90
+    assert bill.not_priced == ()
 
 
-def test_tencent_pay_as_you_go_bandwidth_and_traffic_are_not_priced_never_zero() -> None:
+def test_tencent_pay_as_you_go_traffic_is_billed_by_the_gb() -> None:
     bill = extras_bill(Extras(egress_gb=50), "tencent", BillingMode.HOURLY, Decimal(10), 1, hours_per_month=HPM)
-    assert "bandwidth" not in by_item(bill) and "egress" not in by_item(bill)
-    assert any("bandwidth" in m for m in bill.not_priced) and any("egress 50 GB" in m for m in bill.not_priced)
+    got = by_item(bill)
+    # the launch sets traffic billing: 0.80 CNY a GB, no bandwidth charge
+    assert got["traffic"] == Decimal("0.80") * 50 and "bandwidth" not in got
+    assert bill.not_priced == ()
 
 
 def test_setup_is_billed_at_the_instance_rate_per_node_and_lengthens_disk_and_address_time() -> None:

@@ -359,8 +359,9 @@ def test_currency_cny_keeps_tencent_native() -> None:
     sc = Scenario(usage=Decimal(300), months=12, vs=["GN10Xp.20XLARGE320"], billing=["monthly"])
     r = build_tco(sc, currency=s.currency, fx=s.fx_table(), hours_per_month=s.hours_per_month,
                   spot_overhead=s.spot_overhead, catalog=Catalog.shipped())
-    # the month's instance plus 5 Mbps of bandwidth (the default) at 20 CNY per Mbps-month, both in CNY
-    assert r.options[0].monthly_cost[0] == 46000 + 20 * 5
+    # the month's instance, 5 Mbps of bandwidth (the default) by tier: 2 x 20 + 3 x 25 CNY, and the default
+    # 256 GB premium cloud disk bought with it at 0.35 CNY per GB-month, all in CNY
+    assert r.options[0].monthly_cost[0] == 46000 + (2 * 20 + 3 * 25) + Decimal("0.35") * 256
 
 
 def test_renting_includes_the_disk_address_egress_and_stored_data_each_month() -> None:
@@ -370,7 +371,21 @@ def test_renting_includes_the_disk_address_egress_and_stored_data_each_month() -
     r0, r1 = (build_tco(sc, currency=s.currency, fx=s.fx_table(), hours_per_month=s.hours_per_month,
                         spot_overhead=s.spot_overhead, catalog=Catalog.shipped()) for sc in (base, more))
     hours = Decimal(r0.options[0].lines[0].quantity)  # the instance-hours a month
-    # by hand: 500 GB gp3 for those hours, 200 GB billed egress, 1000 GB of S3 Standard kept the whole month
-    added = Decimal("0.08") * 500 * hours / 730 + Decimal("0.09") * 200 + Decimal("0.023") * 1000
+    # by hand: 500 GB gp3 kept for the project all month, 200 GB billed egress, 1000 GB of S3 Standard kept
+    added = Decimal("0.08") * 500 + Decimal("0.09") * 200 + Decimal("0.023") * 1000
     assert r1.options[0].monthly_cost[0] - r0.options[0].monthly_cost[0] == pytest.approx(added)
     assert {ln.unit for ln in r1.options[0].lines} >= {"GB-month", "address-hour", "GB"}
+    # a disk that lives only with the machine bills for the instance-hours alone
+    gone = build_tco(more.model_copy(update={"disk_with_machine": True}), currency=s.currency, fx=s.fx_table(),
+                     hours_per_month=s.hours_per_month, spot_overhead=s.spot_overhead, catalog=Catalog.shipped())
+    assert r1.options[0].monthly_cost[0] - gone.options[0].monthly_cost[0] == pytest.approx(
+        Decimal("0.08") * 500 * (1 - hours / 730))
+
+
+def test_a_kept_disk_bills_the_whole_month_as_issue_40_found() -> None:
+    s = Settings()
+    sc = Scenario(usage=Decimal(100), months=12, vs=["p3.16xlarge"], billing=["hourly"])
+    r = build_tco(sc, currency=s.currency, fx=s.fx_table(), hours_per_month=s.hours_per_month,
+                  spot_overhead=s.spot_overhead, catalog=Catalog.shipped())
+    disk = next(ln for ln in r.options[0].lines if "disk" in ln.description)
+    assert disk.cost.amount == Decimal("0.08") * 256  # 20.48 USD a month, not the run's 12.9 hours' worth

@@ -92,7 +92,8 @@ def test_azure_offers_plan_and_export_to_files_the_engines_accept(gpuplan: Run, 
     assert gpuplan("plan", "--gpu-hours", "200", "--provider", "azure", "--export", "skypilot", str(sky))[0] == 0
     assert gpuplan("plan", "--gpu-hours", "200", "--provider", "azure", "--export", "dstack", str(dst))[0] == 0
     task = sky_validate(sky)
-    assert task["resources"]["cloud"] == "azure" and task["resources"]["instance_type"].startswith("Standard_NC")
+    # an N-series GPU size (with its disk and address priced, the 8 x A100 ND96asr_v4's short run wins)
+    assert task["resources"]["cloud"] == "azure" and task["resources"]["instance_type"].startswith("Standard_N")
     conf = dstack_parse(dst)
     assert conf.backends == ["azure"] and conf.regions == [task["resources"]["region"]]
 
@@ -104,8 +105,9 @@ def test_an_azure_export_passes_skypilots_resource_validation(gpuplan: Run, tmp_
     from tests.gpuplan.render.test_export import sky_validated
 
     path = tmp_path / "task.yaml"
-    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "azure", "--region", "eastus",
-                             "--export", "skypilot", str(path), "--json")
+    # one T4 a machine: with the disk and address priced per node, bigger T4 sizes' shorter runs cost less
+    code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "azure", "--region", "eastus", "--gpu", "T4",
+                             "--max-gpus", "1", "--export", "skypilot", str(path), "--json")
     assert code == 0, err
     win = json.loads(out)["cheapest"]
     assert win["offer"] == "Standard_NC4as_T4_v3"  # the size the seeded lines below list in every region of eastus*

@@ -76,8 +76,12 @@ def test_the_shipped_file_is_sourced_in_the_catalog_shape() -> None:
     assert len(shipped) == 142
     assert {r["region"] for r in shipped} == {"us-central1", "us-east1", "us-east4", "us-west1", "europe-west4",
                                               "asia-southeast1"}
-    assert all("@006059e0" in r["source"] and Decimal(r["hourly"]) > 0 for r in shipped)
-    assert all(r["spot"] == "" or Decimal(r["spot"]) < Decimal(r["hourly"]) for r in shipped)
+    assert all("@006059e0" in r["source"] for r in shipped)
+    # a size GCP does not sell on demand has no hourly price, only its spot price
+    sold = [r for r in shipped if r["hourly"]]
+    assert {r["instance_type"] for r in shipped if not r["hourly"]} == {"a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"}
+    assert all(Decimal(r["hourly"]) > 0 for r in sold)
+    assert all(r["spot"] == "" or Decimal(r["spot"]) < Decimal(r["hourly"]) for r in sold)
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::UserWarning")
@@ -107,8 +111,9 @@ def test_an_n1_export_passes_skypilots_resource_validation(gpuplan: Run, tmp_pat
     from tests.gpuplan.render.test_export import sky_validated
 
     path = tmp_path / "task.yaml"
+    # one GPU a machine: with its disk and address priced per node, a 4 x T4 machine's shorter run now costs less
     code, out, err = gpuplan("plan", "--gpu-hours", "200", "--provider", "gcp", "--gpu", "T4", "--region",
-                             "us-central1", "--export", "skypilot", str(path), "--json")
+                             "us-central1", "--max-gpus", "1", "--export", "skypilot", str(path), "--json")
     assert code == 0, err
     win = json.loads(out)["cheapest"]
     assert win["offer"] == "n1-standard-8+1xT4"  # the case the seeded lines below are about
