@@ -18,13 +18,15 @@ from __future__ import annotations
 from decimal import Decimal
 
 LIST_SOURCE = ("GCP Cloud Billing Catalog API SKU prices summed per machine type, as exported by "
-               "github.com/Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml @0166a59ebba7c36f2cc8c931d9f258dcebc44776 "
+               "github.com/Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml "
+               "@0166a59ebba7c36f2cc8c931d9f258dcebc44776 "
                "(generated 2025-03-06; compute.instance.<type>.cost.<region>.hour, on-demand USD/h)")
 LIST_AS_OF = "2025-03-06"
 # Sizes GCP sells only through the Dynamic Workload Scheduler or as Spot VMs (no on-demand price).
 RESERVED_ONLY = frozenset({"a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"})
 RESERVED_ONLY_NOTE = ("not sold on demand: GCP offers a3-highgpu-1g/2g/4g only through the Dynamic Workload Scheduler "
-                      "(Flex-start, calendar mode) or as Spot VMs (Compute Engine's accelerator-optimized machine family "
+                      "(Flex-start, calendar mode) or as Spot VMs (Compute Engine's accelerator-optimized "
+                      "machine family "
                       "page, A3 High; RECALLED, the sentence was not re-read in this session), so no hourly price is "
                       "shipped")
 # (machine type, region) -> on-demand USD/h in GCP's Cloud Billing catalog, as read from LIST_SOURCE.

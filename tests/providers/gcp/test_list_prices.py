@@ -1,4 +1,4 @@
-"""GCP's own list prices where SkyPilot's summed price is not GCP's, and no hourly price for sizes not sold on demand."""
+"""GCP's own list prices where SkyPilot's summed price is not GCP's; no hourly price for sizes not sold on demand."""
 
 from __future__ import annotations
 
