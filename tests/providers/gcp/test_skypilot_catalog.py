@@ -129,7 +129,7 @@ def test_a_70b_run_is_planned_across_a3_machines_over_their_sourced_network(gpup
     assert code == 0, err
     opts = json.loads(out)["options"]
     a3 = [o for o in opts if o["offer"] == "a3-highgpu-8g" and o["nodes"] > 1]
-    assert a3 and all(any("over 1,000 Gbps Ethernet" in n for n in o["notes"]) for o in a3)
+    assert a3 and all(any("over 1,000 Gbps TCP" in n for n in o["notes"]) for o in a3)  # its sourced network
     assert {o["offer"] for o in opts if o["nodes"] > 1} <= {"a3-highgpu-8g", "a3-megagpu-8g", "a2-highgpu-8g",
                                                              "a2-megagpu-16g", "g2-standard-96"}  # the sourced ones
 
