@@ -21,3 +21,12 @@ def public_note(note: str) -> str:
     m = _TRAIL.search(note)
     head = note[:m.start()] if m else note
     return head.strip().rstrip(";,.-: ").strip()
+
+
+# A source's own verification marker ("NVIDIA spec page (recalled)"): how it was read, for the data's maintainers.
+_MARK = re.compile(r"\s*\((?:recalled|verified|not verified)\)", re.IGNORECASE)
+
+
+def public_source(source: str) -> str:
+    """``source`` without the data file's marks of how it was checked."""
+    return _MARK.sub("", source)

@@ -36,10 +36,11 @@ def gpus(
     fmt = pick_format(output, as_json)
     specs = sorted(catalog_from(settings_from()).gpus.values(), key=lambda g: (g.vram_gb, g.key))
     if fmt is OutputFormat.JSON:
-        from pricing.notes import public_note
+        from pricing.notes import public_note, public_source
 
         # the research trail of each spec stays in gpus.csv (its source is in "source")
-        emit(dump_json({"gpus": [{**g.model_dump(), "notes": public_note(g.notes)} for g in specs]}))
+        emit(dump_json({"gpus": [{**g.model_dump(), "notes": public_note(g.notes), "source": public_source(g.source)}
+                                 for g in specs]}))
         return
     rows = [
         {

@@ -67,3 +67,11 @@ def test_a_host_price_given_to_tco_serve_prices_the_sxm_server(gpuplan) -> None:
     assert any(o["gpu"] == "H100-SXM5-80GB" and o["billing"] == "buy" for o in json.loads(out)["options"])
     code, _, err = gpuplan("tco", "--serve", "llama-3-70b", "--rate", "20", "--buy", "8xH100-SXM5-80GB")
     assert code == 2 and "SXM module" in err and "--host-price" in err
+
+
+def test_a_sources_verification_mark_stays_in_the_data_file() -> None:
+    from pricing.notes import public_source
+
+    assert public_source("NVIDIA GTX 1080 Ti spec page (recalled) ; https://x.example/a") == \
+        "NVIDIA GTX 1080 Ti spec page ; https://x.example/a"
+    assert public_source("datasheet (VERIFIED)") == "datasheet"
