@@ -80,11 +80,17 @@ def offer_filter(offer: OfferLike, spec: GpuSpec, c: Constraints, *, priced: boo
         return ExclusionRule.SOLD_OUT, f"sold out in every zone of {offer.region} ({zones}; live data of {offer.as_of})"
     if not offer.rates:
         return ExclusionRule.NO_PRICE, "no public price in the catalog"
-    if offer.region == LOCAL and needs_baseboard(offer.gpu):  # a bought build is ranked only when whole
-        return ExclusionRule.NO_PRICE, f"{BASEBOARD_NOTE}: the build cannot be costed whole"
     if c.billing is not None and not c.billing & offer.rates.keys():
         wanted = ", ".join(sorted(c.billing))
         return ExclusionRule.NO_PRICE, f"no {wanted} price in the catalog"
+    return None
+
+
+def unwhole_build(offer: OfferLike) -> tuple[ExclusionRule, str] | None:
+    """Why a training plan cannot rank buying ``offer``: an SXM module needs a baseboard server no price covers
+    (``plan --serve`` and ``tco --serve`` take that server's price with --host-price and check it themselves)."""
+    if offer.region == LOCAL and needs_baseboard(offer.gpu):
+        return ExclusionRule.NO_PRICE, f"{BASEBOARD_NOTE}: the build cannot be costed whole"
     return None
 
 

@@ -15,7 +15,7 @@ from providers.bulk import OfferTable
 from providers.local import needs_baseboard
 from planner.plan.costing import Costing
 from pricing.bill import billed_hours, rate_free_bill, setup_cost
-from planner.plan.filters import offer_filter, past_deadline, zone_of
+from planner.plan.filters import offer_filter, past_deadline, unwhole_build, zone_of
 from planner.plan.model import ESTIMATED_SPOT, ExclusionRule, unpriced_reason
 from planner.plan.nodes import NodeRuns
 from planner.plan.ranked import MODE_AT, Exclusions, OptionRecords
@@ -108,7 +108,7 @@ def rank_offers(provider: Provider, offers: OfferTable, costing: Costing, exclud
     for oi, f in enumerate(offers.facts()):
         spec = cat.gpus[f.gpu]
         if filtered or f.stock is Stock.SOLD_OUT or not f.rates or (f.region == LOCAL and needs_baseboard(f.gpu)):
-            if (rejected := offer_filter(f, spec, c)) is not None:
+            if (rejected := offer_filter(f, spec, c) or unwhole_build(f)) is not None:
                 excluded.put(name_of, f.name, f.region, zone_of(f.rate_zones, f.zones, None), None, *rejected)
                 continue
         for zone in f.sold_out_zones:  # the offer stands in its other zones; say which were skipped
