@@ -1,0 +1,166 @@
+"""End to end through the real CLI process and Alibaba's official ECS SDK, against the strict fake ECS endpoint.
+
+What an Alibaba user does (launch with their key, list, log in, end everything) and what must never happen: a
+second import of the same key, SSH opened to more than port 22, a machine left running or without the cloud's own
+release time, the AccessKey secret in any output or file under the home folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from providers.testing.fake_ecs import (
+    TEST_KEY_ID,
+    TEST_KEY_SECRET,
+    FakeEcs,
+    fake_ecs_server,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCH = ("launch", "--provider", "alibaba", "--instance-type", "ecs.gn7i-c8g1.2xlarge", "--region", "cn-shanghai",
+          "--ttl", "2h", "--yes")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeEcs]:
+    with fake_ecs_server() as f:
+        yield f
+
+
+@pytest.fixture
+def env(fake: FakeEcs, tmp_path: Path) -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("ALIBABA_CLOUD_", "GPUPLAN_"))}
+    e.update({
+        "ALIBABA_CLOUD_ACCESS_KEY_ID": TEST_KEY_ID, "ALIBABA_CLOUD_ACCESS_KEY_SECRET": TEST_KEY_SECRET,
+        "GPUPLAN_ALIBABA_ENDPOINT": fake.endpoint,
+        "GPUPLAN_HOME": str(tmp_path / "home"), "HOME": str(tmp_path / "user"), "NO_PROXY": "127.0.0.1,localhost",
+        "GPUPLAN_POLL_SECONDS": "0.05", "PYTHONPATH": str(ROOT), "COLUMNS": "200",
+        "PYTHONWARNINGS": "ignore::DeprecationWarning",
+    })
+    return e
+
+
+def cli(env: dict[str, str], *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gpuplan", *args], check=False, env=env, capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture
+def key(tmp_path: Path) -> Path:
+    from tests.providers.test_ssh_keys import ed25519_line
+
+    path = tmp_path / "id_ed25519.pub"
+    path.write_text(ed25519_line())
+    return path
+
+
+def test_launch_ls_ssh_down_with_one_key_import_ssh_only_and_the_cloud_release_time(
+        fake: FakeEcs, env: dict[str, str], key: Path, tmp_path: Path) -> None:
+    outputs: list[str] = []
+    ids = []
+    for _ in range(2):
+        started = datetime.now(UTC)
+        r = cli(env, *LAUNCH, "--ssh-key", str(key), "--disk-gb", "200", "--json")
+        assert r.returncode == 0, r.stderr
+        outputs += [r.stdout, r.stderr]
+        ids.append(json.loads(r.stdout)["id"])
+    # the key imported once, without its comment, and named in both launches
+    [imported] = fake.calls_of("ImportKeyPair")
+    assert imported.params["PublicKeyBody"] == " ".join(key.read_text().split()[:2])
+    runs = fake.calls_of("RunInstances")
+    assert len(runs) == 2 and {c.params["KeyPairName"] for c in runs} == {imported.params["KeyPairName"]}
+    # one security group, opening TCP 22 from anywhere and everything only between its own machines
+    [(group_id, group)] = fake.groups.items()
+    assert [(r["IpProtocol"], r["PortRange"], r.get("SourceCidrIp"), r.get("SourceGroupId")) for r in group["rules"]] \
+        == [("TCP", "22/22", "0.0.0.0/0", None), ("ALL", "-1/-1", None, group_id)]
+    for call, launch_id in zip(runs, ids, strict=True):
+        p = call.params
+        assert p["Tag.1.Key"] == "gpuplan:id" and p["Tag.1.Value"] == launch_id  # found again by its tag
+        assert p["ClientToken"] and p["SecurityGroupId"] == group_id and p["SystemDisk.Size"] == "200"
+        assert p["VSwitchId"] == "vsw-fake000l" and p["ZoneId"] == "cn-shanghai-l"  # the zone's default vSwitch
+        assert p["InstanceChargeType"] == "PostPaid" and "SpotStrategy" not in p
+        # the TTL as the cloud's own release time: 2 h after the launch, give or take the run
+        release = datetime.strptime(p["AutoReleaseTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        assert timedelta(hours=2) - timedelta(minutes=2) < release - started < timedelta(hours=2, minutes=2)
+
+    r = cli(env, "ls", "--json")
+    assert r.returncode == 0, r.stderr
+    outputs += [r.stdout, r.stderr]
+    listed = {x["id"]: x for x in json.loads(r.stdout)["launches"]}
+    assert set(listed) == set(ids) and all(x["state"] == "running" for x in listed.values())
+
+    r = cli(env, "ssh", ids[0], "--print")
+    assert r.returncode == 0, r.stderr
+    outputs += [r.stdout, r.stderr]
+    machine = next(i for i in fake.instances.values() if i.tags["gpuplan:id"] == ids[0])
+    assert r.stdout.strip().endswith(f"@{machine.public_ip}") and machine.public_ip
+
+    r = cli(env, "down", "--all", "--yes")
+    assert r.returncode == 0, r.stderr
+    outputs += [r.stdout, r.stderr]
+    assert fake.live() == []
+    assert json.loads(cli(env, "ls", "--json").stdout)["launches"] == []
+
+    assert not any(TEST_KEY_SECRET in text for text in outputs)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert TEST_KEY_SECRET.encode() not in path.read_bytes(), path
+
+
+def test_a_wrong_secret_is_refused_by_the_signature_check_and_exits_3_without_the_secret(
+        fake: FakeEcs, env: dict[str, str], key: Path) -> None:
+    wrong = "gpuplanWrongSecret000000000000000"
+    r = cli({**env, "ALIBABA_CLOUD_ACCESS_KEY_SECRET": wrong}, *LAUNCH, "--ssh-key", str(key))
+    assert r.returncode == 3, r.stderr
+    assert "SignatureDoesNotMatch" in r.stderr and "ALIBABA_CLOUD_ACCESS_KEY_SECRET" in r.stderr
+    assert wrong not in r.stdout + r.stderr and "Traceback" not in r.stderr
+    assert "SignatureDoesNotMatch" in fake.rejected and fake.instances == {}
+
+
+def test_a_dry_run_validates_with_ecs_and_starts_or_makes_nothing(fake: FakeEcs, env: dict[str, str],
+                                                                   key: Path) -> None:
+    r = cli(env, *LAUNCH[:-1], "--ssh-key", str(key), "--dry-run", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["dry_run"] is True and "RunInstances not validated" in r.stdout + r.stderr
+    assert fake.instances == {} and fake.key_pairs == {} and fake.groups == {}  # nothing made on a dry run
+    assert cli(env, *LAUNCH, "--ssh-key", str(key)).returncode == 0
+    r = cli(env, *LAUNCH[:-1], "--ssh-key", str(key), "--dry-run", "--json")  # the group and key exist now
+    assert r.returncode == 0, r.stderr
+    assert fake.calls_of("RunInstances")[-1].params["DryRun"] == "true" and len(fake.live()) == 1
+
+
+def test_a_zone_without_a_default_vswitch_names_what_to_create(fake: FakeEcs, env: dict[str, str]) -> None:
+    r = cli(env, *LAUNCH, "--zone", "cn-shanghai-g")
+    assert r.returncode == 2, r.stderr
+    assert "cn-shanghai-g has no default vSwitch" in r.stderr and "CreateDefaultVSwitch" in r.stderr
+    assert not fake.calls_of("RunInstances")
+
+
+def test_no_stock_in_one_zone_moves_to_the_next(env: dict[str, str], key: Path) -> None:
+    with fake_ecs_server(no_stock=("cn-shanghai-l",)) as fake:
+        r = cli({**env, "GPUPLAN_ALIBABA_ENDPOINT": fake.endpoint}, *LAUNCH, "--ssh-key", str(key), "--json")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["zone"] == "cn-shanghai-m"
+        assert [i.zone for i in fake.live()] == ["cn-shanghai-m"]
+
+
+def test_a_launch_lost_in_a_crash_is_found_by_its_tag_and_ended(fake: FakeEcs, env: dict[str, str],
+                                                                key: Path) -> None:
+    r = cli({**env, "GPUPLAN_CRASH_AT": "after-run"}, *LAUNCH, "--ssh-key", str(key))
+    assert r.returncode != 0
+    assert len(fake.live()) == 1  # started, but its id never reached the ledger
+    r = cli(env, "ls", "--json")
+    assert r.returncode == 0, r.stderr
+    [launch] = json.loads(r.stdout)["launches"]
+    assert [m["id"] for m in launch["instances"]] == [fake.live()[0].instance_id]
+    r = cli(env, "down", launch["id"], "--yes")
+    assert r.returncode == 0, r.stderr
+    assert fake.live() == []
