@@ -53,6 +53,29 @@ NO_VSWITCH_HINT = ("create the default VPC and vSwitch (VPC console > 'Create de
                    "CreateDefaultVpc and CreateDefaultVSwitch with ZoneId), or pick another --zone")
 
 
+# Alibaba's public Linux images log the key pair in as root; gpuplan's ssh lines and boot scripts use the user
+# `ubuntu` (providers.ssh_keys.LOGIN_USER) on every cloud. This runs first at boot (cloud-init's user scripts run after
+# the key pair is written to root's authorized_keys): it makes that user, with root's keys and sudo without a password.
+LOGIN_PREFIX = """id ubuntu >/dev/null 2>&1 || useradd -m -s /bin/bash ubuntu
+install -d -m 700 -o ubuntu -g ubuntu /home/ubuntu/.ssh
+if [ -f /root/.ssh/authorized_keys ]; then
+  install -m 600 -o ubuntu -g ubuntu /root/.ssh/authorized_keys /home/ubuntu/.ssh/authorized_keys
+fi
+echo 'ubuntu ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/90-gpuplan-ubuntu && chmod 440 /etc/sudoers.d/90-gpuplan-ubuntu
+"""
+
+
+def with_login_user(user_data: str | None) -> str:
+    """The boot script with LOGIN_PREFIX run first: after a shell script's #! line, else as a script of its own."""
+    if user_data is None:
+        return "#!/bin/sh\n" + LOGIN_PREFIX
+    if user_data.startswith("#!"):
+        first, _, rest = user_data.partition("\n")
+        if first.endswith(("sh", "bash")):
+            return f"{first}\n{LOGIN_PREFIX}{rest}"
+    return user_data  # cloud-config or another interpreter: left as given (the launch notes say how to log in)
+
+
 def zone_token(token: str, zone: str) -> str:
     plain = f"{token}-{zone}"
     return plain if len(plain) <= MAX_TOKEN else "gp-" + hashlib.sha256(plain.encode()).hexdigest()[:MAX_TOKEN - 3]
@@ -165,7 +188,7 @@ class AlibabaCompute(ComputeClient):
             raise InputError(f"gpuplan launches Alibaba ECS hourly, spot or monthly, not {request.billing}")
         if request.count > 100:
             raise InputError("ECS starts at most 100 instances per request", "split the launch")
-        if request.user_data is not None and len(self._user_data(request.user_data)) > MAX_USER_DATA:
+        if len(self._user_data(with_login_user(request.user_data))) > MAX_USER_DATA:
             raise InputError("the boot script is over ECS's 32 KB limit once base64-encoded",
                              "download a script from the boot script instead of inlining it")
         for zone in ((request.zone,) if request.zone else request.zones):
@@ -259,7 +282,7 @@ class AlibabaCompute(ComputeClient):
         if key is None and not request.dry_run:
             notes.append("login: no SSH key given (--ssh-key): set a password in the ECS console to log in")
         if key is not None:
-            notes.append("login: Alibaba's public images take the key pair as root (ssh root@ADDRESS)")
+            notes.append("login: the key pair logs in as root and, made at boot, as ubuntu (gpuplan's ssh lines)")
         return notes
 
     def _release_at(self, request: LaunchRequest, notes: list[str]) -> datetime | None:
@@ -300,8 +323,7 @@ class AlibabaCompute(ComputeClient):
                 params["SpotStrategy"] = "SpotAsPriceGo"
         if ends_at is not None:
             params["AutoReleaseTime"] = ends_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        if request.user_data is not None:
-            params["UserData"] = self._user_data(request.user_data)
+        params["UserData"] = self._user_data(with_login_user(request.user_data))
         if request.disk_gb is not None:
             params["SystemDisk"] = {"Size": request.disk_gb}
         mbps = self.public_bandwidth_mbps if request.bandwidth_mbps is None else request.bandwidth_mbps
