@@ -164,3 +164,9 @@ def test_a_launch_lost_in_a_crash_is_found_by_its_tag_and_ended(fake: FakeEcs, e
     r = cli(env, "down", launch["id"], "--yes")
     assert r.returncode == 0, r.stderr
     assert fake.live() == []
+
+
+def test_a_machine_cannot_be_asked_to_end_itself_and_the_ttl_is_named(env: dict[str, str], key: Path) -> None:
+    r = cli(env, *LAUNCH, "--ssh-key", str(key), "--run", "python train.py", "--down-when", "done")
+    assert r.returncode == 2
+    assert "cannot end itself" in r.stderr and "--ttl" in r.stderr
