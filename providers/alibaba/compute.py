@@ -142,7 +142,7 @@ class AlibabaCompute(ComputeClient):
                                 notes=("instances with this client token already exist; nothing new started",))
         notes: list[str] = []
         image = request.image or self._default_image(notes)
-        networks = self._networks(request)
+        networks = self._in_stock(request, self._networks(request))
         key = self._key_pair(request, notes)
         notes += self._access_notes(request, key)
         ends_at = self._release_at(request, notes)
@@ -230,6 +230,36 @@ class AlibabaCompute(ComputeClient):
         if missing and len(missing) == len(wanted):
             raise InputError(f"zone {', '.join(missing)} has no default vSwitch to launch into", NO_VSWITCH_HINT)
         return {z: found[z] for z in wanted if z in found}
+
+    def _in_stock(self, request: LaunchRequest, networks: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+        """The zones of ``networks`` that DescribeAvailableResource says have the type in stock now, before anything
+        is made; a CapacityError naming the zones that do when none asked for has. When ECS does not answer the
+        question, every zone is kept: RunInstances' own no-stock answer still moves a launch on."""
+        try:
+            body = self.api.call("DescribeAvailableResource", {
+                "DestinationResource": "InstanceType", "InstanceType": request.instance_type,
+                "InstanceChargeType": "PrePaid" if request.billing is BillingMode.MONTHLY else "PostPaid",
+                **({"SpotStrategy": "SpotAsPriceGo"} if request.billing is BillingMode.SPOT else {})})
+        except (CapacityError, AlibabaApiError):
+            return networks
+        stocked = set()
+        for zone in _rows(body, "AvailableZones", "AvailableZone"):
+            for resource in _rows(zone, "AvailableResources", "AvailableResource"):
+                if any(r.get("Value") == request.instance_type and r.get("Status") == "Available"
+                       and r.get("StatusCategory") in ("WithStock", "ClosedWithStock")
+                       for r in _rows(resource, "SupportedResources", "SupportedResource")):
+                    stocked.add(str(zone.get("ZoneId")))
+        kept = {z: n for z, n in networks.items() if z in stocked}
+        if kept:
+            return kept
+        where = ", ".join(networks)
+        usable = sorted(stocked & set(self._networks(request, any_zone=True))) if stocked else []
+        hint = (f"zones of {self.region} with it in stock now and a default vSwitch: {', '.join(usable)} (--zone "
+                f"{usable[0]})" if usable else
+                f"in stock now only in zones without a default vSwitch ({', '.join(sorted(stocked))}): "
+                f"{NO_VSWITCH_HINT}" if stocked else
+                f"no zone of {self.region} has it in stock now: try another region, billing mode or type, or later")
+        raise CapacityError(f"{request.instance_type} ({request.billing}) is not in stock in {where} now", hint)
 
     def _key_pair(self, request: LaunchRequest, notes: list[str]) -> str | None:
         """The request's key pair name in this region: found, else imported (a dry run only says it would be)."""

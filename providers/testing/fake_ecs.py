@@ -57,6 +57,7 @@ REQUIRED = {
     "ImportKeyPair": ("RegionId", "KeyPairName", "PublicKeyBody"), "DescribeVSwitches": ("RegionId",),
     "DescribeSecurityGroups": ("RegionId",), "CreateSecurityGroup": ("RegionId", "VpcId"),
     "AuthorizeSecurityGroup": ("RegionId", "SecurityGroupId"),
+    "DescribeAvailableResource": ("RegionId", "DestinationResource"),
 }
 
 
@@ -104,7 +105,7 @@ class Call:
 class FakeEcs:
     """The fake's state and HTTP server; ``endpoint`` is what GPUPLAN_ALIBABA_ENDPOINT takes."""
 
-    def __init__(self, *, no_stock: tuple[str, ...] = ()) -> None:
+    def __init__(self, *, no_stock: tuple[str, ...] = (), hidden_no_stock: tuple[str, ...] = ()) -> None:
         self.instances: dict[str, FakeInstance] = {}
         self.key_pairs: dict[str, str] = {}  # name -> public key
         self.groups: dict[str, dict[str, Any]] = {}  # id -> {"name", "vpc", "rules"}
@@ -112,7 +113,8 @@ class FakeEcs:
         self.rejected: list[str] = []  # error codes answered, for tests
         self.tokens: dict[str, list[str]] = {}
         self.nonces: set[str] = set()
-        self.no_stock = set(no_stock)  # zones where RunInstances answers OperationDenied.NoStock
+        self.no_stock = set(no_stock)  # zones without stock: DescribeAvailableResource says so, RunInstances refuses
+        self.hidden_no_stock = set(hidden_no_stock)  # zones RunInstances refuses while the stock query says yes
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -230,6 +232,20 @@ class FakeEcs:
                 and p.get("IsDefault", "true") == "true"]
         return {"VSwitches": {"VSwitch": rows}, "TotalCount": len(rows)}
 
+    def _describe_available_resource(self, p: dict[str, str]) -> dict[str, Any]:
+        if p["DestinationResource"] != "InstanceType":
+            raise EcsError(400, "InvalidParameter", "The fake answers DestinationResource=InstanceType only.")
+        types = [p["InstanceType"]] if p.get("InstanceType") else sorted(TYPES)
+        zones = []
+        for zone in (*ZONES, "cn-shanghai-g"):
+            stock = "WithoutStock" if zone in self.no_stock else "WithStock"  # hidden_no_stock: said to have it
+            rows = [{"Value": t, "Status": "Available" if stock == "WithStock" else "SoldOut",
+                     "StatusCategory": stock} for t in types if t in TYPES]
+            zones.append({"ZoneId": zone, "RegionId": REGION, "Status": "Available", "StatusCategory": stock,
+                          "AvailableResources": {"AvailableResource": [
+                              {"Type": "InstanceType", "SupportedResources": {"SupportedResource": rows}}]}})
+        return {"AvailableZones": {"AvailableZone": zones}}
+
     def _describe_images(self, p: dict[str, str]) -> dict[str, Any]:
         rows = [{"ImageId": name, "ImageName": name.removesuffix(".vhd"), "CreationTime": when, "OSType": "linux",
                  "ImageOwnerAlias": "system", "Status": "Available"} for name, when in IMAGES]
@@ -298,7 +314,7 @@ class FakeEcs:
             raise EcsError(400, "InvalidSpotStrategy", "The specified SpotStrategy is not valid.")
         if p.get("SpotStrategy") == "SpotWithPriceLimit" and not p.get("SpotPriceLimit"):
             raise EcsError(400, "InvalidSpotPriceLimit.LowerThanPublicPrice", "SpotPriceLimit is required.")
-        if vsw in self.no_stock:
+        if vsw in self.no_stock | self.hidden_no_stock:
             raise EcsError(403, "OperationDenied.NoStock", "Sales of this resource are temporarily suspended in the "
                                                            "specified region; please try again later.")
         if p.get("DryRun") == "true":

@@ -144,11 +144,24 @@ def test_a_zone_without_a_default_vswitch_names_what_to_create(fake: FakeEcs, en
     assert not fake.calls_of("RunInstances")
 
 
-def test_no_stock_in_one_zone_moves_to_the_next(env: dict[str, str], key: Path) -> None:
+def test_a_zone_without_stock_is_skipped_before_anything_is_made(env: dict[str, str], key: Path) -> None:
     with fake_ecs_server(no_stock=("cn-shanghai-l",)) as fake:
         r = cli({**env, "GPUPLAN_ALIBABA_ENDPOINT": fake.endpoint}, *LAUNCH, "--ssh-key", str(key), "--json")
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)["zone"] == "cn-shanghai-m"
+        assert [c.params["ZoneId"] for c in fake.calls_of("RunInstances")] == ["cn-shanghai-m"]
+    with fake_ecs_server(no_stock=("cn-shanghai-l", "cn-shanghai-m")) as fake:
+        r = cli({**env, "GPUPLAN_ALIBABA_ENDPOINT": fake.endpoint}, *LAUNCH, "--ssh-key", str(key))
+        assert r.returncode == 4 and "not in stock" in r.stderr, r.stderr
+        assert not fake.calls_of("RunInstances") and fake.key_pairs == {} and fake.groups == {}
+
+
+def test_stock_gone_at_launch_time_moves_to_the_next_zone(env: dict[str, str], key: Path) -> None:
+    with fake_ecs_server(hidden_no_stock=("cn-shanghai-l",)) as fake:
+        r = cli({**env, "GPUPLAN_ALIBABA_ENDPOINT": fake.endpoint}, *LAUNCH, "--ssh-key", str(key), "--json")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["zone"] == "cn-shanghai-m"
+        assert [c.params["ZoneId"] for c in fake.calls_of("RunInstances")] == ["cn-shanghai-l", "cn-shanghai-m"]
         assert [i.zone for i in fake.live()] == ["cn-shanghai-m"]
 
 

@@ -86,7 +86,12 @@ def test_a_pinned_zone_out_of_stock_names_the_zones_to_try(monkeypatch: pytest.M
         with pytest.raises(CapacityError) as err:
             AlibabaCompute("cn-shanghai").run(request(zone="cn-shanghai-l"))
         assert "cn-shanghai-l" in err.value.message and "cn-shanghai-m" in (err.value.hint or "")
-        assert fake.live() == []
+        assert fake.live() == [] and not fake.calls_of("RunInstances")
+    with fake_ecs_server(hidden_no_stock=("cn-shanghai-l",)) as fake:  # the stock query said yes, the launch no
+        monkeypatch.setenv("GPUPLAN_ALIBABA_ENDPOINT", fake.endpoint)
+        with pytest.raises(CapacityError) as err:
+            AlibabaCompute("cn-shanghai").run(request(zone="cn-shanghai-l"))
+        assert "OperationDenied.NoStock" in err.value.message and fake.live() == []
 
 
 def test_a_zone_of_another_region_is_refused_before_any_call(fake: FakeEcs) -> None:
