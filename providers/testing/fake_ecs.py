@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -44,7 +45,10 @@ MUST_SIGN = ("host", "x-acs-action", "x-acs-version", "x-acs-date", "x-acs-signa
 REGION = "cn-shanghai"
 # zone -> (vpc, default vSwitch); cn-shanghai-g has none (a user would have to create it)
 ZONES = {"cn-shanghai-l": ("vpc-fake0001", "vsw-fake000l"), "cn-shanghai-m": ("vpc-fake0001", "vsw-fake000m")}
-TYPES = {"ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c16g1.4xlarge", "ecs.gn6i-c4g1.xlarge"}
+# type -> (hourly list price, hourly price paid, spot price per hour) in CNY: TEST VALUES for readable assertions,
+# not Alibaba's prices; a month is priced here as 500 of the hourly rates (a test rule, not Alibaba's)
+TYPES = {"ecs.gn7i-c8g1.2xlarge": ("10.00", "9.00", "3.00"), "ecs.gn7i-c16g1.4xlarge": ("20.00", "18.00", "6.00"),
+         "ecs.gn6i-c4g1.xlarge": ("8.00", "8.00", "2.50")}
 IMAGES = [("ubuntu_22_04_x64_20G_alibase_20240101.vhd", "2024-01-02T00:00:00Z"),
           ("ubuntu_22_04_x64_20G_alibase_20241220.vhd", "2024-12-21T00:00:00Z"),
           ("ubuntu_20_04_x64_20G_alibase_20241220.vhd", "2024-12-21T00:00:00Z"),
@@ -58,6 +62,7 @@ REQUIRED = {
     "DescribeSecurityGroups": ("RegionId",), "CreateSecurityGroup": ("RegionId", "VpcId"),
     "AuthorizeSecurityGroup": ("RegionId", "SecurityGroupId"),
     "DescribeAvailableResource": ("RegionId", "DestinationResource"),
+    "DescribePrice": ("RegionId",),
 }
 
 
@@ -245,6 +250,27 @@ class FakeEcs:
                           "AvailableResources": {"AvailableResource": [
                               {"Type": "InstanceType", "SupportedResources": {"SupportedResource": rows}}]}})
         return {"AvailableZones": {"AvailableZone": zones}}
+
+    def _describe_price(self, p: dict[str, str]) -> dict[str, Any]:
+        if p.get("ResourceType", "instance") != "instance" or p.get("InstanceType") not in TYPES:
+            raise EcsError(400, "InvalidInstanceType.NotFound", "The specified InstanceType does not exist.")
+        listed, paid, spot = (Decimal(v) for v in TYPES[p["InstanceType"]])
+        unit = p.get("PriceUnit", "Hour")
+        if unit not in ("Hour", "Month", "Year"):
+            raise EcsError(400, "InvalidPriceUnit.ValueNotSupported", "PriceUnit must be Hour, Month or Year.")
+        if p.get("SpotStrategy") in ("SpotAsPriceGo", "SpotWithPriceLimit"):
+            listed = paid = spot
+        if unit != "Hour":
+            scale = Decimal(500) * int(p.get("Period") or 1) * (12 if unit == "Year" else 1)
+            listed, paid = listed * scale, paid * scale
+        disk = Decimal("0.50")  # TEST VALUE: the system disk line, which the quote must leave out
+        line = {"Resource": "instanceType", "OriginalPrice": float(listed), "DiscountPrice": float(listed - paid),
+                "TradePrice": float(paid)}
+        return {"PriceInfo": {"Price": {
+            "OriginalPrice": float(listed + disk), "DiscountPrice": float(listed - paid),
+            "TradePrice": float(paid + disk), "Currency": "CNY", "DetailInfos": {"DetailInfo": [
+                line, {"Resource": "systemDisk", "OriginalPrice": float(disk), "DiscountPrice": 0.0,
+                       "TradePrice": float(disk)}]}}, "Rules": {"Rule": []}}}
 
     def _describe_images(self, p: dict[str, str]) -> dict[str, Any]:
         rows = [{"ImageId": name, "ImageName": name.removesuffix(".vhd"), "CreationTime": when, "OSType": "linux",

@@ -183,3 +183,22 @@ def test_a_machine_cannot_be_asked_to_end_itself_and_the_ttl_is_named(env: dict[
     r = cli(env, *LAUNCH, "--ssh-key", str(key), "--run", "python train.py", "--down-when", "done")
     assert r.returncode == 2
     assert "cannot end itself" in r.stderr and "--ttl" in r.stderr
+
+
+def test_quote_is_the_accounts_price_of_the_instance_and_a_launch_in_that_zone_is_priced_at_it(
+        fake: FakeEcs, env: dict[str, str], key: Path) -> None:
+    r = cli(env, "quote", "--provider", "alibaba", "--instance-type", "ecs.gn7i-c8g1.2xlarge", "--zone",
+            "cn-shanghai-l", "--json")
+    assert r.returncode == 0, r.stderr
+    q = json.loads(r.stdout)
+    # the fake's TEST VALUES: list 10.00, paid 9.00 CNY an hour, and not the 0.50 of its system-disk line
+    assert (q["unit_price"], q["unit_price_discount"], q["payable"], q["currency"]) == ("10.00", "9.00", "9.00", "CNY")
+    assert q["provider_quote"]["region"] == "cn-shanghai" and "DescribePrice" in q["source"]
+    r = cli(env, "quote", "--provider", "alibaba", "--instance-type", "ecs.gn7i-c8g1.2xlarge", "--zone",
+            "cn-shanghai-l", "--billing", "monthly", "--months", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["payable"] == "9000.00"  # 9.00 x 500 x 2: the fake's test rule for a month
+    r = cli(env, *LAUNCH, "--zone", "cn-shanghai-l", "--ssh-key", str(key), "--json")
+    assert r.returncode == 0, r.stderr
+    assert "priced at the provider's live quote" in r.stderr and "DescribePrice, cn-shanghai-l" in r.stderr
+    assert json.loads(r.stdout)["unit_price"]["amount"] in ("9", "9.00")
