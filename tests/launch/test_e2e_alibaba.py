@@ -202,3 +202,24 @@ def test_quote_is_the_accounts_price_of_the_instance_and_a_launch_in_that_zone_i
     assert r.returncode == 0, r.stderr
     assert "priced at the provider's live quote" in r.stderr and "DescribePrice, cn-shanghai-l" in r.stderr
     assert json.loads(r.stdout)["unit_price"]["amount"] in ("9", "9.00")
+
+
+def test_a_machine_tagged_by_gpuplan_but_in_no_ledger_is_found_and_ended(fake: FakeEcs, env: dict[str, str]) -> None:
+    from providers.testing.fake_ecs import FakeInstance
+
+    fake.instances["i-lost"] = FakeInstance("i-lost", "ecs.gn7i-c8g1.2xlarge", "cn-shanghai-l", {},
+                                            {"gpuplan:managed": "true", "gpuplan:id": "gp-0123456789"}, "Running")
+    fake.instances["i-theirs"] = FakeInstance("i-theirs", "ecs.gn7i-c8g1.2xlarge", "cn-shanghai-l", {},
+                                              {"team": "vision"}, "Running")
+    r = cli(env, "ls", "--reconcile", "--provider", "alibaba", "--region", "cn-shanghai")
+    assert r.returncode == 0, r.stderr
+    assert "untracked: alibaba cn-shanghai i-lost" in r.stderr and "i-theirs" not in r.stderr
+    r = cli(env, "down", "--untracked", "--provider", "alibaba", "--region", "cn-shanghai", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert [i.instance_id for i in fake.live()] == ["i-theirs"]  # a machine gpuplan did not start is never touched
+
+
+def test_an_unknown_access_key_exits_3(fake: FakeEcs, env: dict[str, str]) -> None:
+    r = cli({**env, "ALIBABA_CLOUD_ACCESS_KEY_ID": "LTAI5tNotThisAccount0000"}, *LAUNCH, "--no-ssh-key")
+    assert r.returncode == 3 and "InvalidAccessKeyId.NotFound" in r.stderr, r.stderr
+    assert fake.instances == {}
