@@ -15,6 +15,8 @@ Decisions worth knowing:
 - TTL. ``AutoReleaseTime`` (pay-as-you-go only) makes the cloud release the machine at the TTL with no
   client running; ECS needs it at least 30 minutes ahead. ``gpuplan down --expired`` stays the second line.
 - Spot. ``SpotAsPriceGo`` (pay the market price) unless a price limit is given (``SpotWithPriceLimit``).
+- Stock. DescribeAvailableResource is asked before anything is made: zones without the type in stock are
+  skipped, and none in stock is a CapacityError naming the zones that have it.
 """
 
 from __future__ import annotations
@@ -169,7 +171,8 @@ class AlibabaCompute(ComputeClient):
                                         f"{', '.join(self._networks(request, any_zone=True))}") from None
                 tried.append(f"{zone} ({getattr(err, 'code', '')})")
                 continue
-            ids = _rows(body, "InstanceIdSets", "InstanceIdSet") or body.get("InstanceIdSets", {}).get("InstanceIdSet")
+            wrap = body.get("InstanceIdSets")
+            ids = wrap.get("InstanceIdSet") if isinstance(wrap, dict) else None
             if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
                 raise ProviderError(f"Alibaba Cloud ECS RunInstances answered without instance ids (RequestId "
                                     f"{body.get('RequestId')})",
@@ -320,8 +323,8 @@ class AlibabaCompute(ComputeClient):
         if request.expires_at is None:
             return None
         if request.billing is BillingMode.MONTHLY:
-            notes.append("a subscription (monthly) machine has no AutoReleaseTime: the TTL holds through "
-                         "`gpuplan down --expired`, and ending it early does not refund the period")
+            notes.append("a subscription (monthly) machine has no AutoReleaseTime and is not renewed: it ends with "
+                         "its period; ECS may refuse to release it sooner (`gpuplan down` says so if it does)")
             return None
         earliest = (datetime.now(UTC) + RELEASE_LEAD).replace(microsecond=0)
         if request.expires_at < earliest:

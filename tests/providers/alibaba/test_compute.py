@@ -54,7 +54,7 @@ def test_monthly_is_a_subscription_without_a_release_time(fake: FakeEcs) -> None
     assert (run.params["InstanceChargeType"], run.params["Period"], run.params["PeriodUnit"]) == ("PrePaid", "3",
                                                                                                    "Month")
     assert "AutoReleaseTime" not in run.params and out.cloud_ends_at is None
-    assert any("down --expired" in n for n in out.notes)
+    assert any("not renewed" in n for n in out.notes) and run.params["AutoRenew"] == "false"
 
 
 def test_a_ttl_under_30_minutes_is_released_at_the_clouds_earliest_and_said(fake: FakeEcs) -> None:
