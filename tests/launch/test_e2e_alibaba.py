@@ -223,3 +223,25 @@ def test_an_unknown_access_key_exits_3(fake: FakeEcs, env: dict[str, str]) -> No
     r = cli({**env, "ALIBABA_CLOUD_ACCESS_KEY_ID": "LTAI5tNotThisAccount0000"}, *LAUNCH, "--no-ssh-key")
     assert r.returncode == 3 and "InvalidAccessKeyId.NotFound" in r.stderr, r.stderr
     assert fake.instances == {}
+
+
+@pytest.mark.parametrize("step", ["intent", "after-run", "after-record", "waiting"])
+def test_kill_9_at_any_step_leaves_nothing_unfindable(fake: FakeEcs, env: dict[str, str], step: str) -> None:
+    import signal
+    import sqlite3
+
+    r = cli({**env, "GPUPLAN_CRASH_AT": step}, *LAUNCH, "--no-ssh-key")
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    ls = cli(env, "ls", "--json")
+    assert ls.returncode == 0, ls.stderr
+    (row,) = json.loads(ls.stdout)["launches"]
+    assert sorted(row["instance_ids"]) == sorted(fake.instances)  # the ledger knows every machine the fake has
+    assert bool(row["instance_ids"]) == (step != "intent")
+    if step == "intent":  # no machine yet: `down` waits out the time a started one takes to show its tag
+        db = sqlite3.connect(Path(env["GPUPLAN_HOME"]) / "data" / "ledger.sqlite3")
+        with db:
+            db.execute("UPDATE launches SET created_at = '2000-01-01T00:00:00+00:00' WHERE id = ?", (row["id"],))
+        db.close()
+    down = cli(env, "down", row["id"], "--yes", "--json")
+    assert down.returncode == 0, down.stderr
+    assert fake.live() == []
