@@ -245,3 +245,24 @@ def test_kill_9_at_any_step_leaves_nothing_unfindable(fake: FakeEcs, env: dict[s
     down = cli(env, "down", row["id"], "--yes", "--json")
     assert down.returncode == 0, down.stderr
     assert fake.live() == []
+
+
+def test_refresh_reads_list_prices_and_stock_and_plans_use_them(env: dict[str, str]) -> None:
+    with fake_ecs_server(no_stock=("cn-shanghai-l", "cn-shanghai-m", "cn-shanghai-g")) as fake:
+        e = {**env, "GPUPLAN_ALIBABA_ENDPOINT": fake.endpoint}
+        r = cli(e, "catalog", "refresh", "--provider", "alibaba", "--region", "cn-shanghai")
+        assert r.returncode == 0, r.stderr
+        assert "GPUPLAN_ALIBABA_ENDPOINT" in r.stderr  # prices from a fake are never taken for Alibaba's own
+        plan = json.loads(cli(e, "plan", "--gpu-hours", "100", "--provider", "alibaba", "--billing", "hourly",
+                              "--json", "--explain").stdout)
+        # nothing in stock in any zone: every live row is sold out, left out and said
+        assert any(x["offer"] == "ecs.gn7i-c8g1.2xlarge" and x["rule"] == "sold_out" for x in plan["excluded"])
+    with fake_ecs_server() as fake:
+        e = {**env, "GPUPLAN_ALIBABA_ENDPOINT": fake.endpoint}
+        assert cli(e, "catalog", "refresh", "--provider", "alibaba", "--region", "cn-shanghai").returncode == 0
+        r = cli(e, "plan", "--gpu-hours", "100", "--provider", "alibaba", "--billing", "hourly", "--json")
+        assert r.returncode == 0, r.stderr
+        a10 = next(o for o in json.loads(r.stdout)["options"] if o["offer"] == "ecs.gn7i-c8g1.2xlarge"
+                   and o["region"] == "cn-shanghai")
+        # the fake's TEST VALUE list price, 10.00 CNY an hour, not the shipped 9.5326
+        assert a10["live"] is True and a10["line_items"][0]["unit_price"]["amount"] in ("10", "10.00")
