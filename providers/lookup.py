@@ -19,8 +19,9 @@ from providers.registry import get_provider
 
 
 def region_of_zone(zone: str) -> str:
-    """ap-guangzhou-3 -> ap-guangzhou (Tencent); us-east-1a -> us-east-1 (AWS); anything else is its own region."""
-    if re.fullmatch(r"[a-z]+-[a-z]+-\d+", zone):
+    """ap-guangzhou-3 -> ap-guangzhou (Tencent); us-east-1a -> us-east-1 (AWS); cn-shanghai-l -> cn-shanghai
+    (Alibaba); anything else is its own region."""
+    if re.fullmatch(r"[a-z]+-[a-z]+-(\d+|[a-z])", zone):
         return zone.rsplit("-", 1)[0]
     return zone.rstrip("abcdefghijklmnopqrstuvwxyz") if re.search(r"\d[a-z]$", zone) else zone
 

@@ -72,10 +72,12 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
           compute_client="providers.lambda_cloud.compute:LambdaCompute",
           engines=frozenset({"skypilot", "dstack"}), endpoint_envs=("GPUPLAN_LAMBDA_ENDPOINT",),
           credentials="providers.lambda_cloud.api:api_key"),
-    # List prices shipped (pricing/data/instances/alibaba.csv) and the credential chain read; the ECS adapter (the
-    # official alibabacloud-ecs20140526 SDK as the extra gpuplan[alibaba]) is not built yet, so no extra or SDK is
-    # named here, and neither engine launches Alibaba.
-    Cloud("alibaba", Currency.CNY, credentials="providers.alibaba.credentials:find"),
+    # List prices shipped (pricing/data/instances/alibaba.csv); ECS launches through the official SDK
+    # (alibabacloud-ecs20140526, the extra gpuplan[alibaba]); neither engine launches Alibaba.
+    Cloud("alibaba", Currency.CNY, "gpuplan[alibaba]", "alibabacloud_ecs20140526",
+          price_fetcher="providers.alibaba.prices:AlibabaPriceFetcher",
+          price_inquiry="providers.alibaba.quote:inquire_price", compute_client="providers.alibaba.compute:AlibabaCompute", endpoint_envs=("GPUPLAN_ALIBABA_ENDPOINT",),
+          credentials="providers.alibaba.credentials:find"),
     # List prices shipped (pricing/data/instances/gcp.csv, azure.csv) and live from `catalog refresh --source
     # gpuhunt`; both engines launch them.
     Cloud("gcp", Currency.USD, engines=frozenset({"skypilot", "dstack"})),

@@ -1,3 +1,4 @@
-"""Alibaba Cloud: list prices and the credential chain (no ECS compute client yet; neither engine launches it)."""
+"""Alibaba Cloud: list prices, the credential chain and ECS launches through the official SDK
+(no engine launches it)."""
 
-__all__ = ["credentials", "price_list"]
+__all__ = ["compute", "credentials", "ecs_api", "price_list", "prices", "quote"]

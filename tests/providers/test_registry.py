@@ -50,7 +50,7 @@ def test_a_capability_a_cloud_lacks_lists_the_clouds_that_have_it() -> None:
     with pytest.raises(NotSupportedError) as err:
         registry.price_inquiry("aws")
     assert err.value.message == "aws has no exact price inquiry in gpuplan"
-    assert err.value.hint == "providers with exact price inquiry: tencent"
+    assert err.value.hint == "providers with exact price inquiry: alibaba, tencent"
     with pytest.raises(NotSupportedError, match="local has no launching in gpuplan"):
         registry.compute_client("local", "here")
 
