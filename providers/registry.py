@@ -76,7 +76,8 @@ CLOUDS: dict[str, Cloud] = {c.name: c for c in (
     # (alibabacloud-ecs20140526, the extra gpuplan[alibaba]); neither engine launches Alibaba.
     Cloud("alibaba", Currency.CNY, "gpuplan[alibaba]", "alibabacloud_ecs20140526",
           price_fetcher="providers.alibaba.prices:AlibabaPriceFetcher",
-          price_inquiry="providers.alibaba.quote:inquire_price", compute_client="providers.alibaba.compute:AlibabaCompute", endpoint_envs=("GPUPLAN_ALIBABA_ENDPOINT",),
+          price_inquiry="providers.alibaba.quote:inquire_price",
+          compute_client="providers.alibaba.compute:AlibabaCompute", endpoint_envs=("GPUPLAN_ALIBABA_ENDPOINT",),
           credentials="providers.alibaba.credentials:find"),
     # List prices shipped (pricing/data/instances/gcp.csv, azure.csv) and live from `catalog refresh --source
     # gpuhunt`; both engines launch them.
