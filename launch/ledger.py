@@ -73,6 +73,9 @@ class LaunchRecord(BaseModel):
     owner: str = ""  # who launched it (the OS user, or --owner); "" for launches recorded before owners were
     project: str = ""  # what it is for (--project, or the config's project)
     host: str = ""  # the machine it was launched from
+    # The cloud account (endpoint and credential fingerprint) it was launched through; "" when not known. Only a
+    # listing through this account is evidence that a machine of it has ended (launch.evidence).
+    account: str = ""
 
 
 class InstanceRecord(BaseModel):
@@ -148,6 +151,21 @@ MIGRATIONS: tuple[str, ...] = (
         currency TEXT NOT NULL,
         set_at TEXT NOT NULL,
         PRIMARY KEY (scope, name)
+    )
+    """,
+    # 5: the account a launch was made through (only its listings can end it), when a `down` asked the cloud to
+    # end it (the machines' end time when that `down` did not live to see them gone), and the exchange rates
+    # budgets and caps are held at (launch.budget_money)
+    """
+    ALTER TABLE launches ADD COLUMN account TEXT NOT NULL DEFAULT '';
+    ALTER TABLE launches ADD COLUMN end_asked_at TEXT;
+    CREATE TABLE fx_rates (
+        base TEXT NOT NULL,
+        quote TEXT NOT NULL,
+        rate TEXT NOT NULL,
+        source TEXT NOT NULL,
+        set_at TEXT NOT NULL,
+        PRIMARY KEY (base, quote)
     )
     """,
 )
@@ -398,12 +416,14 @@ class Ledger:
             db.execute(
                 "INSERT INTO launches (id, provider, region, zone, instance_type, billing, months, count, image,"
                 " client_token, state, unit_price, currency, created_at, expires_at, max_cost, max_cost_currency,"
-                " note, extras_unit, teardown, owner, project, host) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " note, extras_unit, teardown, owner, project, host, account)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (r.id, r.provider, r.region, r.zone, r.instance_type, r.billing.value, r.months, r.count, r.image,
                  r.client_token, r.state.value, str(r.unit_price.amount), r.unit_price.currency.value,
                  _ts(r.created_at), _ts(r.expires_at), None if r.max_cost is None else str(r.max_cost.amount),
                  None if r.max_cost is None else r.max_cost.currency.value, r.note,
-                 None if r.extras_unit is None else str(r.extras_unit), r.teardown, r.owner, r.project, r.host),
+                 None if r.extras_unit is None else str(r.extras_unit), r.teardown, r.owner, r.project, r.host,
+                 r.account),
             )
             self._event(db, r.id, f"intent: {r.count} x {r.instance_type} {r.billing} in {r.zone or r.region}")
 
@@ -424,13 +444,23 @@ class Ledger:
             db.execute("UPDATE launches SET note = ? WHERE id = ?", (note, launch_id))
             self._event(db, launch_id, f"note: {note}")
 
+    def set_end_asked(self, launch_id: str, at: datetime | None) -> None:
+        """When a `down` asked the cloud to end the launch (None: the ask failed): its machines' end time when that
+        `down` is cut short before it sees them gone, rather than whenever a later `ls` happens to look."""
+        with self._write(f"{launch_id} end asked") as db:
+            if db is None:
+                return
+            db.execute("UPDATE launches SET end_asked_at = ? WHERE id = ?", (_ts(at), launch_id))
+
     def record_instances(self, launch_id: str, infos: list[InstanceInfo]) -> None:
         """Insert or update machines of a launch with what the provider says now."""
         with self._write(f"{launch_id} machines " + ", ".join(f"{i.instance_id}={i.state}" for i in infos)) as db:
             if db is None:
                 return
+            asked = self._select("SELECT end_asked_at FROM launches WHERE id = ?", (launch_id,))
+            end = (asked[0]["end_asked_at"] if asked else None) or _ts(now())
             for i in infos:
-                ended = _ts(now()) if i.state.is_final else None
+                ended = end if i.state.is_final else None
                 db.execute(
                     "INSERT INTO instances (instance_id, launch_id, state, zone, public_ip, private_ip, started_at,"
                     " ended_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(launch_id, instance_id) DO UPDATE SET"
@@ -497,6 +527,12 @@ class Ledger:
     def known_instance_ids(self) -> set[str]:
         return {r["instance_id"] for r in self._select("SELECT instance_id FROM instances")}
 
+    def tracked_instance_ids(self) -> set[str]:
+        """The machines the ledger still follows: recorded and not seen ended (ls and down ask the cloud for them)."""
+        final = tuple(s.value for s in InstanceState if s.is_final)
+        return {r["instance_id"] for r in self._select(
+            f"SELECT instance_id FROM instances WHERE state NOT IN ({', '.join('?' * len(final))})", final)}
+
     @staticmethod
     def _launch(r: sqlite3.Row) -> LaunchRecord:
         cap = None if r["max_cost"] is None else Money(amount=Decimal(r["max_cost"]),
@@ -508,5 +544,5 @@ class Ledger:
             unit_price=Money(amount=Decimal(r["unit_price"]), currency=Currency(r["currency"])),
             created_at=_dt(r["created_at"]), expires_at=_dt(r["expires_at"]), max_cost=cap,  # type: ignore[arg-type]
             note=r["note"], extras_unit=None if r["extras_unit"] is None else Decimal(r["extras_unit"]),
-            teardown=r["teardown"], owner=r["owner"], project=r["project"], host=r["host"],
+            teardown=r["teardown"], owner=r["owner"], project=r["project"], host=r["host"], account=r["account"],
         )

@@ -51,7 +51,7 @@ def ls(
             "nothing launched"
         untracked: list[Any] = []
         if reconcile:
-            places = {(r.record.provider, r.record.region) for r in rows}
+            places = _places(ledger)  # every region ever launched in, not only the live launches' (none in a new ledger)
             if provider and region:
                 places.add((provider.strip().lower(), region))
             elif provider or region:
@@ -254,6 +254,15 @@ def logs(
     _exec_ssh(address, identity, print_only, ["sudo", "-n", "tail", "-n", str(lines), *(["-F"] if follow else []), path])
 
 
+def _places(ledger: Any) -> set[tuple[str, str]]:
+    """Where tagged machines may be: the ledger's places, those remembered beside it (they outlive a damaged ledger),
+    and the regions the environment names."""
+    from gpuplan.paths import ledger_file
+    from launch.places import search_places
+
+    return search_places({(r.provider, r.region) for r in ledger.launches()}, ledger_file().with_name("places.json"))
+
+
 def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout: float, poll: float,
                     as_json: bool) -> None:
     """End machines tagged by gpuplan that no ledger launch knows, where the ledger has launched and where asked."""
@@ -262,7 +271,7 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
 
     client_for = clients()
     with open_ledger(read_only_ok=True) as ledger:
-        places = {(r.provider, r.region) for r in ledger.launches()}
+        places = _places(ledger)
         if provider and region:
             places.add((provider.strip().lower(), region))
         found = [(p, reg, reconcile(ledger, client_for(p, reg), p, reg)) for p, reg in sorted(places)]

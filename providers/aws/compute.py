@@ -171,6 +171,21 @@ class AwsCompute(ComputeClient):
             self._ec2 = self._client("ec2")
         return self._ec2
 
+    def account(self) -> str:
+        """``endpoint/account-id`` (STS GetCallerIdentity, asked once): every key of one AWS account is one account;
+        "" when STS does not answer."""
+        if getattr(self, "_account", None) is None:
+            from urllib.parse import urlsplit
+
+            try:
+                url = str(self.ec2.meta.endpoint_url)
+                host = urlsplit(url).netloc or url
+                where = "amazonaws.com" if host.endswith((".amazonaws.com", ".amazonaws.com.cn")) else host
+                self._account = f"{where}/{self._client('sts').get_caller_identity()['Account']}"
+            except Exception:  # noqa: BLE001 - no answer is "cannot tell", which ls and down say
+                return ""
+        return str(self._account)
+
     @property
     def ssm(self) -> Any:
         if self._ssm is None:
