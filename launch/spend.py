@@ -135,7 +135,8 @@ def committed(ledger: Ledger, scope: Scope, name: str, *, at: datetime, fx: Fx, 
         # spent and still to come, added up, would each round up under a rule that bills whole hours
         until = at if r.state.is_final else max(at, r.expires_at or end)
         native = launch_cost(r, ledger.instances(r.id), start, end, until)
-        total += fx.convert(Money(amount=native, currency=r.unit_price.currency), currency).amount
+        # each launch as `ls` and the quote show it, to the cent: five launches shown as 3.09 USD fit 15.45 USD
+        total += round_cents(fx.convert(Money(amount=native, currency=r.unit_price.currency), currency).amount)
     return total
 
 
@@ -151,7 +152,7 @@ def budget_check(project: str, owner: str, projected: Money | None, fx: Fx,
                 raise BudgetError(f"{scope} {name!r} has a monthly budget of {cap}, and this launch has no end "
                                   "to price against it", "add --ttl, e.g. --ttl 12h")
             so_far = committed(ledger, scope, name, at=at, fx=fx, currency=cap.currency)
-            this = fx.convert(projected, cap.currency).amount
+            this = round_cents(fx.convert(projected, cap.currency).amount)
             if round_cents(so_far + this) > cap.amount:
                 raise BudgetError(
                     f"{scope} {name!r}: {money_text(so_far, cap.currency)} spent or committed this month + "

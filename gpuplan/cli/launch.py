@@ -149,14 +149,15 @@ def launch(
     q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)
     if (live := _live_price(spec, q.region, q.zone)) is not None:
         q = quote_launch(spec, cat, hours_per_month=s.hours_per_month, live=live)
-    check_budget(q, s.fx_table())
+    fx = _fixed_fx(q, s.fx_table())  # the ledger's rates, never this environment's: a budget holds for everyone
+    check_budget(q, fx)
     _show_quote(q)
     if not dry_run:
         from launch.ledger import now
         from launch.spend import budget_check
 
         with open_ledger() as ledger:  # said before the question; held again in the intent's transaction
-            budget_check(spec.project, spec.owner, q.projected, s.fx_table(), now())(ledger)
+            budget_check(spec.project, spec.owner, q.projected, fx, now())(ledger)
     if (short := ttl_before_the_run(spec.ttl_hours, run_hours)) is not None:
         say(f"warning: {short}")
     if not dry_run and not yes:
@@ -166,13 +167,34 @@ def launch(
         if not typer.confirm("Launch?", default=False, err=True):
             raise InputError("not launched")
     client = clients()(spec.provider, q.region)
+    if not dry_run:  # kept outside the ledger too: `ls --reconcile` looks here even when the ledger is lost
+        from gpuplan.paths import ledger_file
+        from launch.places import remember
+
+        remember(ledger_file().with_name("places.json"), spec.provider, q.region)
     with open_ledger() as ledger:
-        out = start(q, ledger=ledger, client=client, progress=say, checkpoint=_crash_point, fx=s.fx_table())
+        out = start(q, ledger=ledger, client=client, progress=say, checkpoint=_crash_point, fx=fx)
         if not dry_run:
             out = _wait(out, ledger, client, wait_hours, poll)
     if not dry_run and boot is not None and boot.run is not None and nodes > 1:
         _hand_out_ranks(out, key, push_s)
     _report_launch(out, dry_run, as_json, cat, runs_job=boot is not None and boot.run is not None)
+
+
+def _fixed_fx(q: Any, mine: Any) -> Any:
+    """The exchange rates budgets and --max-cost are held at (fixed in the ledger), saying where they differ from the
+    caller's own."""
+    from launch.budget_money import differs, fixed_fx
+
+    used = {q.projected.currency} if q.projected is not None else set()
+    if q.spec.max_cost is not None:
+        used.add(q.spec.max_cost.currency)
+    with open_ledger(read_only_ok=True) as ledger:
+        fx = fixed_fx(ledger)
+        used |= {cap.currency for _, _, cap in ledger.budgets()}
+    for line in differs(fx, mine, used):
+        say(f"note: {line}")
+    return fx
 
 
 def _boot_spec(setup: str | None, run: str | None, down_when: str | None, idle: str | None, driver: str | None,
