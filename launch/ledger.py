@@ -27,6 +27,7 @@ from pricing.errors import GpuplanError, InputError, StateError
 from pricing.files import private_dir
 from pricing.money import Currency, Money
 from providers.capabilities import InstanceInfo, InstanceState
+from launch.ledger_values import check_amount, read_state, read_time, read_time_or_none
 
 
 class LaunchState(StrEnum):
@@ -205,6 +206,11 @@ class Ledger:
         self.read_only_ok = read_only_ok
         self.read_only = ""  # why the ledger is open read-only, or "" when it is writable
         self.unrecorded: list[str] = []  # the changes a read-only or full ledger could not take
+        # ls and down set this: a launch row gpuplan cannot read is named in `unreadable` and passed over, so one bad
+        # row never keeps every other machine from being listed or ended (budgets still refuse on it)
+        self.skip_unreadable = False
+        self.unreadable: list[str] = []
+        self.unreadable_ids: set[str] = set()
         try:
             private_dir(self.path.parent)
             if not self.path.exists():
@@ -481,7 +487,16 @@ class Ledger:
         """Every launch; without ``include_final`` those not ended, and ended ones with a machine last seen alive
         (an answer that arrived after `down` closed the launch: that machine bills until something ends it)."""
         rows = self._select("SELECT * FROM launches ORDER BY created_at, id")
-        out = [self._read(r) for r in rows]
+        out = []
+        for row in rows:
+            try:
+                out.append(self._read(row))
+            except StateError as exc:
+                if not getattr(self, "skip_unreadable", False):
+                    raise
+                if exc.message not in self.unreadable:
+                    self.unreadable.append(exc.message)
+                    self.unreadable_ids.add(row["id"])
         if include_final:
             return out
         final = tuple(s.value for s in InstanceState if s.is_final)
@@ -516,9 +531,12 @@ class Ledger:
 
     def instances(self, launch_id: str) -> list[InstanceRecord]:
         rows = self._select("SELECT * FROM instances WHERE launch_id = ? ORDER BY instance_id", (launch_id,))
-        return [InstanceRecord(instance_id=r["instance_id"], launch_id=r["launch_id"], state=InstanceState(r["state"]),
-                               zone=r["zone"], public_ip=r["public_ip"], private_ip=r["private_ip"],
-                               started_at=_dt(r["started_at"]), ended_at=_dt(r["ended_at"])) for r in rows]
+        # a value no gpuplan wrote (a hand edit) reads as not known rather than stopping ls and down: the machine
+        # is asked about again, and its start counts from the launch
+        return [InstanceRecord(instance_id=r["instance_id"], launch_id=r["launch_id"], state=read_state(r["state"]),
+                               zone=r["zone"] or "", public_ip=r["public_ip"], private_ip=r["private_ip"],
+                               started_at=read_time_or_none(r["started_at"]), ended_at=read_time_or_none(r["ended_at"]))
+                for r in rows]
 
     def events(self, launch_id: str) -> list[str]:
         return [r["what"] for r in self._select("SELECT what FROM events WHERE launch_id = ? ORDER BY seq",
@@ -530,11 +548,15 @@ class Ledger:
     def tracked_instance_ids(self) -> set[str]:
         """The machines the ledger still follows: recorded and not seen ended (ls and down ask the cloud for them)."""
         final = tuple(s.value for s in InstanceState if s.is_final)
-        return {r["instance_id"] for r in self._select(
-            f"SELECT instance_id FROM instances WHERE state NOT IN ({', '.join('?' * len(final))})", final)}
+        rows = self._select(f"SELECT instance_id, launch_id FROM instances WHERE state NOT IN "
+                            f"({', '.join('?' * len(final))})", final)
+        # a launch passed over as unreadable follows nothing: its machines are found as untracked, and can be ended
+        return {r["instance_id"] for r in rows if r["launch_id"] not in getattr(self, "unreadable_ids", ())}
 
     @staticmethod
     def _launch(r: sqlite3.Row) -> LaunchRecord:
+        for column in ("unit_price", "max_cost", "extras_unit"):
+            check_amount(r[column], column)
         cap = None if r["max_cost"] is None else Money(amount=Decimal(r["max_cost"]),
                                                        currency=Currency(r["max_cost_currency"]))
         return LaunchRecord(
@@ -542,7 +564,8 @@ class Ledger:
             billing=BillingMode(r["billing"]), months=r["months"], count=r["count"], image=r["image"],
             client_token=r["client_token"], state=LaunchState(r["state"]),
             unit_price=Money(amount=Decimal(r["unit_price"]), currency=Currency(r["currency"])),
-            created_at=_dt(r["created_at"]), expires_at=_dt(r["expires_at"]), max_cost=cap,  # type: ignore[arg-type]
+            created_at=read_time(r["created_at"]), expires_at=read_time(r["expires_at"]),  # type: ignore[arg-type]
+            max_cost=cap,
             note=r["note"], extras_unit=None if r["extras_unit"] is None else Decimal(r["extras_unit"]),
             teardown=r["teardown"], owner=r["owner"], project=r["project"], host=r["host"], account=r["account"],
         )

@@ -59,6 +59,7 @@ class PgLedger(Ledger):
         self.shown = without_url_credentials(url, *self.secrets)
         self.path = self.shown  # type: ignore[assignment]  (messages name the ledger by it)
         self.read_only_ok, self.read_only, self.unrecorded = False, "", []
+        self.skip_unreadable, self.unreadable, self.unreadable_ids = False, [], set()
         try:
             self.conn = psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=10,
                                         application_name="gpuplan")

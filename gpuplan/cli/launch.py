@@ -352,11 +352,13 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: b
 
     if as_json:
         emit(dump_json(launch_payload(out, dry_run)))
+        _none_running(out)
         return
     if dry_run:
         for n in out.notes:
             say(n)
         return
+    _none_running(out)
     r = out.record
     gpus = next((int(i.gpu_count) for i in cat.instances if i.instance_type == r.instance_type), None)
     print(f"launch {r.id}: {r.state} ({len(out.instances)} of {r.count} machine(s))")
@@ -372,6 +374,18 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: b
         print(f"  expires {r.expires_at:%Y-%m-%d %H:%M} UTC: run `gpuplan down --expired` from cron "
               "(e.g. */10 * * * * gpuplan down --expired --yes) to enforce it")
     print(f"  end it: gpuplan down {r.id}")
+
+
+def _none_running(out: Any) -> None:
+    """A launch whose every machine failed or ended while it waited is a failure (exit 1), with no ssh line to try."""
+    if not out.waited or out.record.state != "failed":
+        return
+    for n in out.notes:
+        say(f"note: {n}")
+    seen = ", ".join(f"{i.instance_id} {i.state.value}" for i in out.instances) or "none"
+    raise GpuplanError(f"launch {out.record.id} failed: no machine is running ({seen})",
+                       "nothing of it runs or bills now (`gpuplan ls --all` shows it); launch again, perhaps in "
+                       "another zone")
 
 
 def _quote_extras(provider: str, mode: Any, months: int, extras: Any) -> Any:

@@ -41,6 +41,7 @@ def ls(
 
     client_for = clients()
     with open_ledger(read_only_ok=True) as ledger:
+        ledger.skip_unreadable = True  # one unreadable row must not hide every other machine
         owners = None if all_owners else mine()
         rows = status(ledger, client_for, include_final=show_all, owners=owners)
         ended = 0 if show_all else len([r for r in ledger.launches() if r.state.is_final and
@@ -59,6 +60,7 @@ def ls(
             for p, reg in sorted(places):
                 untracked += [(p, reg, i) for i in find_untracked(ledger, client_for(p, reg), p, reg)]
         say_unrecorded(ledger)
+        _say_unreadable(ledger)
     if as_json:
         emit(dump_json({"launches": [status_payload(r) for r in rows],
                         "untracked": [{"provider": p, "region": reg, "instance_id": i.instance_id,
@@ -129,6 +131,7 @@ def down(
         _down_untracked(provider, region, yes, timeout, poll, as_json)
         return
     with open_ledger(read_only_ok=True) as ledger:
+        ledger.skip_unreadable = True  # one unreadable row must not keep the others from ending
         if ids:
             records = [ledger.launch(i) for i in ids]
             for key, r in zip(ids, records, strict=True):
@@ -140,6 +143,7 @@ def down(
         else:
             records = expired(ledger)
         if not records:
+            _say_unreadable(ledger)
             say("nothing to end")
             if as_json:
                 emit(dump_json({"ended": []}))
@@ -153,6 +157,7 @@ def down(
                 raise InputError("nothing ended")
         ended = take_down(ledger, clients(), records, timeout=timeout, poll=poll)
         say_unrecorded(ledger)
+        _say_unreadable(ledger)
     left = [e for e in ended if not e.ended]
     if as_json:
         emit(dump_json({"ended": [status_payload(e) for e in ended], "not_ended": [e.record.id for e in left]}))
@@ -254,6 +259,12 @@ def logs(
     _exec_ssh(address, identity, print_only, ["sudo", "-n", "tail", "-n", str(lines), *(["-F"] if follow else []), path])
 
 
+def _say_unreadable(ledger: Any) -> None:
+    for what in ledger.unreadable:
+        say(f"warning: {what}; passed over (`gpuplan ls --reconcile` finds its machines by their tag gpuplan:id, "
+            "and `gpuplan down --untracked` ends them)")
+
+
 def _places(ledger: Any) -> set[tuple[str, str]]:
     """Where tagged machines may be: the ledger's places, those remembered beside it (they outlive a damaged ledger),
     and the regions the environment names."""
@@ -271,6 +282,7 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
 
     client_for = clients()
     with open_ledger(read_only_ok=True) as ledger:
+        ledger.skip_unreadable = True
         places = _places(ledger)
         if provider and region:
             places.add((provider.strip().lower(), region))

@@ -382,10 +382,21 @@ def write_instances(path: Path, rows: Iterable[InstanceType]) -> None:
     write_private(path, instances_csv(rows))
 
 
+MAX_CATALOG_BYTES = 512 * 2**20  # ten times a 200k-row catalog
+
+
 def read_instance_file(path: Path, layer: Layer) -> list[InstanceType]:
     """A catalog CSV's rows, read as a stream: a 200k-row file never sits in memory as text."""
     provider = path.parent.name if layer is Layer.CACHE else None
     try:
+        import stat
+
+        info = path.stat()
+        # /dev/zero, a FIFO or a runaway file would be read until memory runs out (the process was killed)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CATALOG_BYTES:
+            why = "is not a regular file" if not stat.S_ISREG(info.st_mode) else \
+                f"is {info.st_size // 2**20} MiB, over the {MAX_CATALOG_BYTES // 2**20} MiB a catalog may be"
+            raise InputError(f"catalog file {path} {why}", "give a CSV file with --catalog or in the config file")
         with path.open(encoding="utf-8", newline="") as f:
             return parse_instances(f, origin=str(path), layer=layer, provider=provider)
     except OSError as exc:
