@@ -65,6 +65,9 @@ def paused_gc(*, freeze: bool = False) -> Iterator[None]:
 # The sane range of each catalog number (docs/limits.md, "Catalog files"): past them a row is a typo or a unit
 # mix-up (cents, per-year prices, GPUs per region), and a price of 0 would win every plan at 0.00.
 MAX_PRICE = Decimal(10_000_000)  # per instance-hour or -month, in the row's currency
+# Below a tenth of a cent an hour no GPU offer sells (the cheapest shipped price is 0.058): a 1E-9 "price" (a unit
+# mix-up, a hostile answer) would otherwise win every plan at 0.00
+MIN_PRICE = Decimal("0.001")
 MAX_GPU_COUNT = 128.0  # GPUs in one instance; the largest sold today has 16
 MAX_VCPU = 65_536
 MAX_MEM_GB = 100_000.0
@@ -89,6 +92,9 @@ def _price(column: str) -> Callable[[str], Decimal | None]:
         if value == 0:
             raise _RowError(f"{column}: a price of 0 is no offer; leave the cell empty where the instance is not "
                             "sold that way")
+        if value < MIN_PRICE:
+            raise _RowError(f"{column}: {text.strip()} is below {MIN_PRICE} per instance-hour or -month; check the "
+                            "unit (thousands? a per-second price?)")
         if value > MAX_PRICE:
             raise _RowError(f"{column}: {text.strip()} is above {MAX_PRICE:,} per instance-hour or -month; "
                             "check the unit (cents? a year?)")
