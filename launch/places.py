@@ -10,7 +10,6 @@ next to the ledger (not in it: it must survive the ledger), and the regions the 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -46,15 +45,15 @@ def remember(path: Path, provider: str, region: str) -> None:
         pass
 
 
-def from_environment(env: Mapping[str, str] | None = None) -> set[Place]:
-    env = os.environ if env is None else env
+def from_environment(env: Mapping[str, str]) -> set[Place]:
+    """The regions the user's cloud configuration names (the caller passes its environment)."""
     return {(p, env[v].strip()) for p, names in REGION_ENV.items() for v in names
             if _plain(env.get(v, "").strip())}
 
 
-def search_places(ledger_places: Iterable[Place], path: Path | None) -> set[Place]:
+def search_places(ledger_places: Iterable[Place], path: Path | None, env: Mapping[str, str]) -> set[Place]:
     """Every place to search: the ledger's (ended launches too), those remembered, the environment's."""
-    return {*ledger_places, *(remembered(path) if path is not None else ()), *from_environment()}
+    return {*ledger_places, *(remembered(path) if path is not None else ()), *from_environment(env)}
 
 
 def _plain(text: str) -> bool:

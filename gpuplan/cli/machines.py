@@ -271,7 +271,8 @@ def _places(ledger: Any) -> set[tuple[str, str]]:
     from gpuplan.paths import ledger_file
     from launch.places import search_places
 
-    return search_places({(r.provider, r.region) for r in ledger.launches()}, ledger_file().with_name("places.json"))
+    return search_places({(r.provider, r.region) for r in ledger.launches()}, ledger_file().with_name("places.json"),
+                         os.environ)
 
 
 def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout: float, poll: float,
