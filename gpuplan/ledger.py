@@ -23,4 +23,17 @@ def open_ledger(read_only_ok: bool = False) -> Any:
     if not is_url(url):
         raise InputError(f"ledger_url {without_url_credentials(url)!r} is not a postgresql:// URL",
                          "e.g. postgresql://gpuplan@db.example/gpuplan, or leave it out for the SQLite file")
-    return PgLedger(url)
+    ledger = PgLedger(url)
+    _replay(ledger, ledger_file().with_name("ledger-journal.jsonl"))
+    return ledger
+
+
+def _replay(ledger: Any, journal: Any) -> None:
+    """What `down` ended while the database was unreachable, written into it now that it is back (launch.journal)."""
+    if not journal.exists():
+        return
+    from gpuplan.console import stderr
+    from launch.journal import replay
+
+    for line in replay(ledger, journal):
+        stderr().print(f"ledger outage journal: {line}", highlight=False, markup=False)

@@ -66,7 +66,9 @@ class PgLedger(Ledger):
         except psycopg.Error as exc:
             why = " ".join(str(exc).split()) or type(exc).__name__
             why = without_url_credentials(why, *self.secrets)
-            raise StateError(f"cannot reach the ledger database {self.shown}: {why}",
+            from launch.journal import LedgerUnreachable
+
+            raise LedgerUnreachable(f"cannot reach the ledger database {self.shown}: {why}",
                              "check ledger_url (or GPUPLAN_LEDGER_URL): host, port, database, user and password; "
                              "nothing was changed or launched") from None
         self.db = _Db(self.conn)

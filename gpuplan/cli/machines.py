@@ -17,6 +17,7 @@ from pricing.errors import GpuplanError, InputError
 from gpuplan.cli.app import command_app
 from gpuplan.cli.launch_shared import HALF_EVEN, YesOpt, clients, env_seconds, mine, say, say_unrecorded
 from gpuplan.cli.options import JsonOpt, WideOpt, emit, use_wide
+from gpuplan.cli.outage import down_from_cloud, ls_from_cloud, open_or_outage
 from gpuplan.ledger import open_ledger
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
@@ -40,7 +41,11 @@ def ls(
     from pricing.money import money_text
 
     client_for = clients()
-    with open_ledger(read_only_ok=True) as ledger:
+    opened, outage = open_or_outage(open_ledger)
+    if outage is not None:  # the team's database is unreachable: the cloud's tags instead
+        ls_from_cloud(outage, client_for, provider, region, as_json)
+        return
+    with opened as ledger:
         ledger.skip_unreadable = True  # one unreadable row must not hide every other machine
         owners = None if all_owners else mine()
         rows = status(ledger, client_for, include_final=show_all, owners=owners)
@@ -130,7 +135,11 @@ def down(
     if untracked:
         _down_untracked(provider, region, yes, timeout, poll, as_json)
         return
-    with open_ledger(read_only_ok=True) as ledger:
+    opened, outage = open_or_outage(open_ledger)
+    if outage is not None:  # the team's database is unreachable: end by the cloud's tags, journaled for it
+        down_from_cloud(outage, clients(), ids, all_, all_owners, expired_, yes, timeout, poll, as_json)
+        return
+    with opened as ledger:
         ledger.skip_unreadable = True  # one unreadable row must not keep the others from ending
         if ids:
             records = [ledger.launch(i) for i in ids]

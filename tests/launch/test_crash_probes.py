@@ -25,15 +25,20 @@ from launch.ledger import LaunchRecord, LaunchState, Ledger
 from pricing.billing import BillingMode
 from pricing.money import Currency, Money
 from providers.capabilities import InstanceInfo, InstanceState
-from providers.testing.fake_cvm import TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm, fake_cvm_server
+from providers.testing.fake_cvm import (
+    TEST_SECRET_ID,
+    TEST_SECRET_KEY,
+    FakeCvm,
+    fake_cvm_server,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcfromtimestamp:DeprecationWarning")
 
 
 def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuplan", *args], env=env, capture_output=True, text=True,
-                          timeout=90, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", "gpuplan", *args], check=False, env=env, capture_output=True,
+                          text=True, timeout=90, cwd=ROOT)
 
 
 @pytest.fixture
@@ -52,9 +57,11 @@ def test_a_long_run_command_is_a_command_not_a_file_name_too_long() -> None:
 
 
 def _ledger_with(path: Path, column: str, value: object) -> None:
-    good = dict(provider="aws", region="us-east-1", zone=None, instance_type="p3.2xlarge", billing=BillingMode.HOURLY,
-                months=1, count=1, image=None, state=LaunchState.INTENT, created_at=datetime.now(UTC),
-                expires_at=None, max_cost=None, unit_price=Money(amount=Decimal(3), currency=Currency.USD))
+    good: dict[str, object] = {
+        "provider": "aws", "region": "us-east-1", "zone": None, "instance_type": "p3.2xlarge",
+        "billing": BillingMode.HOURLY, "months": 1, "count": 1, "image": None, "state": LaunchState.INTENT,
+        "created_at": datetime.now(UTC), "expires_at": None, "max_cost": None,
+        "unit_price": Money(amount=Decimal(3), currency=Currency.USD)}
     with Ledger(path) as ledger:
         ledger.record_intent(LaunchRecord(id="gp-bad", client_token="t1", **good))  # type: ignore[arg-type]
         ledger.record_intent(LaunchRecord(id="gp-good", client_token="t2", **good))  # type: ignore[arg-type]

@@ -49,8 +49,8 @@ def _cli(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess[st
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUPLAN_")}
     env.update({"GPUPLAN_HOME": str(tmp_path / "home"), "HOME": str(tmp_path), "GPUPLAN_LEDGER_URL": url,
                 "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
-    return subprocess.run([sys.executable, "-m", "gpuplan", *args], env=env, capture_output=True, text=True,
-                          timeout=60, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", "gpuplan", *args], check=False, env=env, capture_output=True,
+                          text=True, timeout=60, cwd=ROOT)
 
 
 @pytest.mark.parametrize("args", [("config", "show"), ("ls",), ("down", "--all", "--yes")])

@@ -20,7 +20,12 @@ import pytest
 
 from pricing.catalog import INSTANCE_COLUMNS
 from providers.testing.fake_cvm import (
-    TEST_SECRET_ID, TEST_SECRET_KEY, FakeCvm, FakeOffer, default_offers, fake_cvm_server,
+    TEST_SECRET_ID,
+    TEST_SECRET_KEY,
+    FakeCvm,
+    FakeOffer,
+    default_offers,
+    fake_cvm_server,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,8 +33,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcfromtimesta
 
 
 def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuplan", *args], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", "gpuplan", *args], check=False, env=env, capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
 
 
 @pytest.fixture
