@@ -189,9 +189,18 @@ def _fixed_fx(q: Any, mine: Any) -> Any:
     used = {q.projected.currency} if q.projected is not None else set()
     if q.spec.max_cost is not None:
         used.add(q.spec.max_cost.currency)
-    with open_ledger(read_only_ok=True) as ledger:
-        fx = fixed_fx(ledger)
-        used |= {cap.currency for _, _, cap in ledger.budgets()}
+    from launch.journal import LedgerUnreachable
+
+    try:
+        with open_ledger(read_only_ok=True) as ledger:
+            fx = fixed_fx(ledger)
+            used |= {cap.currency for _, _, cap in ledger.budgets()}
+    except LedgerUnreachable:
+        if not q.spec.dry_run:  # a launch must record first: said as the database's fault, exit 8
+            raise
+        from pricing.money import Fx, shipped_fx_rates
+
+        fx = Fx(list(shipped_fx_rates()))  # a dry run records nothing: the shipped rates the ledger would fix
     for line in differs(fx, mine, used):
         say(f"note: {line}")
     return fx
