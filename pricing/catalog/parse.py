@@ -25,6 +25,7 @@ from pricing.catalog.rows import FIELDS, PRICE_FIELDS, UNKNOWN_REGION, AsOfKind,
 from pricing.errors import InputError
 from pricing.files import write_private
 from pricing.money import Currency
+from pricing.text import printable
 
 # The one CSV shape of every cloud's instance rows: shipped files, the refreshed cache and
 # user catalogs alike (``provider`` may be left out of a shipped file: its name says it).
@@ -222,20 +223,22 @@ class _Columns:
     def __init__(self, header: list[str], *, layer: Layer, provider: str | None) -> None:
         col = {name: i for i, name in enumerate(header)}
         fallback = provider or ""
+        # Text loses control characters as it is read (once per distinct value): an escape sequence in a name
+        # would otherwise reach every table, CSV and message that shows it
         converters: dict[str, Callable[[str], Any] | None] = {
-            "source": str,
+            "source": printable,
             "as_of": _iso_date,
-            "notes": str,
-            "provider": _nonempty("provider", lambda s: (s or fallback).strip().lower()),
-            "instance_type": _nonempty("instance_type", str.strip),
-            "family": str.strip,
-            "gpu": _nonempty("gpu", str.strip),
+            "notes": printable,
+            "provider": _nonempty("provider", lambda s: printable(s or fallback).strip().lower()),
+            "instance_type": _nonempty("instance_type", lambda s: printable(s).strip()),
+            "family": lambda s: printable(s).strip(),
+            "gpu": _nonempty("gpu", lambda s: printable(s).strip()),
             "gpu_count": _number("gpu_count", float, positive=True, high=MAX_GPU_COUNT),
             "vcpu": _number("vcpu", int, default=0, high=MAX_VCPU),
             "mem_gb": _number("mem_gb", float, default=0.0, high=MAX_MEM_GB),
-            "region": lambda s: s.strip() or UNKNOWN_REGION,
-            "zone": str.strip,
-            "zones": lambda s: tuple(z for z in s.split(";") if z),
+            "region": lambda s: printable(s).strip() or UNKNOWN_REGION,
+            "zone": lambda s: printable(s).strip(),
+            "zones": lambda s: tuple(z for z in printable(s).split(";") if z),
             "currency": _currency,
             **dict.fromkeys(PRICE_FIELDS),  # None: converted by _prices
             "stock": _stock,

@@ -82,7 +82,8 @@ def test_escape_sequences_in_a_catalog_never_reach_the_output(env: dict[str, str
         w.writerow(row)
     for args in (("plan", "--gpu-hours", "10", "--catalog", str(path)),
                  ("plan", "--gpu-hours", "10", "--catalog", str(path), "--explain", "--wide"),
-                 ("catalog", "show", "--catalog", str(path))):
+                 ("catalog", "show", "--catalog", str(path)), ("offers", "--catalog", str(path), "-o", "csv"),
+                 ("plan", "--gpu-hours", "10", "--catalog", str(path), "-o", "csv")):
         r = run(env, *args)
         assert r.returncode == 0, r.stderr
         assert "\x1b" not in r.stdout + r.stderr and "\x9b" not in r.stdout + r.stderr and "\x07" not in r.stdout
