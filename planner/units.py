@@ -11,7 +11,8 @@ from pricing.errors import InputError
 from pricing.money import Currency, Money, to_decimal
 from planner.limits import bounded
 
-_DURATION_UNITS = {"s": Decimal(1) / 3600, "sec": Decimal(1) / 3600, "m": Decimal(1) / 60, "min": Decimal(1) / 60, "h": Decimal(1), "d": Decimal(24), "w": Decimal(168)}
+_DURATION_UNITS = {"s": Decimal(1) / 3600, "sec": Decimal(1) / 3600,
+                   "m": Decimal(1) / 60, "min": Decimal(1) / 60, "h": Decimal(1), "d": Decimal(24), "w": Decimal(168)}
 
 
 def positive(value: object, what: str, *, allow_zero: bool = False) -> Decimal:

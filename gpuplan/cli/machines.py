@@ -57,7 +57,8 @@ def ls(
             "nothing launched"
         untracked: list[Any] = []
         if reconcile:
-            places = _places(ledger)  # every region ever launched in, not only the live launches' (none in a new ledger)
+            # every region ever launched in, not only the live launches' (none in a new or set-aside ledger)
+            places = _places(ledger)
             if provider and region:
                 places.add((provider.strip().lower(), region))
             elif provider or region:

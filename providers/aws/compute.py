@@ -45,6 +45,7 @@ from pricing.errors import (
     NotSupportedError,
     ProviderError,
 )
+from providers.aws.account import account_name
 from providers.aws.images import default_image, dlami_kind
 from providers.aws.instance_types import TypeInfo, chunks, describe_types, offered_zones
 from providers.ssh_keys import ssh_group, ssh_group_rules
@@ -172,19 +173,10 @@ class AwsCompute(ComputeClient):
         return self._ec2
 
     def account(self) -> str:
-        """``endpoint/account-id`` (STS GetCallerIdentity, asked once): every key of one AWS account is one account;
-        "" when STS does not answer."""
+        """``endpoint/account-id`` (STS GetCallerIdentity, asked once; providers.aws.account); "" without an answer."""
         if getattr(self, "_account", None) is None:
-            from urllib.parse import urlsplit
-
-            try:
-                url = str(self.ec2.meta.endpoint_url)
-                host = urlsplit(url).netloc or url
-                where = "amazonaws.com" if host.endswith((".amazonaws.com", ".amazonaws.com.cn")) else host
-                self._account = f"{where}/{self._client('sts').get_caller_identity()['Account']}"
-            except Exception:  # noqa: BLE001 - no answer is "cannot tell", which ls and down say
-                return ""
-        return str(self._account)
+            self._account = account_name(lambda: self.ec2, lambda: self._client("sts"))
+        return self._account or ""
 
     @property
     def ssm(self) -> Any:
