@@ -28,6 +28,7 @@ from pricing.files import private_dir
 from pricing.money import Currency, Money
 from providers.capabilities import InstanceInfo, InstanceState
 from launch.billed_store import MIGRATION as BILLED_MIGRATION, BilledStore
+from launch.ledger_values import check_amount, read_state, read_time, read_time_or_none
 
 
 class LaunchState(StrEnum):
@@ -74,6 +75,9 @@ class LaunchRecord(BaseModel):
     owner: str = ""  # who launched it (the OS user, or --owner); "" for launches recorded before owners were
     project: str = ""  # what it is for (--project, or the config's project)
     host: str = ""  # the machine it was launched from
+    # The cloud account (endpoint and credential fingerprint) it was launched through; "" when not known. Only a
+    # listing through this account is evidence that a machine of it has ended (launch.evidence).
+    account: str = ""
 
 
 class InstanceRecord(BaseModel):
@@ -151,7 +155,22 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (scope, name)
     )
     """,
-    # 5: the clouds' own bills per launch, day and line (spend --billed), and when each cloud's month was read
+    # 5: the account a launch was made through (only its listings can end it), when a `down` asked the cloud to
+    # end it (the machines' end time when that `down` did not live to see them gone), and the exchange rates
+    # budgets and caps are held at (launch.budget_money)
+    """
+    ALTER TABLE launches ADD COLUMN account TEXT NOT NULL DEFAULT '';
+    ALTER TABLE launches ADD COLUMN end_asked_at TEXT;
+    CREATE TABLE fx_rates (
+        base TEXT NOT NULL,
+        quote TEXT NOT NULL,
+        rate TEXT NOT NULL,
+        source TEXT NOT NULL,
+        set_at TEXT NOT NULL,
+        PRIMARY KEY (base, quote)
+    )
+    """,
+    # 6: the clouds' own bills per launch, day and line (spend --billed), and when each cloud's month was read
     BILLED_MIGRATION,
 )
 
@@ -190,6 +209,11 @@ class Ledger(BilledStore):
         self.read_only_ok = read_only_ok
         self.read_only = ""  # why the ledger is open read-only, or "" when it is writable
         self.unrecorded: list[str] = []  # the changes a read-only or full ledger could not take
+        # ls and down set this: a launch row gpuplan cannot read is named in `unreadable` and passed over, so one bad
+        # row never keeps every other machine from being listed or ended (budgets still refuse on it)
+        self.skip_unreadable = False
+        self.unreadable: list[str] = []
+        self.unreadable_ids: set[str] = set()
         try:
             private_dir(self.path.parent)
             if not self.path.exists():
@@ -401,12 +425,14 @@ class Ledger(BilledStore):
             db.execute(
                 "INSERT INTO launches (id, provider, region, zone, instance_type, billing, months, count, image,"
                 " client_token, state, unit_price, currency, created_at, expires_at, max_cost, max_cost_currency,"
-                " note, extras_unit, teardown, owner, project, host) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " note, extras_unit, teardown, owner, project, host, account)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (r.id, r.provider, r.region, r.zone, r.instance_type, r.billing.value, r.months, r.count, r.image,
                  r.client_token, r.state.value, str(r.unit_price.amount), r.unit_price.currency.value,
                  _ts(r.created_at), _ts(r.expires_at), None if r.max_cost is None else str(r.max_cost.amount),
                  None if r.max_cost is None else r.max_cost.currency.value, r.note,
-                 None if r.extras_unit is None else str(r.extras_unit), r.teardown, r.owner, r.project, r.host),
+                 None if r.extras_unit is None else str(r.extras_unit), r.teardown, r.owner, r.project, r.host,
+                 r.account),
             )
             self._event(db, r.id, f"intent: {r.count} x {r.instance_type} {r.billing} in {r.zone or r.region}")
 
@@ -433,13 +459,23 @@ class Ledger(BilledStore):
             if db is not None:
                 self._event(db, launch_id, what)
 
+    def set_end_asked(self, launch_id: str, at: datetime | None) -> None:
+        """When a `down` asked the cloud to end the launch (None: the ask failed): its machines' end time when that
+        `down` is cut short before it sees them gone, rather than whenever a later `ls` happens to look."""
+        with self._write(f"{launch_id} end asked") as db:
+            if db is None:
+                return
+            db.execute("UPDATE launches SET end_asked_at = ? WHERE id = ?", (_ts(at), launch_id))
+
     def record_instances(self, launch_id: str, infos: list[InstanceInfo]) -> None:
         """Insert or update machines of a launch with what the provider says now."""
         with self._write(f"{launch_id} machines " + ", ".join(f"{i.instance_id}={i.state}" for i in infos)) as db:
             if db is None:
                 return
+            asked = self._select("SELECT end_asked_at FROM launches WHERE id = ?", (launch_id,))
+            end = (asked[0]["end_asked_at"] if asked else None) or _ts(now())
             for i in infos:
-                ended = _ts(now()) if i.state.is_final else None
+                ended = end if i.state.is_final else None
                 db.execute(
                     "INSERT INTO instances (instance_id, launch_id, state, zone, public_ip, private_ip, started_at,"
                     " ended_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(launch_id, instance_id) DO UPDATE SET"
@@ -460,7 +496,16 @@ class Ledger(BilledStore):
         """Every launch; without ``include_final`` those not ended, and ended ones with a machine last seen alive
         (an answer that arrived after `down` closed the launch: that machine bills until something ends it)."""
         rows = self._select("SELECT * FROM launches ORDER BY created_at, id")
-        out = [self._read(r) for r in rows]
+        out = []
+        for row in rows:
+            try:
+                out.append(self._read(row))
+            except StateError as exc:
+                if not getattr(self, "skip_unreadable", False):
+                    raise
+                if exc.message not in self.unreadable:
+                    self.unreadable.append(exc.message)
+                    self.unreadable_ids.add(row["id"])
         if include_final:
             return out
         final = tuple(s.value for s in InstanceState if s.is_final)
@@ -495,9 +540,12 @@ class Ledger(BilledStore):
 
     def instances(self, launch_id: str) -> list[InstanceRecord]:
         rows = self._select("SELECT * FROM instances WHERE launch_id = ? ORDER BY instance_id", (launch_id,))
-        return [InstanceRecord(instance_id=r["instance_id"], launch_id=r["launch_id"], state=InstanceState(r["state"]),
-                               zone=r["zone"], public_ip=r["public_ip"], private_ip=r["private_ip"],
-                               started_at=_dt(r["started_at"]), ended_at=_dt(r["ended_at"])) for r in rows]
+        # a value no gpuplan wrote (a hand edit) reads as not known rather than stopping ls and down: the machine
+        # is asked about again, and its start counts from the launch
+        return [InstanceRecord(instance_id=r["instance_id"], launch_id=r["launch_id"], state=read_state(r["state"]),
+                               zone=r["zone"] or "", public_ip=r["public_ip"], private_ip=r["private_ip"],
+                               started_at=read_time_or_none(r["started_at"]), ended_at=read_time_or_none(r["ended_at"]))
+                for r in rows]
 
     def events(self, launch_id: str) -> list[str]:
         return [r["what"] for r in self._select("SELECT what FROM events WHERE launch_id = ? ORDER BY seq",
@@ -506,8 +554,18 @@ class Ledger(BilledStore):
     def known_instance_ids(self) -> set[str]:
         return {r["instance_id"] for r in self._select("SELECT instance_id FROM instances")}
 
+    def tracked_instance_ids(self) -> set[str]:
+        """The machines the ledger still follows: recorded and not seen ended (ls and down ask the cloud for them)."""
+        final = tuple(s.value for s in InstanceState if s.is_final)
+        rows = self._select(f"SELECT instance_id, launch_id FROM instances WHERE state NOT IN "
+                            f"({', '.join('?' * len(final))})", final)
+        # a launch passed over as unreadable follows nothing: its machines are found as untracked, and can be ended
+        return {r["instance_id"] for r in rows if r["launch_id"] not in getattr(self, "unreadable_ids", ())}
+
     @staticmethod
     def _launch(r: sqlite3.Row) -> LaunchRecord:
+        for column in ("unit_price", "max_cost", "extras_unit"):
+            check_amount(r[column], column)
         cap = None if r["max_cost"] is None else Money(amount=Decimal(r["max_cost"]),
                                                        currency=Currency(r["max_cost_currency"]))
         return LaunchRecord(
@@ -515,7 +573,8 @@ class Ledger(BilledStore):
             billing=BillingMode(r["billing"]), months=r["months"], count=r["count"], image=r["image"],
             client_token=r["client_token"], state=LaunchState(r["state"]),
             unit_price=Money(amount=Decimal(r["unit_price"]), currency=Currency(r["currency"])),
-            created_at=_dt(r["created_at"]), expires_at=_dt(r["expires_at"]), max_cost=cap,  # type: ignore[arg-type]
+            created_at=read_time(r["created_at"]), expires_at=read_time(r["expires_at"]),  # type: ignore[arg-type]
+            max_cost=cap,
             note=r["note"], extras_unit=None if r["extras_unit"] is None else Decimal(r["extras_unit"]),
-            teardown=r["teardown"], owner=r["owner"], project=r["project"], host=r["host"],
+            teardown=r["teardown"], owner=r["owner"], project=r["project"], host=r["host"], account=r["account"],
         )

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pricing.errors import InputError, NotSupportedError, StateError
-from pricing.text import without_url_credentials
+from pricing.text import url_secrets, without_url_credentials
 from launch.ledger import MIGRATIONS, Ledger
 
 # gpuplan's advisory lock keys (any two fixed 64-bit numbers no other program is likely to use)
@@ -55,15 +55,20 @@ class PgLedger(Ledger):
         except ImportError:
             raise NotSupportedError("a PostgreSQL ledger needs psycopg", "pip install 'gpuplan[team]'") from None
         self.url = url
-        self.shown = without_url_credentials(url)
+        self.secrets = url_secrets(url)  # what a driver may quote alone (a password with a stray %)
+        self.shown = without_url_credentials(url, *self.secrets)
         self.path = self.shown  # type: ignore[assignment]  (messages name the ledger by it)
         self.read_only_ok, self.read_only, self.unrecorded = False, "", []
+        self.skip_unreadable, self.unreadable, self.unreadable_ids = False, [], set()
         try:
             self.conn = psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=10,
                                         application_name="gpuplan")
         except psycopg.Error as exc:
             why = " ".join(str(exc).split()) or type(exc).__name__
-            raise StateError(f"cannot reach the ledger database {self.shown}: {without_url_credentials(why)}",
+            why = without_url_credentials(why, *self.secrets)
+            from launch.journal import LedgerUnreachable
+
+            raise LedgerUnreachable(f"cannot reach the ledger database {self.shown}: {why}",
                              "check ledger_url (or GPUPLAN_LEDGER_URL): host, port, database, user and password; "
                              "nothing was changed or launched") from None
         self.db = _Db(self.conn)
@@ -115,7 +120,7 @@ class PgLedger(Ledger):
                 yield db
         except psycopg.OperationalError as exc:
             raise StateError(f"the ledger database {self.shown} failed during {what}: "
-                             f"{without_url_credentials(' '.join(str(exc).split()))}",
+                             f"{without_url_credentials(' '.join(str(exc).split()), *self.secrets)}",
                              "run the command again; a launch already made carries the tag gpuplan:id and "
                              "`gpuplan ls --reconcile` finds it") from None
 

@@ -39,7 +39,9 @@ from providers.lookup import find_offer
 from providers.ssh_keys import SshKey
 from pricing.bill import ExtraItem, Extras, extras_bill
 from launch.boot import BootConfig, BootSpec, Driver, user_data
-from launch.ledger import LaunchRecord, LaunchState, Ledger, now
+from launch.budget_money import billed_ttl, cap_text, ttl_floor_note
+from launch.evidence import account_of, foreign
+from launch.ledger import InstanceRecord, LaunchRecord, LaunchState, Ledger, now
 from launch.login import record_login_key
 # accrued_cost and projected_cost are part of this module's interface (ls, down): they live with the spend
 from launch.spend import accrued_cost, budget_check, hours_between, projected_cost
@@ -143,14 +145,16 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
     if spec.billing is BillingMode.MONTHLY:
         projected: Money | None = unit * (spec.months * spec.count)
         notes.append(f"prepaid: {spec.months} month(s) x {spec.count} machine(s), owed whatever the TTL")
-    elif spec.ttl_hours is not None:
-        one = rate_cost(rule, rate, spec.ttl_hours, family=offer.family, hours_per_month=hours_per_month)
+    elif (ttl := billed_ttl(spec.provider, spec.ttl_hours)) is not None:  # never under the cloud timer's floor
+        notes += [n for n in (ttl_floor_note(spec.provider, spec.ttl_hours),) if n]
+        one = rate_cost(rule, rate, ttl, family=offer.family, hours_per_month=hours_per_month)
         projected = Money(amount=one * spec.count, currency=offer.currency)
     else:
         projected = None
         notes.append("no --ttl: it runs, and bills, until `gpuplan down`")
     instance_projected = projected
-    hours = Decimal(spec.months) * hours_per_month if spec.billing is BillingMode.MONTHLY else spec.ttl_hours
+    hours = (Decimal(spec.months) * hours_per_month if spec.billing is BillingMode.MONTHLY else
+             billed_ttl(spec.provider, spec.ttl_hours))
     bill = extras_bill(spec.extras, spec.provider, spec.billing, hours if hours is not None else Decimal(1),
                        spec.count, hours_per_month=hours_per_month, setup_rate=rate, currency=offer.currency)
     if projected is not None:
@@ -216,7 +220,7 @@ def check_budget(q: LaunchQuote, fx: Fx) -> None:
     projected = fx.convert(q.projected, cap.currency)
     if round_cents(projected.amount) > cap.amount:  # as shown, to the cent: a cap equal to the cost holds
         # half-even, as this message has always rounded
-        shown, limit = (money_text(m.amount, m.currency, rounding=ROUND_HALF_EVEN) for m in (projected, cap))
+        shown, limit = money_text(projected.amount, projected.currency, rounding=ROUND_HALF_EVEN), cap_text(cap)
         if q.spec.billing is BillingMode.MONTHLY:  # prepaid: the TTL does not shorten what is owed
             raise BudgetError(f"the launch would cost {shown} for its prepaid {q.spec.months} month(s), over "
                               f"--max-cost {limit}", "lower --count or --months, or raise --max-cost")
@@ -314,6 +318,7 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
         client_token=request.client_token, state=LaunchState.INTENT, unit_price=q.unit_price, created_at=created,
         expires_at=expires, max_cost=spec.max_cost, extras_unit=q.extras_unit,
         teardown=spec.boot.policy if spec.boot else "", owner=spec.owner, project=spec.project, host=spec.host,
+        account="" if spec.dry_run else account_of(client),  # only this account's listings can end it
     )
     if spec.dry_run:
         if fx is not None:
@@ -420,7 +425,11 @@ def status(ledger: Ledger, client_for: ClientFor, *, include_final: bool = False
             infos = ledger_infos(ledger, r.id)
         else:
             try:
-                infos = _find(r, client_for(r.provider, r.region), [i.instance_id for i in recorded])
+                client = client_for(r.provider, r.region)
+                if (elsewhere := foreign(r, client)) is not None:
+                    out.append(_status_of(ledger, r, ledger_infos(ledger, r.id), at, [elsewhere]))
+                    continue
+                infos = _find(r, client, [i.instance_id for i in recorded])
             except Exception as exc:  # noqa: BLE001 - one unreadable cloud must not hide every other launch
                 infos = [InstanceInfo(instance_id=i.instance_id, state=InstanceState.UNKNOWN, zone=i.zone)
                          for i in recorded]
@@ -472,18 +481,27 @@ def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, 
     for r in records:
         try:
             client = client_for(r.provider, r.region)
-            ledger.set_state(r.id, LaunchState.TERMINATING)
-            infos = _find(r, client, [i.instance_id for i in ledger.instances(r.id)])
+            if (elsewhere := foreign(r, client)) is not None:
+                failed[r.id] = _status_of(ledger, r, ledger_infos(ledger, r.id), now(), [f"not ended: {elsewhere}"],
+                                          ended=False)
+                continue
+            recorded = ledger.instances(r.id)
+            infos = _find(r, client, [i.instance_id for i in recorded])
             ids = [i.instance_id for i in infos if not i.state.is_final]
             if ids:
+                # Marked ending only once there is something to end: a `down` cut short before this point
+                # leaves an in-flight launch as it was, so the next `down` still waits for its machine.
+                ledger.set_state(r.id, LaunchState.TERMINATING)
+                ledger.set_end_asked(r.id, now())
                 client.terminate(ids)
         except Exception as exc:  # noqa: BLE001 - any one cloud's fault must not stop the other launches ending
             why = _fault(exc)
+            ledger.set_end_asked(r.id, None)
             ledger.set_state(r.id, r.state, f"not ended: {why}")  # nothing was asked to end: as it was
             failed[r.id] = _status_of(ledger, ledger.launch(r.id), ledger_infos(ledger, r.id), now(),
                                       [f"not ended: {why}"], ended=False)
             continue
-        if not infos and r.state in (LaunchState.INTENT, LaunchState.UNKNOWN) and now() - r.created_at <= SETTLE_AFTER:
+        if not infos and in_flight(r, recorded) and now() - r.created_at <= SETTLE_AFTER:
             # Its RunInstances may still be running (a slow call, Ctrl-C, another terminal): a machine it
             # starts appears later under the launch's tag. Ended now, that machine would bill unseen.
             ledger.set_state(r.id, r.state, "not ended: no machine found yet, the launch call may still start one")
@@ -512,6 +530,12 @@ def down(ledger: Ledger, client_for: ClientFor, records: list[LaunchRecord], *, 
         ledger.set_state(r.id, LaunchState.TERMINATED, f"{len(ids)} machine(s) terminated")
         done[r.id] = _status_of(ledger, ledger.launch(r.id), infos, now())
     return [done.get(r.id) or failed[r.id] for r in records]
+
+
+def in_flight(r: LaunchRecord, recorded: list[InstanceRecord]) -> bool:
+    """Whether the launch's RunInstances may still be under way: no machine recorded, and not ended. A launch a
+    `down` marked ``terminating`` (before it was cut short) with no machine recorded is as much in flight."""
+    return not recorded and r.state in (LaunchState.INTENT, LaunchState.UNKNOWN, LaunchState.TERMINATING)
 
 
 def _fault(exc: Exception) -> str:
@@ -567,8 +591,9 @@ def expired(ledger: Ledger, at: datetime | None = None) -> list[LaunchRecord]:
 
 
 def reconcile(ledger: Ledger, client: ComputeClient, provider: str, region: str) -> list[InstanceInfo]:
-    """Machines tagged by gpuplan in ``region`` that the ledger does not know."""
-    known = ledger.known_instance_ids()
+    """Machines tagged by gpuplan in ``region`` that the ledger does not track: unknown to it, or recorded as ended
+    while the cloud lists them alive (a listing through another account once closed them; they bill)."""
+    known = ledger.tracked_instance_ids()
     return [i for i in client.list_by_tag(TAG_MANAGED, "true") if i.instance_id not in known and not i.state.is_final]
 
 

@@ -144,8 +144,9 @@ def committed_parts(ledger: Ledger, scope: Scope, name: str, *, at: datetime, fx
         until = at if r.state.is_final else max(at, r.expires_at or end)
         covered, on_bill = ledger.billed_part(r.id, r.unit_price.currency.value, start, end)
         native = launch_cost(r, ledger.instances(r.id), covered, end, until)
-        estimated += fx.convert(Money(amount=native, currency=r.unit_price.currency), currency).amount
-        billed += fx.convert(Money(amount=on_bill, currency=r.unit_price.currency), currency).amount
+        # each launch as `ls` and the quote show it, to the cent: five launches shown as 3.09 USD fit 15.45 USD
+        estimated += round_cents(fx.convert(Money(amount=native, currency=r.unit_price.currency), currency).amount)
+        billed += round_cents(fx.convert(Money(amount=on_bill, currency=r.unit_price.currency), currency).amount)
     return billed, estimated
 
 
@@ -161,7 +162,7 @@ def budget_check(project: str, owner: str, projected: Money | None, fx: Fx,
                 raise BudgetError(f"{scope} {name!r} has a monthly budget of {cap}, and this launch has no end "
                                   "to price against it", "add --ttl, e.g. --ttl 12h")
             so_far = committed(ledger, scope, name, at=at, fx=fx, currency=cap.currency)
-            this = fx.convert(projected, cap.currency).amount
+            this = round_cents(fx.convert(projected, cap.currency).amount)
             if round_cents(so_far + this) > cap.amount:
                 raise BudgetError(
                     f"{scope} {name!r}: {money_text(so_far, cap.currency)} spent or committed this month + "

@@ -200,6 +200,12 @@ class ComputeClient(ABC):
     def list_by_tag(self, key: str, value: str | None = None) -> list[InstanceInfo]:
         """Machines carrying tag ``key`` (with ``value`` when given), in any live state."""
 
+    def account(self) -> str:
+        """Which cloud account (and endpoint) this client speaks for, as a stable name with no secret in it; "" when
+        it cannot tell. A launch records it, and only a listing through the same account may call its machines
+        gone (another account's listing cannot see them)."""
+        return ""
+
     def ttl_user_data(self, ttl_hours: Decimal) -> str | None:
         """A boot script that ends the machine after ``ttl_hours``, or None where that would not stop the billing.
 

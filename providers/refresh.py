@@ -35,6 +35,7 @@ class RefreshResult(BaseModel):
     sold_out: int
     as_of: date | None
     endpoint: str | None = None  # the override the prices were read through (a fake, a proxy), None: the cloud's
+    dropped: tuple[str, ...] = ()  # rows left out, each with why (a price or count out of bounds)
 
 
 def cache_path(cache: Path, provider: str, region: str) -> Path:
@@ -61,11 +62,18 @@ def refresh(provider: str, region: str, catalog: Catalog, *, cache: Path, endpoi
 
 def _store(path: Path, provider: str, region: str, rows: list[Any], meta: dict[str, Any]) -> RefreshResult:
     """Write ``rows`` to ``path`` and, beside them, where they were read (``meta``, with the time): prices from a
-    test endpoint would otherwise feed every later plan unseen."""
+    test endpoint would otherwise feed every later plan unseen. Rows are first held to a user catalog's bounds."""
+    from providers.refresh_checks import checked_rows
+
+    rows, dropped = checked_rows(rows)
+    if not rows:
+        raise ProviderError(f"{provider} answered no usable GPU offer for {region}: " + "; ".join(dropped[:5]),
+                            "the cache was left as it was; try again later")
     write_instances(path, rows)
     write_private(meta_path(path), json.dumps({**meta, "refreshed_at": datetime.now(UTC).isoformat(timespec="seconds")}))
     return RefreshResult(
         provider=provider, region=region, path=path, rows=len(rows), endpoint=meta.get("endpoint"),
+        dropped=tuple(dropped),
         instance_types=len({r.instance_type for r in rows}),
         zones=tuple(sorted({r.zone for r in rows if r.zone})),
         sold_out=sum(r.stock is Stock.SOLD_OUT for r in rows),

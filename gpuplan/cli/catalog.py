@@ -246,6 +246,8 @@ def catalog_refresh(
                 f"{res.provider} {res.region}: {res.rows} offers of {res.instance_types} GPU instance types"
                 f" in {len(res.zones)} zone(s), {res.sold_out} sold out; as of {res.as_of}; saved to {res.path}",
                 highlight=False, markup=False)
+            for d in res.dropped:  # out of bounds: kept out of every plan, and said
+                stderr().print(f"warning: {res.provider} {res.region}: left out {d}", highlight=False, markup=False)
             if res.endpoint:
                 stderr().print(f"note: read through {res.endpoint}, not {res.provider}'s own API; plans use these "
                                f"prices until `gpuplan catalog clear --provider {res.provider}`",

@@ -170,14 +170,15 @@ def launch(
     q = quote_launch(spec, cat, hours_per_month=s.hours_per_month)
     if (live := _live_price(spec, q.region, q.zone)) is not None:
         q = quote_launch(spec, cat, hours_per_month=s.hours_per_month, live=live)
-    check_budget(q, s.fx_table())
+    fx = _fixed_fx(q, s.fx_table())  # the ledger's rates, never this environment's: a budget holds for everyone
+    check_budget(q, fx)
     _show_quote(q)
     if not dry_run:
         from launch.ledger import now
         from launch.spend import budget_check
 
         with open_ledger() as ledger:  # said before the question; held again in the intent's transaction
-            budget_check(spec.project, spec.owner, q.projected, s.fx_table(), now())(ledger)
+            budget_check(spec.project, spec.owner, q.projected, fx, now())(ledger)
     if (short := ttl_before_the_run(spec.ttl_hours, run_hours)) is not None:
         say(f"warning: {short}")
     if not dry_run and not yes:
@@ -194,13 +195,43 @@ def launch(
                    poll=poll, steps=(_crash_point, _wait, _report_launch))
         return
     client = clients()(spec.provider, q.region)
+    if not dry_run:  # kept outside the ledger too: `ls --reconcile` looks here even when the ledger is lost
+        from gpuplan.paths import ledger_file
+        from launch.places import remember
+
+        remember(ledger_file().with_name("places.json"), spec.provider, q.region)
     with open_ledger() as ledger:
-        out = start(q, ledger=ledger, client=client, progress=say, checkpoint=_crash_point, fx=s.fx_table())
+        out = start(q, ledger=ledger, client=client, progress=say, checkpoint=_crash_point, fx=fx)
         if not dry_run:
             out = _wait(out, ledger, client, wait_hours, poll)
     if not dry_run and boot is not None and boot.run is not None and nodes > 1:
         _hand_out_ranks(out, key, push_s)
     _report_launch(out, dry_run, as_json, cat, runs_job=boot is not None and boot.run is not None, key=key)
+
+
+def _fixed_fx(q: Any, mine: Any) -> Any:
+    """The exchange rates budgets and --max-cost are held at (fixed in the ledger), saying where they differ from the
+    caller's own."""
+    from launch.budget_money import differs, fixed_fx
+
+    used = {q.projected.currency} if q.projected is not None else set()
+    if q.spec.max_cost is not None:
+        used.add(q.spec.max_cost.currency)
+    from launch.journal import LedgerUnreachable
+
+    try:
+        with open_ledger(read_only_ok=True) as ledger:
+            fx = fixed_fx(ledger)
+            used |= {cap.currency for _, _, cap in ledger.budgets()}
+    except LedgerUnreachable:
+        if not q.spec.dry_run:  # a launch must record first: said as the database's fault, exit 8
+            raise
+        from pricing.money import Fx, shipped_fx_rates
+
+        fx = Fx(list(shipped_fx_rates()))  # a dry run records nothing: the shipped rates the ledger would fix
+    for line in differs(fx, mine, used):
+        say(f"note: {line}")
+    return fx
 
 
 def _boot_spec(setup: str | None, run: str | None, down_when: str | None, idle: str | None, driver: str | None,
@@ -361,11 +392,13 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: b
 
     if as_json:
         emit(dump_json(launch_payload(out, dry_run)))
+        _none_running(out)
         return
     if dry_run:
         for n in out.notes:
             say(n)
         return
+    _none_running(out)
     r = out.record
     gpus = next((int(i.gpu_count) for i in cat.instances if i.instance_type == r.instance_type), None)
     print(f"launch {r.id}: {r.state} ({len(out.instances)} of {r.count} machine(s))")
@@ -390,6 +423,18 @@ def _report_launch(out: Any, dry_run: bool, as_json: bool, cat: Any, runs_job: b
         print(f"  expires {r.expires_at:%Y-%m-%d %H:%M} UTC: run `gpuplan down --expired` from cron "
               "(e.g. */10 * * * * gpuplan down --expired --yes) to enforce it")
     print(f"  end it: gpuplan down {r.id}")
+
+
+def _none_running(out: Any) -> None:
+    """A launch whose every machine failed or ended while it waited is a failure (exit 1), with no ssh line to try."""
+    if not out.waited or out.record.state != "failed":
+        return
+    for n in out.notes:
+        say(f"note: {n}")
+    seen = ", ".join(f"{i.instance_id} {i.state.value}" for i in out.instances) or "none"
+    raise GpuplanError(f"launch {out.record.id} failed: no machine is running ({seen})",
+                       "nothing of it runs or bills now (`gpuplan ls --all` shows it); launch again, perhaps in "
+                       "another zone")
 
 
 def _quote_extras(provider: str, mode: Any, months: int, extras: Any) -> Any:

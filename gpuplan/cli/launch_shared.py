@@ -64,8 +64,9 @@ def os_user() -> str:
 
 def say(text: str) -> None:
     from gpuplan.console import stderr
+    from pricing.text import printable
 
-    stderr().print(text, highlight=False, markup=False)
+    stderr().print(printable(text), highlight=False, markup=False)  # names from outside may carry escapes
 
 
 def say_unrecorded(ledger: Any) -> None:

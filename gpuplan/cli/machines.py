@@ -45,6 +45,7 @@ def ls(
 
     client_for = clients()
     with open_ledger(read_only_ok=True) as ledger:
+        ledger.skip_unreadable = True  # one unreadable row must not hide every other machine
         owners = None if all_owners else mine()
         rows = status(ledger, client_for, include_final=show_all, owners=owners)
         ended = 0 if show_all else len([r for r in ledger.launches() if r.state.is_final and
@@ -57,7 +58,8 @@ def ls(
         failed: list[tuple[str, str, GpuplanError]] = []
         asked = None
         if reconcile:
-            places = {(r.record.provider, r.record.region) for r in rows}
+            # every region ever launched in, not only the live launches' (none in a new or set-aside ledger)
+            places = _places(ledger)
             if provider and region:
                 asked = (provider.strip().lower(), region)
                 places.add(asked)
@@ -66,6 +68,7 @@ def ls(
             found, failed = _look_everywhere(ledger, client_for, places)
             untracked = [(p, reg, i) for p, reg, machines in found for i in machines]
         say_unrecorded(ledger)
+        _say_unreadable(ledger)
     if as_json:
         emit(dump_json({"launches": [status_payload(r) for r in rows],
                         "untracked": [{"provider": p, "region": reg, "instance_id": i.instance_id,
@@ -169,6 +172,7 @@ def down(
         _down_untracked(provider, region, yes, timeout, poll, as_json)
         return
     with open_ledger(read_only_ok=True) as ledger:
+        ledger.skip_unreadable = True  # one unreadable row must not keep the others from ending
         if ids:
             records = [ledger.launch(i) for i in ids]
             for key, r in zip(ids, records, strict=True):
@@ -180,6 +184,7 @@ def down(
         else:
             records = expired(ledger)
         if not records:
+            _say_unreadable(ledger)
             say("nothing to end")
             if as_json:
                 emit(dump_json({"ended": []}))
@@ -196,6 +201,7 @@ def down(
         with waiting(f"asking the cloud to end {names}; waiting until it says they are gone ..."):
             ended = take_down(ledger, clients(), records, timeout=timeout, poll=poll)
         say_unrecorded(ledger)
+        _say_unreadable(ledger)
     left = [e for e in ended if not e.ended]
     if as_json:
         emit(dump_json({"ended": [status_payload(e) for e in ended], "not_ended": [e.record.id for e in left]}))
@@ -306,6 +312,22 @@ def logs(
     _exec_ssh(address, identity, print_only, ["sudo", "-n", "tail", "-n", str(lines), *(["-F"] if follow else []), path])
 
 
+def _say_unreadable(ledger: Any) -> None:
+    for what in ledger.unreadable:
+        say(f"warning: {what}; passed over (`gpuplan ls --reconcile` finds its machines by their tag gpuplan:id, "
+            "and `gpuplan down --untracked` ends them)")
+
+
+def _places(ledger: Any) -> set[tuple[str, str]]:
+    """Where tagged machines may be: the ledger's places, those remembered beside it (they outlive a damaged ledger),
+    and the regions the environment names."""
+    from gpuplan.paths import ledger_file
+    from launch.places import search_places
+
+    return search_places({(r.provider, r.region) for r in ledger.launches()}, ledger_file().with_name("places.json"),
+                         os.environ)
+
+
 def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout: float, poll: float,
                     as_json: bool) -> None:
     """End machines tagged by gpuplan that no ledger launch knows, where the ledger has launched and where asked."""
@@ -314,7 +336,8 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
 
     client_for = clients()
     with open_ledger(read_only_ok=True) as ledger:
-        places = {(r.provider, r.region) for r in ledger.launches()}
+        ledger.skip_unreadable = True
+        places = _places(ledger)
         if provider and region:
             places.add((provider.strip().lower(), region))
         found, failed = _look_everywhere(ledger, client_for, places)

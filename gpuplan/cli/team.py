@@ -44,8 +44,11 @@ def budget_set(
 
     scope, name = _scope(project, owner)
     cap = parse_money(monthly, settings_from().currency, "--monthly")
+    from launch.budget_money import fixed_fx
+
     with open_ledger() as ledger:
         ledger.set_budget(scope, name, cap)
+        fixed_fx(ledger)  # the rates it is held at are fixed now, whatever later launchers' GPUPLAN_FX says
     print(f"budget: {scope} {name!r} may spend {cap} a month (spent, running to TTL, and each new launch)")
 
 
@@ -71,9 +74,11 @@ def budget_ls(as_json: JsonOpt = False) -> None:
     from launch.spend import Scope, committed_parts
     from pricing.money import money_json, money_text
 
-    fx = settings_from().fx_table()
+    from launch.budget_money import fixed_fx
+
     at = now()
     with open_ledger() as ledger:
+        fx = fixed_fx(ledger)  # as launches are held to the budget: at the ledger's rates
         rows = [(scope, name, cap, *committed_parts(ledger, Scope(scope), name, at=at, fx=fx, currency=cap.currency))
                 for scope, name, cap in ledger.budgets()]
     if as_json:

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel
 
 from pricing.errors import InputError
+from pricing.text import printable
 from pricing.money import DECIMAL_PLACES, decimal_json, money_json  # noqa: F401  (the JSON contract helpers)
 
 
@@ -166,7 +167,8 @@ def _cell(value: Any) -> str:
         return "-"
     if isinstance(value, Enum):
         return str(value.value)
-    return str(value)
+    # a name from a CSV, the config or a provider may carry escape sequences (clear screen, window title)
+    return printable(str(value))
 
 
 def csv_streamed(count: int, rows: Callable[[int, int], Iterator[dict[str, Any]]], columns: Sequence[Column],

@@ -170,8 +170,12 @@ def read_script(value: str, flag: str) -> str:
     """``--setup``/``--run``: a file's text when the value names a file, else the value as one command."""
     from pathlib import Path
 
-    path = Path(value).expanduser()
-    if path.is_file():
+    try:
+        is_file = Path(value).expanduser().is_file()
+    except (OSError, ValueError, RuntimeError):  # a command too long to be a file name ("File name too long")
+        is_file = False
+    path = Path(value).expanduser() if is_file else Path()
+    if is_file:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

@@ -25,6 +25,7 @@ from pricing.catalog.rows import FIELDS, PRICE_FIELDS, UNKNOWN_REGION, AsOfKind,
 from pricing.errors import InputError
 from pricing.files import write_private
 from pricing.money import Currency
+from pricing.text import printable
 
 # The one CSV shape of every cloud's instance rows: shipped files, the refreshed cache and
 # user catalogs alike (``provider`` may be left out of a shipped file: its name says it).
@@ -65,6 +66,9 @@ def paused_gc(*, freeze: bool = False) -> Iterator[None]:
 # The sane range of each catalog number (docs/limits.md, "Catalog files"): past them a row is a typo or a unit
 # mix-up (cents, per-year prices, GPUs per region), and a price of 0 would win every plan at 0.00.
 MAX_PRICE = Decimal(10_000_000)  # per instance-hour or -month, in the row's currency
+# Below a tenth of a cent an hour no GPU offer sells (the cheapest shipped price is 0.058): a 1E-9 "price" (a unit
+# mix-up, a hostile answer) would otherwise win every plan at 0.00
+MIN_PRICE = Decimal("0.001")
 MAX_GPU_COUNT = 128.0  # GPUs in one instance; the largest sold today has 16
 MAX_VCPU = 65_536
 MAX_MEM_GB = 100_000.0
@@ -89,6 +93,9 @@ def _price(column: str) -> Callable[[str], Decimal | None]:
         if value == 0:
             raise _RowError(f"{column}: a price of 0 is no offer; leave the cell empty where the instance is not "
                             "sold that way")
+        if value < MIN_PRICE:
+            raise _RowError(f"{column}: {text.strip()} is below {MIN_PRICE} per instance-hour or -month; check the "
+                            "unit (thousands? a per-second price?)")
         if value > MAX_PRICE:
             raise _RowError(f"{column}: {text.strip()} is above {MAX_PRICE:,} per instance-hour or -month; "
                             "check the unit (cents? a year?)")
@@ -216,20 +223,22 @@ class _Columns:
     def __init__(self, header: list[str], *, layer: Layer, provider: str | None) -> None:
         col = {name: i for i, name in enumerate(header)}
         fallback = provider or ""
+        # Text loses control characters as it is read (once per distinct value): an escape sequence in a name
+        # would otherwise reach every table, CSV and message that shows it
         converters: dict[str, Callable[[str], Any] | None] = {
-            "source": str,
+            "source": printable,
             "as_of": _iso_date,
-            "notes": str,
-            "provider": _nonempty("provider", lambda s: (s or fallback).strip().lower()),
-            "instance_type": _nonempty("instance_type", str.strip),
-            "family": str.strip,
-            "gpu": _nonempty("gpu", str.strip),
+            "notes": printable,
+            "provider": _nonempty("provider", lambda s: printable(s or fallback).strip().lower()),
+            "instance_type": _nonempty("instance_type", lambda s: printable(s).strip()),
+            "family": lambda s: printable(s).strip(),
+            "gpu": _nonempty("gpu", lambda s: printable(s).strip()),
             "gpu_count": _number("gpu_count", float, positive=True, high=MAX_GPU_COUNT),
             "vcpu": _number("vcpu", int, default=0, high=MAX_VCPU),
             "mem_gb": _number("mem_gb", float, default=0.0, high=MAX_MEM_GB),
-            "region": lambda s: s.strip() or UNKNOWN_REGION,
-            "zone": str.strip,
-            "zones": lambda s: tuple(z for z in s.split(";") if z),
+            "region": lambda s: printable(s).strip() or UNKNOWN_REGION,
+            "zone": lambda s: printable(s).strip(),
+            "zones": lambda s: tuple(z for z in printable(s).split(";") if z),
             "currency": _currency,
             **dict.fromkeys(PRICE_FIELDS),  # None: converted by _prices
             "stock": _stock,
@@ -382,10 +391,21 @@ def write_instances(path: Path, rows: Iterable[InstanceType]) -> None:
     write_private(path, instances_csv(rows))
 
 
+MAX_CATALOG_BYTES = 512 * 2**20  # ten times a 200k-row catalog
+
+
 def read_instance_file(path: Path, layer: Layer) -> list[InstanceType]:
     """A catalog CSV's rows, read as a stream: a 200k-row file never sits in memory as text."""
     provider = path.parent.name if layer is Layer.CACHE else None
     try:
+        import stat
+
+        info = path.stat()
+        # /dev/zero, a FIFO or a runaway file would be read until memory runs out (the process was killed)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CATALOG_BYTES:
+            why = "is not a regular file" if not stat.S_ISREG(info.st_mode) else \
+                f"is {info.st_size // 2**20} MiB, over the {MAX_CATALOG_BYTES // 2**20} MiB a catalog may be"
+            raise InputError(f"catalog file {path} {why}", "give a CSV file with --catalog or in the config file")
         with path.open(encoding="utf-8", newline="") as f:
             return parse_instances(f, origin=str(path), layer=layer, provider=provider)
     except OSError as exc:

@@ -45,6 +45,7 @@ from pricing.errors import (
     NotSupportedError,
     ProviderError,
 )
+from providers.aws.account import account_name
 from providers.aws.images import default_image, dlami_kind
 from providers.created import CreateWatch
 from providers.aws.instance_types import TypeInfo, chunks, describe_types, offered_zones
@@ -171,6 +172,12 @@ class AwsCompute(ComputeClient):
         if self._ec2 is None:
             self._ec2 = self._client("ec2")
         return self._ec2
+
+    def account(self) -> str:
+        """``endpoint/account-id`` (STS GetCallerIdentity, asked once; providers.aws.account); "" without an answer."""
+        if getattr(self, "_account", None) is None:
+            self._account = account_name(lambda: self.ec2, lambda: self._client("sts"))
+        return self._account or ""
 
     @property
     def ssm(self) -> Any:

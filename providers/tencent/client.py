@@ -270,6 +270,19 @@ class CvmApi:
         self.host = parse_endpoint(chosen)[1] if chosen else f"{service}.tencentcloudapi.com"
         self._client = self._sdk_client(chosen, timeout_s, language)
 
+    def account(self) -> str:
+        """``host/key-<fingerprint>``: where calls go and a hash of the SecretId (an instance role's keys rotate, so
+        it is named by the role); "" when the credential cannot say."""
+        import hashlib
+
+        host = "tencentcloudapi.com" if self.host.endswith(".tencentcloudapi.com") else self.host
+        if "Role" in type(self._cred).__name__:
+            return f"{host}/instance-role"
+        secret_id = str(getattr(self._cred, "secret_id", "") or "")
+        if not secret_id:
+            return ""
+        return f"{host}/key-{hashlib.sha256(secret_id.encode()).hexdigest()[:12]}"
+
     def __repr__(self) -> str:  # never the credential
         return f"CvmApi(region={self.region!r}, endpoint={self.endpoint or 'default'!r})"
 

@@ -461,6 +461,10 @@ class TencentCompute(ComputeClient):
                                 "try again later")
         return items
 
+    def account(self) -> str:
+        """The endpoint's host and a fingerprint of the SecretId (never the id itself): one key, one account."""
+        return self.api.account()
+
     def describe(self, instance_ids: list[str]) -> list[InstanceInfo]:
         ids = list(dict.fromkeys(instance_ids))
         found: dict[str, InstanceInfo] = {}

@@ -72,6 +72,8 @@ class CvmActions:
 
     def _item_price(self, offer: FakeOffer, charge: str, period: int = 1) -> dict[str, Any]:
         def f(x: Decimal) -> float:
+            if x.adjusted() > 20 or 0 < x < Decimal("0.005"):  # a hostile price (1E+27, 1E-9): sent as it is
+                return float(x)
             return float(x.quantize(Decimal("0.01")))
 
         if charge == PREPAID:
