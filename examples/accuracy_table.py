@@ -23,8 +23,8 @@ def main() -> None:
         err = "-" if r.error is None else f"{r.error:+.0%}"
         inc = "yes" if r.included else f"no: {r.reason}"
         basis = "stated" if r.basis == "stated" else "GPUs x wall time"
-        print(f"| {r.run} | {r.gpu} | {r.gpus or 'n/r'} | {basis} | {pred} | {r.published_gpu_hours:,.1f} | {err} | {inc} "
-              f"| {r.source[:90]} |")
+        print(f"| {r.run} | {r.gpu} | {r.gpus or 'n/r'} | {basis} | {pred} | {r.published_gpu_hours:,.1f} | {err} "
+              f"| {inc} | {r.source[:90]} |")
 
     print(f"\nCalibrated ranges: P{LOW_PERCENTILE}-P{HIGH_PERCENTILE} of published/predicted GPU-hours\n")
     print("| class | runs | low x | high x |")

@@ -146,7 +146,8 @@ class ListPriceProvider(Provider, BulkOffers, RateBilled):
         )
 
     def _facts_of_zones(self, rows: list[InstanceType], f: _Folded) -> OfferFacts:
-        """``OfferFacts.of(self._from_zones(rows, f=f))`` without building the offer: the ranking pass reads every one."""
+        """``OfferFacts.of(self._from_zones(rows, f=f))`` without building the offer: the ranking pass reads \
+every one."""
         first = rows[0]
         return OfferFacts(first.instance_type, first.family, first.region, f.zones, first.gpu, first.gpu_count,
                           self._link_of(first.gpu, first.gpu_count), first.currency, f.rates, f.stock, f.rate_zones,

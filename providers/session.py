@@ -109,7 +109,8 @@ class RetriesExhausted(Exception):
         self.last = last  # why the last one failed
 
 
-def with_retries(attempt: Callable[[], T], policy: RetryPolicy, *, sleep: Sleep, rng: Callable[[], float] = random.random,
+def with_retries(attempt: Callable[[], T], policy: RetryPolicy, *, sleep: Sleep,
+                 rng: Callable[[], float] = random.random,
                  on_retry: Callable[[int, str, float], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> T:
     """``attempt()``'s result, trying again after each :class:`Transient` within ``policy``'s bounds.

@@ -78,7 +78,8 @@ def parse_ssh_from(text: str) -> tuple[str, ...]:
 
 
 class SshKey(BaseModel):
-    """A public key as a launch sends it: the OpenSSH line, its fingerprint, the key pair name and where it came from."""
+    """A public key as a launch sends it: the OpenSSH line, its fingerprint, the key pair name and where it came \
+from."""
 
     model_config = ConfigDict(frozen=True)
 

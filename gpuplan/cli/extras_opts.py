@@ -20,7 +20,8 @@ StorageGbOpt = Annotated[Optional[str], typer.Option(
 SetupMinutesOpt = Annotated[Optional[str], typer.Option(
     "--setup-minutes", help="Minutes per node billed before useful work (image pull, data staging). [default: 0]")]
 BandwidthOpt = Annotated[Optional[str], typer.Option(
-    "--bandwidth-mbps", help="Tencent subscriptions: public bandwidth per node, prepaid by the Mbps (launch creates it). [default: 5]")]
+    "--bandwidth-mbps", help="Tencent subscriptions: public bandwidth per node, prepaid by the Mbps (launch creates "
+                             "it). [default: 5]")]
 
 
 def extras_from(disk_gb: str | None, disk_type: str | None, egress_gb: str | None, storage_gb: str | None,

@@ -35,15 +35,18 @@ HoursPerMonthOpt = Annotated[
 ]
 CatalogOpt = Annotated[
     Optional[list[Path]],
-    typer.Option("--catalog", help="Extra catalog CSV (the `offers -o csv` columns) layered over shipped and refreshed prices (repeatable)."),
+    typer.Option("--catalog", help="Extra catalog CSV (the `offers -o csv` columns) layered over shipped and "
+                                   "refreshed prices (repeatable)."),
 ]
 DiscountOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--discount", help="Enterprise discount on every price of a provider, e.g. aws=0.85 for 15% off (repeatable)."),
+    typer.Option("--discount", help="Enterprise discount on every price of a provider, e.g. aws=0.85 for 15% off "
+                                    "(repeatable)."),
 ]
 SpotPriceOpt = Annotated[
     Optional[str],
-    typer.Option("--spot-price", help="typical (median over zones) or cheapest (the cheapest zone now). [default: typical]"),
+    typer.Option("--spot-price", help="typical (median over zones) or cheapest (the cheapest zone now). "
+                                      "[default: typical]"),
 ]
 SpotEstimatesOpt = Annotated[
     bool,
@@ -51,9 +54,12 @@ SpotEstimatesOpt = Annotated[
                                           "(marked *). [default: off]"),
 ]
 ProviderOpt = Annotated[Optional[list[str]], typer.Option("--provider", help="tencent, aws or local (repeatable).")]
-GpuFilterOpt = Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; names are forgiving; a family such as v100 selects every variant).")]
-RegionOpt = Annotated[Optional[list[str]], typer.Option("--region", help="Region or zone prefix, e.g. us-east-1, ap-guangzhou (repeatable; one no offer has is an error).")]
-WideOpt = Annotated[bool, typer.Option("--wide", help="Show every table column at full width, however narrow the terminal.")]
+GpuFilterOpt = Annotated[Optional[list[str]], typer.Option(
+    "--gpu", help="Only these GPUs (repeatable; names are forgiving; a family such as v100 selects every variant).")]
+RegionOpt = Annotated[Optional[list[str]], typer.Option(
+    "--region", help="Region or zone prefix, e.g. us-east-1, ap-guangzhou (repeatable; one no offer has is an error).")]
+WideOpt = Annotated[bool, typer.Option(
+    "--wide", help="Show every table column at full width, however narrow the terminal.")]
 MinVramOpt = Annotated[Optional[float], typer.Option("--min-vram", help="Least VRAM per GPU, in GB.")]
 
 class WorkloadFlags(TypedDict, total=False):
@@ -76,27 +82,40 @@ class WorkloadFlags(TypedDict, total=False):
     seq_len: Annotated[Optional[int], typer.Option("--seq-len", help="Training sequence length. [default: 2048]")]
     global_batch: Annotated[Optional[float], typer.Option(
         "--global-batch", help="Training tokens per optimizer step, all GPUs together. [default: 4e6, Llama 2's]")]
-    batch: Annotated[Optional[int], typer.Option("--batch", help="Micro-batch per GPU (training) or sequences (inference).")]
+    batch: Annotated[Optional[int], typer.Option(
+        "--batch", help="Micro-batch per GPU (training) or sequences (inference).")]
     precision: Annotated[Optional[str], typer.Option("--precision", help="fp32, fp16, bf16 or fp8. [default: bf16]")]
-    optimizer: Annotated[Optional[str], typer.Option("--optimizer", help="adamw, sgd, adafactor or adam8bit. [default: adamw]")]
-    recompute: Annotated[Optional[str], typer.Option("--recompute", help="auto, none, selective or full. [default: auto]")]
+    optimizer: Annotated[Optional[str], typer.Option(
+        "--optimizer", help="adamw, sgd, adafactor or adam8bit. [default: adamw]")]
+    recompute: Annotated[Optional[str], typer.Option(
+        "--recompute", help="auto, none, selective or full. [default: auto]")]
     flash: Annotated[Optional[bool], typer.Option("--flash/--no-flash", help="Flash attention. [default: on]")]
-    sharding: Annotated[Optional[str], typer.Option("--sharding", help="auto, none, zero1, zero2, zero3 or fsdp. [default: auto]")]
-    mfu: Annotated[Optional[float], typer.Option("--mfu", help="Model FLOPs utilization, e.g. 0.4 (default: per GPU generation).")]
-    overhead: Annotated[Optional[float], typer.Option("--overhead", help="Goodput overhead, e.g. 0.1 = 10% (default: derived).")]
-    overhead_gb: Annotated[Optional[float], typer.Option("--overhead-gb", help="Framework memory per GPU in GB. [default: 1.25]")]
+    sharding: Annotated[Optional[str], typer.Option(
+        "--sharding", help="auto, none, zero1, zero2, zero3 or fsdp. [default: auto]")]
+    mfu: Annotated[Optional[float], typer.Option(
+        "--mfu", help="Model FLOPs utilization, e.g. 0.4 (default: per GPU generation).")]
+    overhead: Annotated[Optional[float], typer.Option(
+        "--overhead", help="Goodput overhead, e.g. 0.1 = 10% (default: derived).")]
+    overhead_gb: Annotated[Optional[float], typer.Option(
+        "--overhead-gb", help="Framework memory per GPU in GB. [default: 1.25]")]
     images: Annotated[Optional[float], typer.Option("--images", help="Dataset images, e.g. 1281167 (image models).")]
     epochs: Annotated[Optional[float], typer.Option("--epochs", help="Epochs over the images. [default: 1]")]
     infer: Annotated[bool, typer.Option("--infer", help="Inference (weights + KV cache) instead of training.")]
-    weight_bits: Annotated[Optional[int], typer.Option("--weight-bits", help="Inference weight bits: 16, 8 or 4. [default: 16]")]
+    weight_bits: Annotated[Optional[int], typer.Option(
+        "--weight-bits", help="Inference weight bits: 16, 8 or 4. [default: 16]")]
     context: Annotated[Optional[int], typer.Option("--context", help="Inference context length. [default: 4096]")]
     # Typed as text and parsed by planner.workload.inputs so that 'abc', 'nan' or '-1' get one clear line.
-    method: Annotated[Optional[str], typer.Option("--method", help="full, lora (frozen 16-bit base) or qlora (frozen 4-bit NF4 base). [default: full]")]
+    method: Annotated[Optional[str], typer.Option(
+        "--method", help="full, lora (frozen 16-bit base) or qlora (frozen 4-bit NF4 base). [default: full]")]
     lora_rank: Annotated[Optional[str], typer.Option("--lora-rank", help="LoRA adapter rank. [default: 16]")]
-    lora_targets: Annotated[Optional[str], typer.Option("--lora-targets", help="Matrices with adapters: qv, attn or all-linear. [default: all-linear]")]
-    active_params: Annotated[Optional[str], typer.Option("--active-params", help="Mixture of experts: parameters used per token, e.g. 12.9e9 (FLOPs use these).")]
-    experts: Annotated[Optional[str], typer.Option("--experts", help="Mixture of experts: routed experts per layer (for expert-parallel sharding).")]
-    experts_per_token: Annotated[Optional[str], typer.Option("--experts-per-token", help="Mixture of experts: experts each token is routed to.")]
+    lora_targets: Annotated[Optional[str], typer.Option(
+        "--lora-targets", help="Matrices with adapters: qv, attn or all-linear. [default: all-linear]")]
+    active_params: Annotated[Optional[str], typer.Option(
+        "--active-params", help="Mixture of experts: parameters used per token, e.g. 12.9e9 (FLOPs use these).")]
+    experts: Annotated[Optional[str], typer.Option(
+        "--experts", help="Mixture of experts: routed experts per layer (for expert-parallel sharding).")]
+    experts_per_token: Annotated[Optional[str], typer.Option(
+        "--experts-per-token", help="Mixture of experts: experts each token is routed to.")]
 
 
 # The groups of workload flags, by what a command does with the workload. Every workload
@@ -269,7 +288,8 @@ def build_constraints(
         deadline_hours=parse_duration(deadline) if deadline is not None else None,
         budget=parse_money(budget, settings.currency) if budget is not None else None,
         min_vram_gb=float(bounded(positive(min_vram, "--min-vram"), "min_vram")) if min_vram is not None else None,
-        providers=frozenset(parse_provider(p, cat) for p in names) if (names := parse_multi(provider, "--provider")) else None,
+        providers=(frozenset(parse_provider(p, cat) for p in names)
+                   if (names := parse_multi(provider, "--provider")) else None),
         billing=modes,
         regions=tuple(r) if (r := parse_multi(region, "--region")) else None,
         gpus=gpus,

@@ -13,11 +13,13 @@ from gpuplan.cli.app import command_app
 from gpuplan.cli.extras_opts import (
     BandwidthOpt, DiskGbOpt, DiskTypeOpt, EgressGbOpt, SetupMinutesOpt, StorageGbOpt, extras_from,
 )
-from gpuplan.cli.serve_opts import HORIZON, LOAD, MODEL as SERVE_MODEL, ServingFlags, refuse_without_serve, takes_serving
+from gpuplan.cli.serve_opts import (
+    HORIZON, LOAD, MODEL as SERVE_MODEL, ServingFlags, refuse_without_serve, takes_serving,
+)
 from gpuplan.cli.options import (
-    MODEL_AND_TRAINING, RUN, SERVED_MODEL, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt, JsonOpt,
-    MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotEstimatesOpt, SpotPriceOpt, WideOpt, WorkloadFlags, build_constraints,
-    catalog_from, emit, settings_from, takes_workload, use_wide,
+    MODEL_AND_TRAINING, RUN, SERVED_MODEL, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, GpuFilterOpt, HoursPerMonthOpt,
+    JsonOpt, MinVramOpt, OutputOpt, ProviderOpt, RegionOpt, SpotEstimatesOpt, SpotPriceOpt, WideOpt, WorkloadFlags,
+    build_constraints, catalog_from, emit, settings_from, takes_workload, use_wide,
 )
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
@@ -27,25 +29,40 @@ app = command_app()  # the root loads this module when one of its commands runs 
 @takes_workload(MODEL_AND_TRAINING, RUN)
 @takes_serving(SERVE_MODEL, LOAD, HORIZON)
 def plan(
-    gpu_hours: Annotated[Optional[str], typer.Option("--gpu-hours", help="Work to do, in GPU-hours on the reference GPU.")] = None,
+    gpu_hours: Annotated[Optional[str], typer.Option(
+        "--gpu-hours", help="Work to do, in GPU-hours on the reference GPU.")] = None,
     *,
     workload: WorkloadFlags,  # --help lists the flags of MODEL_AND_TRAINING and RUN here (takes_workload)
-    ref_gpu: Annotated[Optional[str], typer.Option("--ref-gpu", help="GPU the GPU-hours were measured on. [default: V100-SXM2-32GB]")] = None,
-    workload_class: Annotated[str, typer.Option("--class", help="Workload class for relative speed: transformer or cnn.")] = "transformer",
-    precision: Annotated[str, typer.Option("--precision", help="mixed (fp16/bf16 AMP) or fp32; with a workload also bf16, fp16, fp8.")] = "mixed",
+    ref_gpu: Annotated[Optional[str], typer.Option(
+        "--ref-gpu", help="GPU the GPU-hours were measured on. [default: V100-SXM2-32GB]")] = None,
+    workload_class: Annotated[str, typer.Option(
+        "--class", help="Workload class for relative speed: transformer or cnn.")] = "transformer",
+    precision: Annotated[str, typer.Option(
+        "--precision", help="mixed (fp16/bf16 AMP) or fp32; with a workload also bf16, fp16, fp8.")] = "mixed",
     deadline: Annotated[Optional[str], typer.Option("--deadline", help="Latest finish, e.g. 36h, 3d, 2w.")] = None,
-    budget: Annotated[Optional[str], typer.Option("--budget", help="Most you will spend, e.g. 5000 or '30000 CNY' (with --serve: per month).")] = None,
+    budget: Annotated[Optional[str], typer.Option(
+        "--budget", help="Most you will spend, e.g. 5000 or '30000 CNY' (with --serve: per month).")] = None,
     min_vram: MinVramOpt = None,
     provider: ProviderOpt = None,
-    billing: Annotated[Optional[list[str]], typer.Option("--billing", help="hourly, monthly, spot, reserved_1y, reserved_3y, buy (repeatable).")] = None,
+    billing: Annotated[Optional[list[str]], typer.Option(
+        "--billing", help="hourly, monthly, spot, reserved_1y, reserved_3y, buy (repeatable).")] = None,
     region: RegionOpt = None,
     gpu: GpuFilterOpt = None,
-    max_gpus: Annotated[Optional[float], typer.Option("--max-gpus", help="Most GPUs in one option (all nodes together).")] = None,
-    nodes: Annotated[Optional[int], typer.Option("--nodes", help="Pin the number of identical nodes per option.")] = None,
-    max_nodes: Annotated[Optional[int], typer.Option("--max-nodes", help="Most identical nodes in one option. [default: 64]")] = None,
-    export: Annotated[Optional[tuple[str, Path]], typer.Option("--export", help="Write the winner for an engine: --export skypilot task.yaml, or dstack .dstack.yml.", metavar="ENGINE FILE")] = None,
-    spot_overhead: Annotated[Optional[float], typer.Option("--spot-overhead", help="Extra run time on one spot machine for restarts, e.g. 0.1 = 10%, with a checkpoint every hour; more nodes lose more.")] = None,
-    checkpoint_every: Annotated[Optional[str], typer.Option("--checkpoint-every", help="Time between checkpoints of a spot run, e.g. 30m or 2h: lost work grows with it and with nodes. [default: 1h]")] = None,
+    max_gpus: Annotated[Optional[float], typer.Option(
+        "--max-gpus", help="Most GPUs in one option (all nodes together).")] = None,
+    nodes: Annotated[Optional[int], typer.Option(
+        "--nodes", help="Pin the number of identical nodes per option.")] = None,
+    max_nodes: Annotated[Optional[int], typer.Option(
+        "--max-nodes", help="Most identical nodes in one option. [default: 64]")] = None,
+    export: Annotated[Optional[tuple[str, Path]], typer.Option(
+        "--export", help="Write the winner for an engine: --export skypilot task.yaml, or dstack .dstack.yml.",
+        metavar="ENGINE FILE")] = None,
+    spot_overhead: Annotated[Optional[float], typer.Option(
+        "--spot-overhead", help="Extra run time on one spot machine for restarts, e.g. 0.1 = 10%, with a checkpoint "
+                                "every hour; more nodes lose more.")] = None,
+    checkpoint_every: Annotated[Optional[str], typer.Option(
+        "--checkpoint-every", help="Time between checkpoints of a spot run, e.g. 30m or 2h: lost work grows with it "
+                                   "and with nodes. [default: 1h]")] = None,
     spot_price: SpotPriceOpt = None,
     spot_estimates: SpotEstimatesOpt = False,
     catalog: CatalogOpt = None,
@@ -53,7 +70,9 @@ def plan(
     currency: CurrencyOpt = None,
     fx: FxOpt = None,
     hours_per_month: HoursPerMonthOpt = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="Options to show; 0 shows all. [default: 25 in the table, all in --json, csv and markdown]")] = None,
+    limit: Annotated[Optional[int], typer.Option(
+        "--limit", help="Options to show; 0 shows all. [default: 25 in the table, all in --json, csv and "
+                        "markdown]")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Also list excluded options and why.")] = False,
     disk_gb: DiskGbOpt = None,
     disk_type: DiskTypeOpt = None,

@@ -14,10 +14,12 @@ PANEL = "Serving"
 
 class ServingFlags(TypedDict, total=False):
     serve: Annotated[Optional[str], typer.Option(
-        "--serve", help="Serve this model (a preset, 'custom' with --params, or a service TOML file) instead of training one.",
+        "--serve", help="Serve this model (a preset, 'custom' with --params, or a service TOML file) instead of "
+                        "training one.",
         rich_help_panel=PANEL)]
     rate: Annotated[Optional[str], typer.Option(
-        "--rate", help="Average load in requests per second, e.g. 20, 1200/min or 50000/d, or output tokens, e.g. 6000tok/s.",
+        "--rate", help="Average load in requests per second, e.g. 20, 1200/min or 50000/d, or output tokens, "
+                       "e.g. 6000tok/s.",
         rich_help_panel=PANEL)]
     prompt_tokens: Annotated[Optional[int], typer.Option(
         "--prompt-tokens", help="Tokens in each request's prompt. [default: 1000]", rich_help_panel=PANEL)]

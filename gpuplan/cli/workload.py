@@ -16,8 +16,8 @@ from pricing.errors import InputError
 from gpuplan.cli.app import command_app
 from gpuplan.cli.serve_opts import MODEL as SERVE_MODEL, ServingFlags, given, takes_serving
 from gpuplan.cli.options import (
-    MEMORY, MODEL_AND_TRAINING, RUN, SHAPE, TRAINING_ONLY, JsonOpt, OutputOpt, WideOpt, WorkloadFlags, catalog_from, emit,
-    parse_multi, settings_from, takes_workload, use_wide,
+    MEMORY, MODEL_AND_TRAINING, RUN, SHAPE, TRAINING_ONLY, JsonOpt, OutputOpt, WideOpt, WorkloadFlags, catalog_from,
+    emit, parse_multi, settings_from, takes_workload, use_wide,
 )
 
 app = command_app()  # the root loads this module when one of its commands runs (gpuplan.cli.app)
@@ -35,14 +35,17 @@ def _gpu_specs(cat: Any, names: list[str] | None) -> list[Any]:
 def fit(
     *,
     workload: WorkloadFlags,  # --help lists the flags of MODEL_AND_TRAINING, SHAPE and MEMORY here (takes_workload)
-    gpu: Annotated[Optional[list[str]], typer.Option("--gpu", help="Only these GPUs (repeatable; a family such as h100 selects every variant). [default: all]")] = None,
+    gpu: Annotated[Optional[list[str]], typer.Option(
+        "--gpu", help="Only these GPUs (repeatable; a family such as h100 selects every variant). "
+                      "[default: all]")] = None,
     gpus: Annotated[int, typer.Option("--gpus", help="GPUs the job is spread over (sharding needs more than 1).")] = 1,
     list_models: Annotated[bool, typer.Option("--list-models", help="List the model presets and exit.")] = False,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Memory per GPU (weights, gradients, optimizer, activations), whether it fits, the max batch, and the fewest GPUs when sharded."""
+    """Memory per GPU (weights, gradients, optimizer, activations), whether it fits, the max batch, and the fewest \
+GPUs when sharded."""
     from planner.workload.fit import fit_entries, fit_payload, workload_notes
     from planner.limits import check, check_fields
     from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
@@ -76,9 +79,11 @@ def fit(
             "layout": _layout_text(e.get("layout") or {}),
             "fewest": few.get("gpus"),
         })
-    cols = [Column(key="gpu", header="GPU", priority=0), Column(key="vram", header="VRAM GB", justify="right", priority=2),
+    cols = [Column(key="gpu", header="GPU", priority=0),
+            Column(key="vram", header="VRAM GB", justify="right", priority=2),
             Column(key="usable", header="usable", justify="right", priority=3),
-            Column(key="fits", header="fits", priority=0), Column(key="max_batch", header="max batch", justify="right", priority=1),
+            Column(key="fits", header="fits", priority=0),
+            Column(key="max_batch", header="max batch", justify="right", priority=1),
             Column(key="weights", header="weights", justify="right", priority=3),
             Column(key="grads", header="grads", justify="right", priority=4),
             Column(key="optim", header="optimizer", justify="right", priority=4),
@@ -91,7 +96,8 @@ def fit(
     arch = getattr(w, "arch", None)
     name = str(getattr(arch, "name", None) or getattr(w, "model", "workload"))
     if arch is not None and arch.shape_inferred:
-        name += f" ({arch.params:.3g} params, shape inferred: {arch.layers} layers x {arch.hidden} hidden, {arch.heads} heads)"
+        name += (f" ({arch.params:.3g} params, shape inferred: {arch.layers} layers x {arch.hidden} hidden, "
+                 f"{arch.heads} heads)")
     if isinstance(w, TrainingWorkload) and w.method is not Method.FULL:
         name += f", {w.method.value} rank {w.lora_rank}"
     notes = " ".join(f"Note: {n}." for n in workload_notes(w))
@@ -222,10 +228,11 @@ def _serve_estimate(serve: str, gpu: str, gpus: float, workload: WorkloadFlags, 
             rows.append({"what": label, "value": part["reason"]})
             continue
         t, r, lay = part["output_tokens_per_s"], part["requests_per_s"], part["layout"]
-        rows.append({"what": label, "value": f"{t['expected']:,.0f} output tokens/s ({t['low']:,.0f} to {t['high']:,.0f}),"
-                                             f" {r['expected']:,.2f} requests/s"})
+        rows.append({"what": label, "value": f"{t['expected']:,.0f} output tokens/s ({t['low']:,.0f} to "
+                                             f"{t['high']:,.0f}), {r['expected']:,.2f} requests/s"})
         rows.append({"what": "  layout", "value": f"{lay['replicas']} replica(s) x TP {lay['tensor_parallel']}, batch "
-                                                  f"{lay['batch_per_replica']} (memory allows {lay['max_batch_by_memory']}; "
+                                                  f"{lay['batch_per_replica']} (memory allows "
+                                                  f"{lay['max_batch_by_memory']}; "
                                                   f"limited by {lay['batch_limited_by']})"})
         rows.append({"what": "  latency", "value": f"TTFT {w.percentile} {lay['ttft_s'] * 1000:,.0f} ms, "
                                                    f"TPOT {lay['tpot_s'] * 1000:,.1f} ms"})

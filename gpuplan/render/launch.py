@@ -89,6 +89,6 @@ def connect_lines(out: LaunchOutcome, gpus_per_node: int | None) -> list[str]:
         nproc = gpus_per_node or "<GPUs per node>"
         for rank, i in enumerate(out.instances):
             lines.append(f"node {rank} ({i.instance_id}): torchrun --nnodes={len(out.instances)} "
-                         f"--nproc-per-node={nproc} --node-rank={rank} --master-addr={master} --master-port={MASTER_PORT} "
-                         "train.py")
+                         f"--nproc-per-node={nproc} --node-rank={rank} --master-addr={master} "
+                         f"--master-port={MASTER_PORT} train.py")
     return lines

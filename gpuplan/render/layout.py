@@ -44,7 +44,8 @@ def _longest_line(text: str) -> int:
     return max((cell_len(line) for line in text.splitlines()), default=0)
 
 
-def fit_columns(headers: Sequence[str], cells: Sequence[Sequence[str]], priorities: Sequence[int], width: int | None) -> Layout:
+def fit_columns(headers: Sequence[str], cells: Sequence[Sequence[str]], priorities: Sequence[int],
+                width: int | None) -> Layout:
     """Lay out columns for ``width`` cells (None: as wide as the content wants, i.e. ``--wide``)."""
     n = len(headers)
     natural = [max([_longest_line(headers[i]), *(_longest_line(row[i]) for row in cells)]) for i in range(n)]

@@ -215,7 +215,8 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool,
 
     if fmt is OutputFormat.CSV:  # written as the options are built: a 200k-row plan is never held whole
         count = _count(p, limit or 0)
-        return csv_streamed(count, lambda start, stop: (row(i, o) for i, o in enumerate(read(p.options, start, stop), start + 1)),
+        return csv_streamed(count, lambda start, stop: (row(i, o)
+                                                        for i, o in enumerate(read(p.options, start, stop), start + 1)),
                             [*cols, Column(key="notes", header="notes")])
     if fmt is not OutputFormat.TABLE:
         listed = p.options if not limit else p.options[:limit]
@@ -245,7 +246,8 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool,
     a = p.assumptions
     out.print(
         f"[dim]Assumptions: {a.get('hours_per_month')} h/month, spot restart overhead "
-        f"{Decimal(a.get('spot_overhead', '0')):.0%}, prices {a.get('prices_as_of') or 'as of ' + str(a.get('catalog_as_of'))}; "
+        f"{Decimal(a.get('spot_overhead', '0')):.0%}, prices "
+        f"{a.get('prices_as_of') or 'as of ' + str(a.get('catalog_as_of'))}; "
         f"FX {'; '.join(a.get('fx', [])[:1]) or 'none'}.[/dim]",
         highlight=False,
     )
@@ -256,7 +258,8 @@ def render_plan(p: Plan, fmt: OutputFormat, limit: int | None, explain: bool,
                   "'+' marks items not priced (--json lists them; a lone '+': none priced).[/dim]", highlight=False)
     if (rng := a.get("estimate_range")) is not None:
         out.print(f"[dim]Hours and costs are expected values; the calibrated range is x{rng['low']:.2f} to "
-                  f"x{rng['high']:.2f} of them ({rng['basis'].split(' (')[0]}); --json gives low/high per option.[/dim]",
+                  f"x{rng['high']:.2f} of them ({rng['basis'].split(' (')[0]}); --json gives low/high per "
+                  "option.[/dim]",
                   highlight=False)
     if explain and p.excluded:
         ex = [{"offer": f"{e.provider} {e.offer}", "where": where(e.region, e.zone), "billing": e.billing or "all",

@@ -94,7 +94,8 @@ def render_serve_tco(t: Any, fmt: OutputFormat) -> str | None:
         return render_rows(rows, cols, fmt)
     owned = next((o for o in t.options if str(o.fleet.billing) == "buy"), None)
     even = {v: m for b, v, m in t.breakeven if owned is not None and b == owned.name}
-    rows = [{"option": o.name, "billing": str(o.fleet.billing), "gpus": f"{o.fleet.instances * o.fleet.gpu_count} x {o.fleet.gpu}",
+    rows = [{"option": o.name, "billing": str(o.fleet.billing),
+             "gpus": f"{o.fleet.instances * o.fleet.gpu_count} x {o.fleet.gpu}",
              "month1": money_text(o.monthly[0], None), "later": money_text(o.monthly[min(1, len(o.monthly) - 1)], None),
              "total": money_text(o.total, cur), "per_million": money_text(o.per_million, None, places=3),
              "even": ("-" if o is owned or owned is None else

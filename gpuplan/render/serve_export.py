@@ -72,7 +72,8 @@ def _header(plan: ServePlan, rank: int, f: Fleet) -> list[str]:
              f"({money_text(f.cost_per_million_tokens.amount, plan.currency, places=3)} per million output tokens); "
              f"{f.instances_if_slow} instances if the model serves at the low end of its range.",
              f"# Each instance: {f.layout.replicas} replica(s) x tensor parallel {f.layout.tp}, batch {f.layout.batch},"
-             f" TTFT {f.ttft_s * 1000:,.0f} ms ({plan.workload.percentile} at the peak), TPOT {f.layout.tpot_s * 1000:,.1f} ms (gpuplan's estimates)."]
+             f" TTFT {f.ttft_s * 1000:,.0f} ms ({plan.workload.percentile} at the peak), "
+             f"TPOT {f.layout.tpot_s * 1000:,.1f} ms (gpuplan's estimates)."]
     if rank > 1:
         lines.append(f"# The plan's #1 ({plan.cheapest.provider} {plan.cheapest.offer} {plan.cheapest.billing}) is not "
                      f"something the engine runs: this is its #{rank}.")
@@ -123,7 +124,8 @@ def dstack_service(plan: ServePlan, rank: int, f: Fleet, name: str, gpu_memory_g
     else:
         lines.append(f"replicas: {f.instances}")
     lines += ["resources:", f"  gpu: {dstack_gpu(f.gpu, gpu_memory_gb, f.gpu_count)}",
-              f"  disk: {q(f'{disk_gb(plan)}GB..')}  # the checkpoint ({checkpoint_gb(plan):,.0f} GB), image and caches",
+              f"  disk: {q(f'{disk_gb(plan)}GB..')}  # the checkpoint ({checkpoint_gb(plan):,.0f} GB), "
+              "image and caches",
               *dstack_placement(f.provider, f.region, str(f.billing))]
     return "\n".join(lines) + "\n"
 

@@ -234,7 +234,8 @@ def print_tables(r: TcoResult) -> None:
     out.print(f"[bold]Verdict:[/bold] {r.verdict}", highlight=False)
     for x in r.assumptions.get("skipped", []):
         out.print(f"Not compared: {x}.", highlight=False, markup=False)
-    out.print("[dim]Estimate. " + " ".join(assumption_lines(r)[:4]) + " `--json` lists every default and its source.[/dim]",
+    out.print("[dim]Estimate. " + " ".join(assumption_lines(r)[:4])
+              + " `--json` lists every default and its source.[/dim]",
               highlight=False)
 
 
@@ -267,7 +268,8 @@ def markdown(r: TcoResult) -> str:
 # ---------------------------------------------------------------- html
 
 CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;\
+color:#222;padding:0 1rem}
 h1{font-size:1.5rem;margin:0 0 .6rem}h2{font-size:1.1rem;margin-top:1.6rem;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top;white-space:nowrap}
@@ -280,7 +282,8 @@ ul.assumptions{font-size:.8rem;color:#333}
 .scroll{overflow-x:auto;max-width:100%}
 @media screen and (max-width:800px){body{margin:1rem auto}td.w{min-width:6rem}}
 @page{size:A4;margin:12mm}
-@media print{body{margin:0;max-width:none;font-size:9.5pt;padding:0}h1{font-size:15pt}h2{break-after:avoid;margin-top:1rem}
+@media print{body{margin:0;max-width:none;font-size:9.5pt;padding:0}h1{font-size:15pt}\
+h2{break-after:avoid;margin-top:1rem}
 table{font-size:8pt}tr,.chart{break-inside:avoid}thead{display:table-header-group}
 .verdict{border-left-color:#000;background:none;padding:.2rem .8rem}.chart svg{max-height:88mm}
 td,th{padding:.15rem .35rem}}

@@ -62,7 +62,8 @@ def check_regions(regions: tuple[str, ...] | None, offered: Iterable[Place]) -> 
                          f"regions: {', '.join(regions_known)}{zones}")
 
 
-def offer_filter(offer: OfferLike, spec: GpuSpec, c: Constraints, *, priced: bool = True) -> tuple[ExclusionRule, str] | None:
+def offer_filter(offer: OfferLike, spec: GpuSpec, c: Constraints, *,
+                 priced: bool = True) -> tuple[ExclusionRule, str] | None:
     """Why ``c`` excludes ``offer`` before any costing, or None; ``priced=False`` keeps unpriced offers."""
     vram = spec.vram_gb * min(offer.gpu_count, 1)
     if c.gpus is not None and offer.gpu not in c.gpus:

@@ -97,7 +97,8 @@ GROUP_KEYS = ("gpu", "provider")
 def group_offers(items: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
     """One row per GPU (or provider), as ``dstack offer --group-by`` shows a market too wide to read offer by offer:
     how many offers, from which providers, the cheapest per GPU-hour on demand and on spot (by the hour, per GPU,
-    in the display currency) and the offer that has it, and the cheapest card to buy; cheapest group first. ``items`` are :func:`offer_rows`."""
+    in the display currency) and the offer that has it, and the cheapest card to buy; cheapest group first. \
+``items`` are :func:`offer_rows`."""
     if by not in GROUP_KEYS:
         from pricing.errors import InputError
 

@@ -51,7 +51,8 @@ class WorkloadDemand:
                 if lay is None:
                     return _no_fit_reason(w, vram, gpus, count, spec)
                 est = estimate_training(w, spec, count, offer.interconnect, lay.recompute, catalog=self.catalog)
-                notes.append(f"fits with {lay.describe()}" + (f", max micro-batch {lay.max_batch}" if lay.max_batch else ""))
+                notes.append(f"fits with {lay.describe()}"
+                             + (f", max micro-batch {lay.max_batch}" if lay.max_batch else ""))
                 grad_bytes = w.arch.params * (4.0 if w.precision is Precision.FP32 else 2.0)
                 zero3 = lay.sharding in (Sharding.ZERO3, Sharding.FSDP)
                 cls = WorkloadClass.TRANSFORMER
@@ -82,7 +83,8 @@ class WorkloadDemand:
             else:
                 mb, basis = image_max_batch(w, spec, vram, self.catalog)
                 if mb is not None and mb < (w.batch or 1):
-                    return f"{w.model} fits a batch of {mb} in {vram:g} GB ({basis}), below the {w.batch or 1} asked for"
+                    return (f"{w.model} fits a batch of {mb} in {vram:g} GB ({basis}), below the {w.batch or 1} "
+                            "asked for")
                 est = estimate_images(w, spec, count, offer.interconnect, catalog=self.catalog)
                 grad_bytes = w.preset.params * (4.0 if w.precision is Precision.FP32 else 2.0)
                 zero3, cls = False, WorkloadClass.CNN
@@ -135,8 +137,10 @@ def _no_fit_reason(w: TrainingWorkload, vram: float, gpus: int, count: float, sp
     m = training_memory(w, 1, Sharding.NONE, Recompute.NONE)
     states = m.weights + m.gradients + m.optimizer
     lenient = training_memory(w, 1, Sharding.NONE, Recompute.FULL if w.recompute is Recompute.AUTO else w.recompute)
-    act = f" and {lenient.activations_per_sample:.1f} GB of activations per sample" if lenient.activations_per_sample else ""
-    how = "even with ZeRO-3" if w.sharding in (Sharding.AUTO, Sharding.ZERO3, Sharding.FSDP) else f"with {w.sharding.value}"
+    act = (f" and {lenient.activations_per_sample:.1f} GB of activations per sample"
+           if lenient.activations_per_sample else "")
+    how = ("even with ZeRO-3" if w.sharding in (Sharding.AUTO, Sharding.ZERO3, Sharding.FSDP)
+           else f"with {w.sharding.value}")
     if w.recompute is Recompute.AUTO:
         how += " and full recompute"
     return (f"needs {states:,.0f} GB for weights+gradients+optimizer{act}; {count:g}x {spec.key} has "

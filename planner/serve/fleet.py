@@ -77,7 +77,8 @@ class Fleet:
             "instances_if_slow": self.instances_if_slow, "layout": self.layout.as_json(),
             "capacity_output_tokens_per_s": round(self.capacity_tokens_per_s, 1), "load": round(self.load, 4),
             "ttft_s_at_peak": round(self.ttft_s, 4), "queue_wait_s_at_peak": round(self.queue_wait_s, 4),
-            "cost_per_month": self.cost_per_month.as_json(), "native_cost_per_month": self.native_cost_per_month.as_json(),
+            "cost_per_month": self.cost_per_month.as_json(),
+            "native_cost_per_month": self.native_cost_per_month.as_json(),
             # a unit price, not an amount: up to 6 places (the JSON contract's rule for rates)
             "cost_per_million_output_tokens": {"amount": decimal_json(self.cost_per_million_tokens.amount),
                                                "currency": str(self.cost_per_million_tokens.currency)},

@@ -61,7 +61,8 @@ class ServeTco:
             "workload": self.plan.workload.as_json(), "demand": self.plan.demand.as_json(),
             "months": self.plan.months, "currency": cur, "verdict": self.verdict, "range": self.plan.range_basis,
             "options": [{
-                "name": o.name, "provider": o.fleet.provider, "offer": o.fleet.offer, "region": o.fleet.region, "billing": str(o.fleet.billing),
+                "name": o.name, "provider": o.fleet.provider, "offer": o.fleet.offer, "region": o.fleet.region,
+                "billing": str(o.fleet.billing),
                 "instances": o.fleet.instances, "gpu": o.fleet.gpu, "gpus_per_instance": o.fleet.gpu_count,
                 "total": money_json(o.total), "per_million_output_tokens": decimal_json(o.per_million),
                 "monthly": [money_json(m) for m in o.monthly], "cumulative": [money_json(c) for c in o.cumulative],

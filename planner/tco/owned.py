@@ -233,7 +233,8 @@ def card_price(catalog: Catalog, gpu: str, condition: str | None) -> tuple[Money
         if card is not None:
             return card.money(), card.source, card.as_of, cond
     have = sorted(c for g, c in prices if g == gpu)
-    hint = (f"conditions with a price: {', '.join(have)}" if have else "give one with --card-price, e.g. --card-price 1600")
+    hint = (f"conditions with a price: {', '.join(have)}" if have
+            else "give one with --card-price, e.g. --card-price 1600")
     raise PriceMissingError(f"no {condition + ' ' if condition else ''}card price for {gpu} in the catalog", hint)
 
 

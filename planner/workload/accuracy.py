@@ -45,7 +45,8 @@ def accuracy_rows(catalog: Catalog) -> list[AccuracyRow]:
         precision = Precision.parse(r["precision"] or "bf16")
         predicted: float | None = None
         if r["model"] and r["images"]:
-            w = ImageWorkload(model=r["model"], images=float(r["images"]), epochs=float(r["epochs"]), precision=precision)
+            w = ImageWorkload(model=r["model"], images=float(r["images"]), epochs=float(r["epochs"]),
+                              precision=precision)
             predicted = estimate_images(w, spec, n, spec.interconnect, catalog=cat).gpu_hours
         elif r["tokens"]:
             t, _ = run_workload(r)

@@ -52,7 +52,8 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
                 fits=mb is None or mb >= (w.batch or 1), max_batch_size=mb, max_batch_basis=basis,
                 memory_gb={"weights": round(p.params * wb / GIB, 3), "gradients": round(p.params * gb / GIB, 3),
                            "optimizer": round(p.params * ob / GIB, 3), "activations_per_sample": None,
-                           "overhead": w.overhead_gb if w.overhead_gb is not None else DEFAULT_OVERHEAD_GB, "total": None},
+                           "overhead": w.overhead_gb if w.overhead_gb is not None else DEFAULT_OVERHEAD_GB,
+                           "total": None},
             )
         else:
             lay = layout(w, vram, gpus)
@@ -66,7 +67,8 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
             else:
                 at = w.micro_batch or lay.max_batch or 1
                 entry.update(fits=True, max_batch_size=lay.max_batch, memory_gb=lay.memory.as_dict(at),
-                             total_at_batch=at, layout={"sharding": lay.sharding.value, "recompute": lay.recompute.value},
+                             total_at_batch=at,
+                             layout={"sharding": lay.sharding.value, "recompute": lay.recompute.value},
                              used_share=round(lay.memory.total(at) / vram, 4))
             entry.update(headroom_gb=round(headroom_gb(vram), 3), headroom_note=_edge_note(w, vram, gpus, lay))
             few = fewest_gpus(w, vram)
@@ -86,11 +88,13 @@ def _edge_note(w: Any, vram: float, gpus: int, lay: Any) -> str | None:
         return None
     keep = f"keeps {headroom_gb(vram):.1f} GiB of {vram:g} free for transient peaks (allocator, workspaces)"
     if lay is None:
-        return (f"would fill {edge.memory.total(w.micro_batch or 1) / vram:.0%} of usable memory with {edge.describe()}; "
+        return (f"would fill {edge.memory.total(w.micro_batch or 1) / vram:.0%} of usable memory with "
+                f"{edge.describe()}; "
                 f"not counted as fitting: a fit {keep}")
     if (lay.sharding, lay.recompute) != (edge.sharding, edge.recompute):
         return (f"{lay.describe()} rather than {edge.describe()}, which would fill "
-                f"{edge.memory.total(w.micro_batch or edge.max_batch or 1) / vram:.0%} of usable memory: the fit {keep}")
+                f"{edge.memory.total(w.micro_batch or edge.max_batch or 1) / vram:.0%} of usable memory: "
+                f"the fit {keep}")
     if edge.max_batch is not None and lay.max_batch is not None and edge.max_batch > lay.max_batch:
         return f"max micro-batch {lay.max_batch} rather than {edge.max_batch}: the fit {keep}"
     return None
@@ -158,4 +162,5 @@ def fit_payload(w: Any, entries: list[dict[str, Any]]) -> dict[str, Any]:
     return {"workload": w.model_dump(mode="json"), "model": model_summary(w), "shape_inferred":
             bool(getattr(getattr(w, "arch", None), "shape_inferred", False)), "gpus": entries,
             "notes": workload_notes(w),
-            "assumptions": {"gb": "GiB (2**30 bytes)", "sources": "see planner/memory.py, docs/memory.md and docs/accuracy.md"}}
+            "assumptions": {"gb": "GiB (2**30 bytes)",
+                            "sources": "see planner/memory.py, docs/memory.md and docs/accuracy.md"}}

@@ -95,7 +95,8 @@ def param_groups(w: TrainingWorkload) -> ParamGroups:
     a = w.arch
     experts = expert_params(a)
     adapters = 0.0 if w.method is Method.FULL else adapter_params(a, w.lora_rank, w.lora_targets)
-    return ParamGroups(dense=a.params - experts, experts=experts, embeddings=min(embedding_params(a), a.params - experts),
+    return ParamGroups(dense=a.params - experts, experts=experts,
+                       embeddings=min(embedding_params(a), a.params - experts),
                        adapters=adapters, method=w.method)
 
 

@@ -45,7 +45,8 @@ class Precision(StrEnum):
     def parse(cls, text: str) -> Precision:
         t = text.strip().lower()
         # "mixed"/"amp" are what `gpuplan plan --precision` has always taken.
-        t = {"mixed": "bf16", "amp": "bf16", "tf32": "fp32", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(t, t)
+        t = {"mixed": "bf16", "amp": "bf16", "tf32": "fp32", "float32": "fp32", "bfloat16": "bf16",
+             "float16": "fp16"}.get(t, t)
         try:
             return cls(t)
         except ValueError:
@@ -137,7 +138,8 @@ class TransformerArch(BaseModel):
         if self.hidden and self.heads and self.hidden % self.heads:
             raise ValueError(f"hidden size {self.hidden} is not a multiple of {self.heads} heads")
         if self.active_params is not None and self.active_params > self.params:
-            raise ValueError(f"active parameters ({self.active_params:.4g}) exceed total parameters ({self.params:.4g})")
+            raise ValueError(f"active parameters ({self.active_params:.4g}) exceed total parameters "
+                             f"({self.params:.4g})")
         if (self.experts is None) != (self.experts_per_token is None):
             raise ValueError("give both the expert count and the experts per token (--experts, --experts-per-token)")
         if self.experts is not None and self.experts_per_token is not None:

@@ -69,7 +69,8 @@ def shipped_cards() -> list[CardPrice]:
 
 def shipped_electricity() -> list[ElectricityPrice]:
     return [
-        ElectricityPrice(region=r["region"], currency=Currency(r["currency"]), price_per_kwh=Decimal(r["price_per_kwh"]),
+        ElectricityPrice(region=r["region"], currency=Currency(r["currency"]),
+                         price_per_kwh=Decimal(r["price_per_kwh"]),
                          customer_class=r.get("customer_class", ""), default=r.get("default", "") == "yes",
                          **_sourced(r))  # type: ignore[arg-type]
         for r in data_rows("electricity.csv")

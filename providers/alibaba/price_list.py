@@ -30,7 +30,8 @@ from typing import TextIO
 from providers.converter import Skipped, main
 
 HERE = Path(__file__).resolve().parent
-SOURCE = ("github.com/cloudpilot-ai/karpenter-provider-alibabacloud pkg/providers/pricing/initial-on-demand-prices.json "
+SOURCE = ("github.com/cloudpilot-ai/karpenter-provider-alibabacloud "
+          "pkg/providers/pricing/initial-on-demand-prices.json "
           "@{commit} (key <region>.<type>: pay-as-you-go CNY/h, Linux, from Alibaba's China-site price file)")
 NOT_MAINLAND = {"cn-hongkong"}
 

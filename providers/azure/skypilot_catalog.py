@@ -40,7 +40,8 @@ SERIES = (
 LEFT_OUT = (
     (r"Standard_NC\d+r?(_Promo)?", "K80 (NC series, retired): no spec row in gpus.csv"),
     (r"Standard_NC\d+adi?s_H100_v5", "NC H100 v5 carries the H100 NVL (94 GB): no spec row in gpus.csv"),
-    (r"Standard_ND96isr_H100_v5", "the source says {count} x H100, where ND H100 v5 has 8 H100 80 GB SXM5: not guessed"),
+    (r"Standard_ND96isr_H100_v5",
+     "the source says {count} x H100, where ND H100 v5 has 8 H100 80 GB SXM5: not guessed"),
 )
 _LEFT_OUT = tuple((re.compile(p + r"\Z"), why) for p, why in LEFT_OUT)
 _SERIES = tuple((re.compile(p + r"\Z"), *rest) for p, *rest in SERIES)

@@ -22,5 +22,5 @@ INSTANCE_ROLE_ENV = "GPUPLAN_TENCENT_INSTANCE_ROLE"
 SECRET_ID_ENV = "TENCENTCLOUD_SECRET_ID"  # the SDK's own variable names
 SECRET_KEY_ENV = "TENCENTCLOUD_SECRET_KEY"
 
-__all__ = ["API_VERSION", "ENDPOINT_ENV", "INSTANCE_ROLE_ENV", "PROVIDER", "SECRET_ID_ENV", "SECRET_KEY_ENV", "charge", "client",
-           "compute", "images", "prices", "quote"]
+__all__ = ["API_VERSION", "ENDPOINT_ENV", "INSTANCE_ROLE_ENV", "PROVIDER", "SECRET_ID_ENV", "SECRET_KEY_ENV", "charge",
+           "client", "compute", "images", "prices", "quote"]

@@ -19,20 +19,22 @@ from pathlib import Path
 
 from launch.boot import BootConfig, BootSpec, user_data
 
-FAKE_NVIDIA_SMI = r"""#!/bin/bash
-[ -f "$SANDBOX/driver" ] || { echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."; exit 9; }
+FAKE_NVIDIA_SMI = (r"""#!/bin/bash
+[ -f "$SANDBOX/driver" ] || { echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA """
+                   r"""driver."; exit 9; }
 case "$*" in
   -L) printf 'GPU 0: Tesla V100-SXM2-32GB (UUID: GPU-a)\nGPU 1: Tesla V100-SXM2-32GB (UUID: GPU-b)\n' ;;
   *driver_version*) printf '535.183.01\n535.183.01\n' ;;
   *utilization.gpu*) cat "$SANDBOX/util" ;;
   *) echo "| NVIDIA-SMI 535.183.01    Driver Version: 535.183.01    CUDA Version: 12.2 |" ;;
 esac
-"""
+""")
 RECORDER = '#!/bin/bash\necho "$(basename "$0") $*" >> "$SANDBOX/calls"\n'
 # the driver install path: ubuntu-drivers "installs", modprobe loads it (nvidia-smi then answers)
 FAKE_DPKG_QUERY = '#!/bin/bash\n[ -f "$SANDBOX/installed" ] && echo nvidia-driver-535-server\n'
 FAKE_UBUNTU_DRIVERS = '#!/bin/bash\necho "ubuntu-drivers $*" >> "$SANDBOX/calls"\ntouch "$SANDBOX/installed"\n'
-FAKE_MODPROBE = '#!/bin/bash\necho "modprobe $*" >> "$SANDBOX/calls"\n[ -f "$SANDBOX/installed" ] && touch "$SANDBOX/driver"\n'
+FAKE_MODPROBE = ('#!/bin/bash\necho "modprobe $*" >> "$SANDBOX/calls"\n'
+                 '[ -f "$SANDBOX/installed" ] && touch "$SANDBOX/driver"\n')
 
 
 class Machine:

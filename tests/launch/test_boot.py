@@ -31,7 +31,8 @@ def machine(tmp_path: Path) -> Machine:
 
 
 def test_the_run_executes_after_the_setup_and_the_machine_ends_when_it_exits(machine: Machine) -> None:
-    spec = BootSpec(setup="echo set-up ran > setup-marker\n", run='echo "rank of $GPUPLAN_NODES, $GPUPLAN_GPUS GPUs"; pwd\n',
+    spec = BootSpec(setup="echo set-up ran > setup-marker\n",
+                    run='echo "rank of $GPUPLAN_NODES, $GPUPLAN_GPUS GPUs"; pwd\n',
                     down_when_done=True)
     machine.boot_with(spec, cfg())
     machine.wait_for(lambda: "shutdown -h now" in machine.calls)

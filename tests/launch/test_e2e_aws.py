@@ -41,14 +41,16 @@ def moto_url() -> Iterator[str]:
 def ec2(moto_url: str) -> Any:
     import boto3
 
-    return boto3.client("ec2", endpoint_url=moto_url, region_name="us-east-1", aws_access_key_id="gpuplan-FAKE-access-key-id",
+    return boto3.client("ec2", endpoint_url=moto_url, region_name="us-east-1",
+                        aws_access_key_id="gpuplan-FAKE-access-key-id",
                         aws_secret_access_key=SECRET)
 
 
 @pytest.fixture
 def env(moto_url: str, tmp_path: Path) -> dict[str, str]:
     e = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "TENCENTCLOUD_"))}
-    e.update({"AWS_ENDPOINT_URL": moto_url, "AWS_ACCESS_KEY_ID": "gpuplan-FAKE-access-key-id", "AWS_SECRET_ACCESS_KEY": SECRET,
+    e.update({"AWS_ENDPOINT_URL": moto_url, "AWS_ACCESS_KEY_ID": "gpuplan-FAKE-access-key-id",
+              "AWS_SECRET_ACCESS_KEY": SECRET,
               "AWS_DEFAULT_REGION": "us-east-1", "GPUPLAN_HOME": str(tmp_path / "home"),
               "HOME": str(tmp_path / "user"), "GPUPLAN_POLL_SECONDS": "0.05", "PYTHONPATH": str(ROOT),
               "NO_PROXY": "127.0.0.1,localhost", "COLUMNS": "200", "PYTHONWARNINGS": "ignore::DeprecationWarning"})
@@ -165,7 +167,8 @@ def test_from_plan_launches_the_spot_winner_in_the_zone_its_price_is_from(env: d
     assert r.returncode == 0, r.stderr
     win = json.loads(r.stdout)["cheapest"]
     assert win["zone"]  # a spot price is one zone's price, and the plan names it
-    ec2 = boto3.client("ec2", endpoint_url=moto_url, region_name=win["region"], aws_access_key_id="gpuplan-FAKE-access-key-id",
+    ec2 = boto3.client("ec2", endpoint_url=moto_url, region_name=win["region"],
+                       aws_access_key_id="gpuplan-FAKE-access-key-id",
                        aws_secret_access_key=SECRET)
     image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
     r = cli(env, "launch", "--from-plan", "--image", image, "--yes", "--json")
@@ -187,8 +190,8 @@ def _one_error_line(r: subprocess.CompletedProcess[str], *names: str) -> str:
 
 def test_a_cluster_launch_moto_cannot_serve_is_one_provider_error_line(env: dict[str, str], ami: str) -> None:
     # moto answers the placement-group lookup of a 2-node launch with an HTML error page.
-    r = cli(env, "launch", "--provider", "aws", "--instance-type", "p3.2xlarge", "--region", "us-east-1", "--count", "2",
-            "--image", ami, "--ttl", "2h", "--yes")
+    r = cli(env, "launch", "--provider", "aws", "--instance-type", "p3.2xlarge", "--region", "us-east-1",
+            "--count", "2", "--image", ami, "--ttl", "2h", "--yes")
     _one_error_line(r, "DescribePlacementGroups", "us-east-1")
 
 

@@ -48,7 +48,8 @@ def test_an_intent_is_visible_to_another_process_at_once(tmp_path: Path) -> None
 def test_instances_and_state_changes_are_recorded_with_events(tmp_path: Path) -> None:
     with Ledger(tmp_path / "l.db") as ledger:
         ledger.record_intent(record())
-        ledger.record_instances("gp-1", [InstanceInfo(instance_id="i-1", state=InstanceState.PENDING, zone="us-east-1a")])
+        ledger.record_instances("gp-1", [InstanceInfo(instance_id="i-1", state=InstanceState.PENDING,
+                                                      zone="us-east-1a")])
         ledger.set_state("gp-1", LaunchState.PENDING, zone="us-east-1a")
         ledger.record_instances("gp-1", [InstanceInfo(instance_id="i-1", state=InstanceState.RUNNING,
                                                       public_ip="203.0.113.9")])

@@ -26,7 +26,8 @@ class FakeSsh:
         host = next(a for a in command if a.startswith("ubuntu@")).split("@")[1]
         self.tries[host] = self.tries.get(host, 0) + 1
         if self.tries[host] <= self.down_for:
-            return subprocess.CompletedProcess(command, 255, "", f"ssh: connect to host {host} port 22: Connection refused\n")
+            return subprocess.CompletedProcess(command, 255, "",
+                                               f"ssh: connect to host {host} port 22: Connection refused\n")
         assert command[-1] == "sudo -n tee /var/lib/gpuplan/cluster.env" and "BatchMode=yes" in command
         self.sent[host] = input
         return subprocess.CompletedProcess(command, 0, "", "")

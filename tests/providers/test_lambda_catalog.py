@@ -16,12 +16,18 @@ from providers.lambda_cloud.skypilot_catalog import rows
 # Lines as SkyPilot's catalogs/v8/lambda/vms.csv has them (@0f4070387edc953d7004cff197940e1918a1d6aa).
 VMS = """InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice
 cpu_4x_general,,,4.0,16.0,0.2,us-east-1,,
-gpu_1x_a100,A100,1.0,30.0,200.0,1.99,us-east-1,"{'Gpus': [{'Name': 'A100', 'Manufacturer': 'NVIDIA', 'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 40960}",
-gpu_1x_a100,A100,1.0,30.0,200.0,1.99,us-west-1,"{'Gpus': [{'Name': 'A100', 'Manufacturer': 'NVIDIA', 'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 40960}",
-gpu_8x_a100,A100,8.0,124.0,1800.0,15.92,us-east-1,"{'Gpus': [{'Name': 'A100', 'Manufacturer': 'NVIDIA', 'Count': 8.0, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 40960}",
-gpu_1x_h100_pcie,H100,1.0,26.0,200.0,3.29,us-east-1,"{'Gpus': [{'Name': 'H100', 'Manufacturer': 'NVIDIA', 'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}",
-gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,31.92,us-east-1,"{'Gpus': [{'Name': 'H100', 'Manufacturer': 'NVIDIA', 'Count': 8.0, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}",
-gpu_1x_b200_sxm6,B200,1.0,26.0,360.0,6.99,us-east-1,"{'Gpus': [{'Name': 'B200', 'Manufacturer': 'NVIDIA', 'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 184320}}], 'TotalGpuMemoryInMiB': 184320}",
+gpu_1x_a100,A100,1.0,30.0,200.0,1.99,us-east-1,"{'Gpus': [{'Name': 'A100', 'Manufacturer': 'NVIDIA', \
+'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 40960}",
+gpu_1x_a100,A100,1.0,30.0,200.0,1.99,us-west-1,"{'Gpus': [{'Name': 'A100', 'Manufacturer': 'NVIDIA', \
+'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 40960}",
+gpu_8x_a100,A100,8.0,124.0,1800.0,15.92,us-east-1,"{'Gpus': [{'Name': 'A100', 'Manufacturer': 'NVIDIA', \
+'Count': 8.0, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 40960}",
+gpu_1x_h100_pcie,H100,1.0,26.0,200.0,3.29,us-east-1,"{'Gpus': [{'Name': 'H100', 'Manufacturer': 'NVIDIA', \
+'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}",
+gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,31.92,us-east-1,"{'Gpus': [{'Name': 'H100', 'Manufacturer': 'NVIDIA', \
+'Count': 8.0, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}",
+gpu_1x_b200_sxm6,B200,1.0,26.0,360.0,6.99,us-east-1,"{'Gpus': [{'Name': 'B200', 'Manufacturer': 'NVIDIA', \
+'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 184320}}], 'TotalGpuMemoryInMiB': 184320}",
 """
 Run = Callable[..., tuple[int, str, str]]
 

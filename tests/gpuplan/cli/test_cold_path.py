@@ -55,7 +55,8 @@ except SystemExit as exc:
 
 def test_a_command_imports_no_other_command_module() -> None:
     _after_a_default_plan("""
-others = ("gpuplan.cli.workload", "gpuplan.cli.tco", "gpuplan.cli.catalog", "gpuplan.cli.launch", "gpuplan.cli.machines", "gpuplan.cli.config")
+others = ("gpuplan.cli.workload", "gpuplan.cli.tco", "gpuplan.cli.catalog", "gpuplan.cli.launch", \
+"gpuplan.cli.machines", "gpuplan.cli.config")
 loaded = sorted(m for m in others if m in sys.modules)
 assert not loaded, loaded
 # GPU-hours need no workload model, TCO or launcher: those rooms stay unloaded

@@ -45,7 +45,8 @@ class Declaration:
 
 def _is_typer_option(call: ast.Call) -> bool:
     f = call.func
-    return isinstance(f, ast.Attribute) and f.attr == "Option" and isinstance(f.value, ast.Name) and f.value.id == "typer"
+    return (isinstance(f, ast.Attribute) and f.attr == "Option" and isinstance(f.value, ast.Name)
+            and f.value.id == "typer")
 
 
 def _declarations() -> Iterator[Declaration]:

@@ -27,7 +27,8 @@ def test_fit_contract() -> None:
     assert len(entries) > 20
     for e in entries:
         assert {"gpu", "vram_gb", "fits", "max_batch_size", "memory_gb", "fewest_gpus"} <= set(e)
-        assert {"weights", "gradients", "optimizer", "activations_per_sample", "overhead", "total"} <= set(e["memory_gb"])
+        assert {"weights", "gradients", "optimizer", "activations_per_sample", "overhead",
+                "total"} <= set(e["memory_gb"])
 
 
 def test_70b_fits_no_single_gpu_and_gives_fewest_sharded() -> None:
@@ -149,7 +150,8 @@ def test_bad_new_flags_give_one_line_and_exit_2(gpuplan, command: list[str], fla
 def test_bad_new_fields_in_a_workload_file(tmp_path, gpuplan) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "w.toml"
     for body, named in (('method = "qlora"\nlora_rank = 0', "lora_rank"), ('method = "sideways"', "method"),
-                        ('active_params = 8e9', "exceed total"), ('method = "lora"\nlora_targets = "mlp"', "lora_targets")):
+                        ('active_params = 8e9', "exceed total"),
+                        ('method = "lora"\nlora_targets = "mlp"', "lora_targets")):
         f.write_text(f'[workload]\nkind = "train"\nmodel = "llama-2-7b"\ntokens = 1e9\n{body}\n')
         code, _, err = gpuplan("fit", "--workload", str(f))
         assert code == 2 and named in err and "Traceback" not in err, (body, err)

@@ -28,7 +28,8 @@ def _first_cloud(plan: dict) -> dict:
     from providers.registry import engine_runs
 
     return next(o for o in plan["options"]
-                if o["provider"] != "local" and engine_runs("skypilot", o["provider"]) and o["billing"] in ("hourly", "spot"))
+                if o["provider"] != "local" and engine_runs("skypilot", o["provider"])
+                and o["billing"] in ("hourly", "spot"))
 
 
 def test_skypilot_service_loads_in_skyserve_with_the_plans_fleet_and_layout(gpuplan: Run, tmp_path: Path) -> None:

@@ -66,9 +66,9 @@ def test_the_model_is_at_most_slightly_optimistic_where_traffic_hides() -> None:
     assert all(e >= -0.02 for e in errors) and statistics.median(errors) <= 0.03
 
 
-# ZeRO-3 at two bandwidths between nodes (planner/data/bandwidth_runs.csv): where the traffic is exposed, which the pairs
-# above never reach. Compute per micro-batch at the faster run's pace, 6N FLOPs a token (the figures do not say how they
-# count; with 8N the compute is 4/3 as long and the model comes out ~25% optimistic: docs/performance.md).
+# ZeRO-3 at two bandwidths between nodes (planner/data/bandwidth_runs.csv): where the traffic is exposed, which the
+# pairs above never reach. Compute per micro-batch at the faster run's pace, 6N FLOPs a token (the figures do not say
+# how they count; with 8N the compute is 4/3 as long and the model comes out ~25% optimistic: docs/performance.md).
 BANDWIDTH_RUNS = data_rows("bandwidth_runs.csv", "planner.data")
 
 

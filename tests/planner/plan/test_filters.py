@@ -28,7 +28,8 @@ def plan(cat: Catalog, **constraints: object):  # type: ignore[no-untyped-def]
 
 
 def test_a_region_no_offer_has_names_the_closest() -> None:
-    with pytest.raises(InputError, match=r"'test-est-1' matches no offer of acme, pandacloud; closest known: test-east-1"):
+    with pytest.raises(InputError,
+                       match=r"'test-est-1' matches no offer of acme, pandacloud; closest known: test-east-1"):
         plan(toy_catalog(), regions=("test-est-1",))
 
 

@@ -1,4 +1,5 @@
-"""Where bought hardware lives: the workstation and colocated profiles, the host's idle draw, its price by card count."""
+"""Where bought hardware lives: the workstation and colocated profiles, the host's idle draw, its price by card \
+count."""
 
 from __future__ import annotations
 

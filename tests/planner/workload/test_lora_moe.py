@@ -111,7 +111,8 @@ def test_lora_flops_skip_base_weight_gradients() -> None:
     assert model == pytest.approx(4 * n + 6 * na) and hw == model
     _, hw_full, _ = step_flops_per_token(w, True)
     assert hw_full == pytest.approx(model + 2 * (n + na))
-    full = estimate_training(TrainingWorkload(arch=w.arch, tokens=1e9, mfu=0.4, overhead=0), CAT.gpu("a100"), 8, catalog=CAT)
+    full = estimate_training(TrainingWorkload(arch=w.arch, tokens=1e9, mfu=0.4, overhead=0), CAT.gpu("a100"), 8,
+                             catalog=CAT)
     lora = estimate_training(w.model_copy(update={"mfu": 0.4, "overhead": 0}), CAT.gpu("a100"), 8, catalog=CAT)
     assert lora.gpu_hours == pytest.approx(full.gpu_hours * (4 * n + 6 * na) / (6 * n))
 

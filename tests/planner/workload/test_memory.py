@@ -61,7 +61,8 @@ def test_70b_bf16_adamw_fits_no_single_gpu_but_fits_sharded() -> None:
         assert layout(w, spec.vram_gb, 1) is None, spec.key
     few = fewest_gpus(w, 80)
     assert few is not None and 8 < few.gpus <= 32
-    assert layout(w, 80, few.gpus) is not None and layout(w.model_copy(update={"sharding": Sharding.ZERO3}), 80, few.gpus - 1) is None
+    assert layout(w, 80, few.gpus) is not None and layout(w.model_copy(update={"sharding": Sharding.ZERO3}), 80,
+                                                          few.gpus - 1) is None
 
 
 def test_7b_full_finetune_needs_sharding_on_one_a100() -> None:

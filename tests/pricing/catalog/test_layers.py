@@ -43,8 +43,10 @@ def test_a_user_file_overrides_the_same_offer_and_adds_new_ones(tmp_path: Path) 
 def test_refreshed_zone_rows_retire_the_pseudo_region_row(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     write(cache / "tencent" / "ap-guangzhou.csv", instance_csv(
-        "tencent,GN10Xp.2XLARGE40,GN10Xp,V100-SXM2-32GB,1,10,40,ap-guangzhou,ap-guangzhou-3,,CNY,11.00,,5500,,2.10,,,,available,live test,2026-12-01,",
-        "tencent,GN10Xp.2XLARGE40,GN10Xp,V100-SXM2-32GB,1,10,40,ap-guangzhou,ap-guangzhou-4,,CNY,11.50,,5600,,,,,,sold_out,live test,2026-12-01,",
+        "tencent,GN10Xp.2XLARGE40,GN10Xp,V100-SXM2-32GB,1,10,40,ap-guangzhou,ap-guangzhou-3,,CNY,11.00,,5500,,2.10,,,,"
+        "available,live test,2026-12-01,",
+        "tencent,GN10Xp.2XLARGE40,GN10Xp,V100-SXM2-32GB,1,10,40,ap-guangzhou,ap-guangzhou-4,,CNY,11.50,,5600,,,,,,"
+        "sold_out,live test,2026-12-01,",
     ))
     cat = Catalog.load(cache=cache)
     rows = cat.instance("GN10Xp.2XLARGE40")

@@ -1,4 +1,5 @@
-"""Alibaba Cloud's rows: the China-site pay-as-you-go list in CNY, specs from their own sources, monthly where it agrees."""
+"""Alibaba Cloud's rows: the China-site pay-as-you-go list in CNY, specs from their own sources, monthly where it \
+agrees."""
 
 from __future__ import annotations
 

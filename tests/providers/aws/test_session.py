@@ -149,7 +149,8 @@ def test_the_secret_key_never_reaches_an_error_or_the_sdk_log(monkeypatch: pytes
     assert token not in caplog.text and secret not in caplog.text
 
 
-ERROR_PAGE = (b"<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n"
+ERROR_PAGE = (b"<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n"
+              b"<h1>Internal Server Error</h1>\n"
               b"<p>The server encountered an internal error and was unable to complete your request.</p>\n")
 
 
