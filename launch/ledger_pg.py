@@ -30,6 +30,10 @@ PG_MIGRATIONS: tuple[str, ...] = tuple(
     for m in MIGRATIONS)
 
 
+class LedgerUnreachable(StateError):
+    """The ledger's database cannot be reached (not damaged): `ls` and `down` fall back to the clouds' tags."""
+
+
 class _Db:
     """What the shared queries call ``db``: ``execute`` with SQLite's ``?`` placeholders (no query here holds a
     literal question mark), rows that read by column name."""
@@ -66,8 +70,6 @@ class PgLedger(Ledger):
         except psycopg.Error as exc:
             why = " ".join(str(exc).split()) or type(exc).__name__
             why = without_url_credentials(why, *self.secrets)
-            from launch.journal import LedgerUnreachable
-
             raise LedgerUnreachable(f"cannot reach the ledger database {self.shown}: {why}",
                              "check ledger_url (or GPUPLAN_LEDGER_URL): host, port, database, user and password; "
                              "nothing was changed or launched") from None

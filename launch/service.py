@@ -588,26 +588,3 @@ def past_ttl(r: LaunchRecord, at: datetime) -> bool:
 def expired(ledger: Ledger, at: datetime | None = None) -> list[LaunchRecord]:
     at = at or datetime.now(UTC)
     return [r for r in ledger.launches(include_final=False) if past_ttl(r, at)]
-
-
-def reconcile(ledger: Ledger, client: ComputeClient, provider: str, region: str) -> list[InstanceInfo]:
-    """Machines tagged by gpuplan in ``region`` that the ledger does not track: unknown to it, or recorded as ended
-    while the cloud lists them alive (a listing through another account once closed them; they bill)."""
-    known = ledger.tracked_instance_ids()
-    return [i for i in client.list_by_tag(TAG_MANAGED, "true") if i.instance_id not in known and not i.state.is_final]
-
-
-def end_untracked(client: ComputeClient, machines: list[InstanceInfo], *, timeout: float, poll: float,
-                  sleep: Callable[[float], None] = time.sleep) -> tuple[list[str], list[str]]:
-    """Terminate tagged machines no ledger knows (``reconcile`` found them); (ended, still ending)."""
-    ids = [i.instance_id for i in machines]
-    if not ids:
-        return [], []
-    client.terminate(ids)
-    deadline = time.monotonic() + timeout
-    while True:
-        infos = client.describe(ids)
-        live = [i.instance_id for i in infos if not i.state.is_final]
-        if not live or time.monotonic() > deadline:
-            return [i for i in ids if i not in live], live
-        sleep(poll)

@@ -217,7 +217,7 @@ def _fixed_fx(q: Any, mine: Any) -> Any:
     used = {q.projected.currency} if q.projected is not None else set()
     if q.spec.max_cost is not None:
         used.add(q.spec.max_cost.currency)
-    from launch.journal import LedgerUnreachable
+    from launch.ledger_pg import LedgerUnreachable
 
     try:
         with open_ledger(read_only_ok=True) as ledger:

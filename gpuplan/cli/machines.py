@@ -115,7 +115,7 @@ def _look_everywhere(ledger: Any, client_for: Any, places: set[tuple[str, str]])
         list[tuple[str, str, list[Any]]], list[tuple[str, str, GpuplanError]]]:
     """Tagged machines the ledger lacks, per provider and region; a place that cannot be read (no credentials,
     no network) is kept aside with its error, so it never hides what the other places hold."""
-    from launch.service import reconcile as find_untracked
+    from launch.untracked import reconcile as find_untracked
 
     found: list[tuple[str, str, list[Any]]] = []
     failed: list[tuple[str, str, GpuplanError]] = []
@@ -332,7 +332,7 @@ def _down_untracked(provider: str | None, region: str | None, yes: bool, timeout
                     as_json: bool) -> None:
     """End machines tagged by gpuplan that no ledger launch knows, where the ledger has launched and where asked."""
     from gpuplan.render.table import dump_json
-    from launch.service import end_untracked
+    from launch.untracked import end_untracked
 
     client_for = clients()
     with open_ledger(read_only_ok=True) as ledger:

@@ -38,13 +38,7 @@ from decimal import Decimal
 from typing import Any
 
 from pricing.billing import BillingMode
-from pricing.errors import (
-    CapacityError,
-    GpuplanError,
-    InputError,
-    NotSupportedError,
-    ProviderError,
-)
+from pricing.errors import CapacityError, GpuplanError, InputError, NotSupportedError, ProviderError
 from providers.aws.account import account_name
 from providers.aws.images import default_image, dlami_kind
 from providers.created import CreateWatch

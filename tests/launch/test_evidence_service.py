@@ -6,16 +6,14 @@ The CLI probes against the strict fake CVM are in test_evidence.py; here each ru
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from launch.journal import append, replay
 from launch.ledger import LaunchState, Ledger
 from launch.places import remember, remembered, search_places
-from launch.service import down, reconcile, status
-from providers.capabilities import InstanceState
+from launch.service import down, status
+from launch.untracked import reconcile
 from tests.fakes.fake_compute import Cloud, FakeCompute
 from tests.launch.test_service import _in_flight, launch
 
@@ -96,20 +94,3 @@ def test_places_are_remembered_beside_the_ledger_and_a_hostile_file_is_ignored(t
     path.write_text(json.dumps([["aws", "us-east-1"]] * 10_000))
     assert remembered(path) == set()
 
-
-def test_the_outage_journal_is_replayed_once_with_the_outage_end_time(ledger: Ledger, tmp_path: Path) -> None:
-    cloud = Cloud()
-    _, _, out = launch(ledger, cloud)
-    (iid,) = [i.instance_id for i in out.instances]
-    journal = tmp_path / "ledger-journal.jsonl"
-    asked = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
-    append(journal, {"launch_id": out.record.id, "instance_id": iid, "asked_at": asked.isoformat(), "host": "h"})
-    append(journal, {"launch_id": "gp-elsewhere", "instance_id": "i-x", "asked_at": asked.isoformat()})
-    done = replay(ledger, journal)
-    assert any("gp-elsewhere" in d and "not in this ledger" in d for d in done)
-    assert ledger.launch(out.record.id).state is LaunchState.TERMINATING and not journal.exists()
-    cloud.machines[iid].state = InstanceState.TERMINATED
-    status(ledger, lambda p, r: FakeCompute(cloud))
-    (m,) = ledger.instances(out.record.id)
-    assert m.ended_at == asked and ledger.launch(out.record.id).state is LaunchState.TERMINATED
-    assert replay(ledger, journal) == []
