@@ -21,6 +21,7 @@ from pricing.extras import (
     DEFAULT_DISK_TYPE,
     DEFAULT_STORAGE,
     ExtraRate,
+    clouds_priced,
     rates_for,
 )
 from pricing.line_items import LineItem
@@ -197,6 +198,10 @@ def rate_free_bill(ex: Extras, cloud: str, mode: BillingMode, run_hours: Decimal
     """:func:`extras_bill` but the set-up line: what does not depend on the offer's rate, the same for
     every offer of one cloud, run time, mode and node count (a plan keeps it per those)."""
     if mode is BillingMode.BUY or cloud == "local":
+        return _NOTHING
+    if cloud not in clouds_priced():
+        # a provider of the user's own catalog (an on-premises chargeback, a negotiated reseller): gpuplan has no
+        # rates for its disks or traffic, and its row's price is taken as its whole bill (README, the whole bill)
         return _NOTHING
     n = Decimal(nodes)
     hours = run_hours + ex.setup_hours

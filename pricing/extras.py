@@ -72,6 +72,12 @@ def extra_rates() -> tuple[ExtraRate, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1)
+def clouds_priced() -> frozenset[str]:
+    """The clouds the shipped data prices any bill line for: a provider of the user's own catalog is not one."""
+    return frozenset(r.cloud for r in extra_rates())
+
+
 @lru_cache(maxsize=256)
 def rates_for(cloud: str, item: str) -> tuple[ExtraRate, ...]:
     """The rows of one item, lowest tier first; empty when the item is not priced for ``cloud``.

@@ -16,11 +16,19 @@ _TRAIL = re.compile(r"\b(?:VERIFIED|RECALLED|NOT VERIFIED|UNVERIFIED)\b|\bweak s
                     re.IGNORECASE)
 
 
+# What gpuplan itself appends to a row's note after the data file's text (pricing.catalog.layers): kept.
+_ADDED = re.compile(r"(?:^|;\s*)(enterprise discount [^;]*)")
+
+
 def public_note(note: str) -> str:
-    """``note`` up to its research trail, without trailing separators; empty when it is all trail."""
+    """``note`` up to its research trail, without trailing separators, and what gpuplan appended after it (an
+    enterprise discount); empty when it is all trail."""
     m = _TRAIL.search(note)
-    head = note[:m.start()] if m else note
-    return head.strip().rstrip(";,.-: ").strip()
+    if m is None:
+        return note.strip().rstrip(";,.-: ").strip()
+    head = note[:m.start()].strip().rstrip(";,.-: ").strip()
+    added = [a.group(1).strip() for a in _ADDED.finditer(note, m.start())]
+    return "; ".join(x for x in (head, *added) if x)
 
 
 # A source's own verification marker ("NVIDIA spec page (recalled)"): how it was read, for the data's maintainers.

@@ -8,6 +8,7 @@ The probes of issue 42: a full USD budget passed four more launches under ``GPUP
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -94,9 +95,10 @@ def test_a_comma_is_only_a_thousands_separator(text: str) -> None:
 
 
 def test_a_ttl_under_tencents_timer_floor_is_priced_at_the_floor(fake: FakeCvm, env: dict[str, str]) -> None:
-    # one minute would be 0.17 CNY; the cloud's timer ends the machine only after 6: 1.00 CNY
+    # one minute would be 0.17 CNY; the cloud's timer ends the machine only after 6: 1.00 CNY of the test price,
+    # and its disk for those 6 minutes
     r = cli(env, *LAUNCH, "--ttl", "1m", "--max-cost", "0.50 CNY")
-    assert r.returncode == 7 and "1.00 CNY" in r.stderr, r.stderr
+    assert r.returncode == 7 and re.search(r"would cost 1\.0\d CNY", r.stderr), r.stderr
     assert fake.calls_of("RunInstances") == []
 
 
@@ -145,7 +147,9 @@ def test_five_launches_shown_at_3_09_usd_fit_a_15_45_budget(tmp_path: Path) -> N
 def test_the_first_rate_a_ledger_uses_is_the_one_it_keeps(tmp_path: Path) -> None:
     with Ledger(tmp_path / "l.sqlite3") as ledger:
         first = fixed_fx(ledger).rate(Currency.USD, Currency.CNY)
-        ledger.db.execute("UPDATE fx_rates SET rate = '7.0' WHERE base = 'USD' AND quote = 'CNY'")
+        # the rates kept are ECB's, against the euro: 1 EUR = 1 USD = 7.0 CNY makes USD/CNY 7.0
+        ledger.db.execute("UPDATE fx_rates SET rate = '1' WHERE base = 'EUR' AND quote = 'USD'")
+        ledger.db.execute("UPDATE fx_rates SET rate = '7.0' WHERE quote = 'CNY'")
         assert fixed_fx(ledger).rate(Currency.USD, Currency.CNY) == Decimal("7.0") != first
         mine = Fx([FxRate(base=Currency.USD, quote=Currency.CNY, rate=Decimal("727.34"), source="GPUPLAN_FX")])
         assert mine.rate(Currency.USD, Currency.CNY) != fixed_fx(ledger).rate(Currency.USD, Currency.CNY)

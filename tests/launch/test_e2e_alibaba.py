@@ -37,7 +37,8 @@ def fake() -> Iterator[FakeEcs]:
 
 @pytest.fixture
 def env(fake: FakeEcs, tmp_path: Path) -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("ALIBABA_CLOUD_", "GPUPLAN_"))}
+    skip = ("ALIBABA_CLOUD_", "GPUPLAN_", "AWS_", "TENCENTCLOUD_")  # no other cloud's region is searched
+    e = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
     e.update({
         "ALIBABA_CLOUD_ACCESS_KEY_ID": TEST_KEY_ID, "ALIBABA_CLOUD_ACCESS_KEY_SECRET": TEST_KEY_SECRET,
         "GPUPLAN_ALIBABA_ENDPOINT": fake.endpoint,

@@ -31,7 +31,8 @@ def fake() -> Iterator[FakeLambda]:
 
 @pytest.fixture
 def env(fake: FakeLambda, tmp_path: Path) -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("LAMBDA_", "GPUPLAN_"))}
+    skip = ("LAMBDA_", "GPUPLAN_", "AWS_", "TENCENTCLOUD_")  # no other cloud's region is searched
+    e = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
     e.update({
         "LAMBDA_API_KEY": TEST_API_KEY, "GPUPLAN_LAMBDA_ENDPOINT": fake.endpoint,
         "GPUPLAN_HOME": str(tmp_path / "home"), "HOME": str(tmp_path / "user"), "NO_PROXY": "127.0.0.1,localhost",

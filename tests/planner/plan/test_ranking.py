@@ -26,7 +26,7 @@ from planner.settings import Settings
 from planner.plan.workload_demand import WorkloadDemand
 from planner.plan import Constraints, Exclusion, Option, Plan, make_plan
 from planner.plan.costing import Costing
-from planner.plan.filters import exclusion_zone, offer_filter
+from planner.plan.filters import exclusion_zone, offer_filter, unwhole_build
 from planner.workload.spec import TrainingWorkload, TransformerArch
 from tests.fixtures.catalogs import instance_csv
 
@@ -51,7 +51,7 @@ def reference(demand: Demand, c: Constraints, s: Settings, cat: Catalog) -> tupl
             continue
         for offer in provider.list_offers():
             spec = cat.gpus[offer.gpu]
-            if (rejected := offer_filter(offer, spec, c)) is not None:
+            if (rejected := offer_filter(offer, spec, c) or unwhole_build(offer)) is not None:
                 drop(offer, *rejected)
                 continue
             for zone in offer.sold_out_zones:
