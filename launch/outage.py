@@ -9,7 +9,7 @@ be reached (:func:`unreachable`); ``down`` writes every change to the local jour
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from pydantic import BaseModel
@@ -27,8 +27,6 @@ from providers.capabilities import (
 )
 
 ClientFor = Callable[[str, str], ComputeClient]
-# The environment variables that name a provider's region in the user's own cloud configuration.
-REGION_ENV = {"aws": ("AWS_REGION", "AWS_DEFAULT_REGION"), "tencent": ("TENCENTCLOUD_REGION",)}
 # SQLSTATE classes of a server that is going or gone: connection exceptions, and shutdown or start-up.
 _GONE_STATES = ("08", "57P01", "57P02", "57P03")
 
@@ -53,11 +51,6 @@ def unreachable(exc: BaseException) -> bool:
             return "FATAL:" not in text or "the database system is" in text
         seen = seen.__cause__ or seen.__context__
     return False
-
-
-def env_places(env: Mapping[str, str]) -> set[tuple[str, str]]:
-    """The regions the user's cloud configuration names (the caller passes its environment)."""
-    return {(p, env[v].strip()) for p, names in REGION_ENV.items() for v in names if env.get(v, "").strip()}
 
 
 class CloudLaunch(BaseModel):

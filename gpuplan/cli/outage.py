@@ -78,9 +78,12 @@ def _journal() -> Any:
 
 
 def _places(why: str, journal: Any, provider: str | None, region: str | None) -> set[tuple[str, str]]:
-    from launch.outage import env_places
+    from gpuplan.paths import ledger_file
+    from launch.places import search_places
 
-    places = (journal.places() if journal is not None else set()) | env_places(os.environ)
+    # the places launches from here went, those reconcile remembers beside the ledger, and the environment's regions
+    places = search_places(journal.places() if journal is not None else set(),
+                           ledger_file().with_name("places.json"), os.environ)
     if provider and region:
         places.add((provider.strip().lower(), region.strip()))
     if not places:
