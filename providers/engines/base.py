@@ -20,7 +20,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from pricing.errors import CredentialsError, NotSupportedError, ProviderError
+from pricing.billing import BillingMode
+from pricing.errors import CredentialsError, InputError, NotSupportedError, ProviderError
 from pricing.text import printable
 from providers.capabilities import (
     TAG_ID,
@@ -28,6 +29,8 @@ from providers.capabilities import (
     ComputeClient,
     InstanceInfo,
     InstanceState,
+    LaunchRequest,
+    LaunchResult,
 )
 
 NAME_PREFIX = "gpuplan-"
@@ -59,6 +62,8 @@ class EngineCompute(ComputeClient):
     executable: str
     install: str  # one line: how to install it and make it usable, said when it is missing
     check: str  # the engine's own step that says whether it can use the cloud
+    label: str  # the engine as messages name it ("SkyPilot", "dstack")
+    starts: str  # what the engine does with machines, as its refusal of a subscription says it ("launches")
 
     def __init__(self, region: str, *, task_dir: Path | None = None, task_text: str | None = None,
                  command: Sequence[str] | None = None) -> None:
@@ -67,6 +72,20 @@ class EngineCompute(ComputeClient):
         self.task_dir = task_dir
         self.task_text = task_text
         self._command = list(command) if command is not None else None
+
+    def already_running(self, request: LaunchRequest) -> LaunchResult | None:
+        """Refuse a subscription (engines start on-demand or spot machines), and return what the engine already runs
+        under the launch's name: a retried launch starts nothing new."""
+        if request.billing is BillingMode.MONTHLY:
+            raise InputError(f"{self.label} {self.starts} on-demand or spot machines, not monthly subscriptions",
+                             f"use --billing hourly or spot with --via {self.provider}")
+        if request.dry_run:
+            return None
+        existing = self.list_by_tag(TAG_ID, tags_of(request.name).get("gpuplan:id", request.name))
+        if not existing:
+            return None
+        return LaunchResult(instance_ids=tuple(i.instance_id for i in existing),
+                            notes=(f"{self.label} already runs {request.name}; nothing new started",))
 
     def argv(self) -> list[str]:
         if self._command is not None:

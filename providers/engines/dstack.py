@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pricing.billing import BillingMode
-from pricing.errors import InputError, ProviderError
+from pricing.errors import ProviderError
 from providers.capabilities import (
     InstanceInfo,
     InstanceState,
@@ -43,19 +42,14 @@ class DstackCompute(EngineCompute):
     executable = "dstack"
     install = ("install dstack (pip install 'dstack[all]'), start or point it at a server (`dstack server`, then "
                "`dstack project add`), with the cloud's credentials in the server's config")
+    label, starts = "dstack", "runs"
     check = ("start a dstack server with the cloud's backend (`dstack server`, ~/.dstack/server/config.yml) and add "
              "its project (`dstack project add`)")
 
     def run(self, request: LaunchRequest) -> LaunchResult:
-        if request.billing is BillingMode.MONTHLY:
-            raise InputError("dstack runs on-demand or spot machines, not monthly subscriptions",
-                             "use --billing hourly or spot with --via dstack")
+        if (running := self.already_running(request)) is not None:
+            return running
         name = request.name
-        if not request.dry_run:
-            existing = self.list_by_tag("gpuplan:id", tags_of(name).get("gpuplan:id", name))
-            if existing:
-                return LaunchResult(instance_ids=tuple(i.instance_id for i in existing),
-                                    notes=(f"dstack already runs {name}; nothing new started",))
         path = self.task_path(name)
         notes = [f"dstack task: {path}"]
         if request.expires_at is not None:

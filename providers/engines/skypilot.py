@@ -11,7 +11,6 @@ take a cluster down.
 from __future__ import annotations
 
 from pricing.billing import BillingMode
-from pricing.errors import InputError
 from providers.capabilities import (
     InstanceInfo,
     InstanceState,
@@ -50,6 +49,7 @@ class SkyPilotCompute(EngineCompute):
     executable = "sky"
     install = ("install SkyPilot for the cloud, e.g. pip install 'skypilot[aws]', then run `sky check` to enable "
                "the cloud's credentials")
+    label, starts = "SkyPilot", "launches"
     check = "run `sky check`: it says which clouds SkyPilot can use, and what each one lacks"
 
     def __init__(self, region: str, *, idle_minutes: int | None = None, **options: object) -> None:
@@ -58,15 +58,9 @@ class SkyPilotCompute(EngineCompute):
 
     def run(self, request: LaunchRequest) -> LaunchResult:
         job = request.billing is BillingMode.SPOT
-        if request.billing is BillingMode.MONTHLY:
-            raise InputError("SkyPilot launches on-demand or spot machines, not monthly subscriptions",
-                             "use --billing hourly or spot with --via skypilot")
+        if (running := self.already_running(request)) is not None:
+            return running
         name = request.name
-        if not request.dry_run:
-            existing = self.list_by_tag("gpuplan:id", tags_of(name).get("gpuplan:id", name))
-            if existing:
-                return LaunchResult(instance_ids=tuple(i.instance_id for i in existing),
-                                    notes=(f"SkyPilot already runs {name}; nothing new started",))
         path = self.task_path(name)
         notes = [f"SkyPilot task: {path}"]
         if job:
