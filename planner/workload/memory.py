@@ -322,17 +322,23 @@ def layout(w: TrainingWorkload, vram_gb: float, gpus: int, headroom: bool = True
 def fewest_gpus(w: TrainingWorkload, vram_gb: float, limit: int = 1 << 20) -> Layout | None:
     """The fewest GPUs of ``vram_gb`` that fit ``w`` with the sharding allowed (ZeRO-3 when auto).
 
-    Per-GPU memory never grows with the GPU count (states divide, activations stay), so
-    whether ``n`` GPUs fit is monotone in ``n`` and a bisection finds the fewest.
+    From two GPUs on, per-GPU memory never grows with the GPU count (states divide, activations
+    stay, NCCL's buffers are the same), so whether ``n`` GPUs fit is monotone in ``n`` and a
+    bisection finds the fewest. One GPU needs no NCCL buffers: it is tried first, on its own.
     """
     sharding = Sharding.ZERO3 if w.sharding is Sharding.AUTO else _norm_shard(w.sharding)
     best: Layout | None = None
     for rc in _choices(w.recompute, RECOMPUTE_ORDER):
         fixed = w.model_copy(update={"sharding": sharding, "recompute": rc})
         top = limit if best is None else best.gpus - 1
-        if top < 1 or (lay := layout(fixed, vram_gb, top)) is None:
+        if top < 1:
             continue
-        lo, hi = 1, top  # hi fits
+        if (one := layout(fixed, vram_gb, 1)) is not None:
+            best = one  # nothing fewer exists
+            break
+        if top < 2 or layout(fixed, vram_gb, top) is None:
+            continue
+        lo, hi = 2, top  # hi fits
         while lo < hi:
             mid = (lo + hi) // 2
             if layout(fixed, vram_gb, mid) is None:

@@ -147,13 +147,14 @@ def test_expert_parallel_splits_experts_without_zero() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(gpus=st.integers(1, 600), more=st.integers(0, 600),
+@given(gpus=st.integers(2, 600), more=st.integers(0, 600),
        stage=st.sampled_from([Sharding.NONE, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3]),
        model=st.sampled_from(["mixtral-8x7b", "deepseek-v3", "llama-4-maverick", "llama-2-7b"]),
        method=st.sampled_from(list(Method)))
 def test_more_gpus_never_need_more_memory_per_gpu(gpus: int, more: int, stage: Sharding, model: str,
                                                   method: Method) -> None:
-    """The invariant fewest_gpus' bisection relies on: per-GPU state memory never grows with the GPU count."""
+    """The invariant fewest_gpus' bisection relies on: from two GPUs on (one GPU has no NCCL buffers, and
+    fewest_gpus tries it first), per-GPU state memory never grows with the GPU count."""
     w = TrainingWorkload(arch=arch_for(model, None), method=method)
     a, b = training_memory(w, gpus, stage), training_memory(w, gpus + more, stage)
     assert b.fixed <= a.fixed + 1e-9
@@ -193,3 +194,15 @@ def test_a_mixture_of_experts_runs_at_a_share_of_the_dense_utilisation() -> None
     assert "mixture of experts" in moe.assumptions["mfu_basis"]
     given = workload_from_options(model="mixtral-8x7b", tokens=1e12, mfu=0.3)
     assert "mixture" not in estimate_training(given, spec, 256, spec.interconnect, catalog=CAT).assumptions["mfu_basis"]
+
+
+def test_a_job_that_fits_one_gpu_is_found_there_though_two_gpus_add_nccl_buffers() -> None:
+    """Unsharded 7B full training: one GPU carries no NCCL buffers, two carry 0.5 GiB more each. A card between the
+    two needs fits on one GPU only, and fewest_gpus must say so rather than that it fits nowhere."""
+    w = TrainingWorkload(arch=arch_for("llama-2-7b", None), method=Method.FULL, sharding=Sharding.NONE, batch=1)
+    one, two = training_memory(w, 1, Sharding.NONE), training_memory(w, 2, Sharding.NONE)
+    assert two.fixed > one.fixed
+    vram = next(v / 10 for v in range(400, 4000) if layout(w, v / 10, 1) is not None)
+    assert layout(w, vram, 2) is None  # the card fits one GPU's job, not the same job on two
+    found = fewest_gpus(w, vram)
+    assert found is not None and found.gpus == 1
