@@ -32,12 +32,17 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
             entry.update(usable_gb=vram, usable_basis=basis)
         if isinstance(w, InferenceWorkload):
             mem = inference_memory(w)
-            mb = mem.max_batch(vram)
+            # as in training (memory.fitted), a fit keeps headroom free for transient peaks: the allocator's
+            # fragmentation, CUDA graphs and the activations of a forward pass are not in the KV-cache count
+            room = vram - headroom_gb(vram)
+            mb = mem.max_batch(room)
             need = w.batch or 1
             at = w.batch or mb or 1  # the total is at --batch, else at the max batch, as training's is
-            entry.update(fits=mb is None or mb >= need, max_batch_size=mb, memory_gb=mem.as_dict(at),
-                         total_at_batch=at)
-            per_gpu_weights = vram - mem.overhead - (mem.per_sample or 0) * need
+            fits = (mb is None or mb >= need) and mem.total(need) <= room
+            entry.update(fits=fits, max_batch_size=mb, memory_gb=mem.as_dict(at), total_at_batch=at,
+                         used_share=round(mem.total(at) / vram, 4), headroom_gb=round(headroom_gb(vram), 3),
+                         headroom_note=_infer_edge_note(mem, vram, room, need))
+            per_gpu_weights = room - mem.overhead - (mem.per_sample or 0) * need
             entry["fewest_gpus"] = {"gpus": -(-int(mem.weights * 1000) // max(1, int(per_gpu_weights * 1000)))
                                     if per_gpu_weights > 0 else None, "layout": "tensor-parallel weight split"}
         elif isinstance(w, ImageWorkload):
@@ -77,6 +82,21 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
                 "max_batch_size": few.max_batch}
         out.append(entry)
     return out
+
+
+def _infer_edge_note(mem: Any, vram: float, room: float, need: int) -> str | None:
+    """What keeping the headroom free changed for an inference fit, in words; None where it changed nothing."""
+    from planner.workload.memory import headroom_gb
+
+    keep = (f"keeps {headroom_gb(vram):.1f} GiB of {vram:g} free for transient peaks (allocator, CUDA graphs, "
+            "workspaces)")
+    edge, kept = mem.max_batch(vram), mem.max_batch(room)
+    if mem.total(need) <= vram and mem.total(need) > room:
+        return (f"would fill {mem.total(need) / vram:.0%} of usable memory at batch {need}; not counted as fitting: "
+                f"a fit {keep}")
+    if edge is not None and kept is not None and edge > kept:
+        return f"max batch {kept} rather than {edge}: the fit {keep}"
+    return None
 
 
 def _edge_note(w: Any, vram: float, gpus: int, lay: Any) -> str | None:

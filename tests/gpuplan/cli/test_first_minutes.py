@@ -193,7 +193,8 @@ def test_fit_infer_total_is_at_the_max_batch_as_the_footer_says(gpuplan: Run) ->
     args = ("fit", "--model", "llama-2-13b", "--infer", "--weight-bits", "8", "--gpu", "rtx-4090", "--json")
     entry = json.loads(gpuplan(*args)[1])["gpus"][0]
     at_max = json.loads(gpuplan(*args, "--batch", str(entry["max_batch_size"]))[1])["gpus"][0]
-    assert entry["max_batch_size"] == 3 and entry["total_at_batch"] == 3
+    # 2, not 3: a fit keeps 8% of usable memory free (issue 41); 3 sequences would fill 96.7%
+    assert entry["max_batch_size"] == 2 and entry["total_at_batch"] == 2
     assert entry["memory_gb"]["total"] == at_max["memory_gb"]["total"]
     one = json.loads(gpuplan(*args, "--batch", "1")[1])["gpus"][0]
     assert one["total_at_batch"] == 1 and one["memory_gb"]["total"] < entry["memory_gb"]["total"]
