@@ -176,7 +176,8 @@ def quote_launch(spec: LaunchSpec, catalog: Catalog, *, hours_per_month: Decimal
         notes.append(f"list price for {offer.region}; `gpuplan catalog refresh --provider {spec.provider} "
                      f"--region {region}` reads the zone's live price")
     return LaunchQuote(spec=spec, offer=offer.name, region=region, zone=zone,
-                       zones=found.zones, unit_price=unit, rule=rule.story(offer.family), projected=projected, estimate=estimate,
+                       zones=found.zones, unit_price=unit, rule=rule.story(offer.family), projected=projected,
+                       estimate=estimate,
                        notes=tuple(notes), instance_projected=instance_projected, extras=bill.items,
                        not_priced=bill.not_priced, extras_unit=unit_extras)
 
@@ -349,14 +350,16 @@ def start(q: LaunchQuote, *, ledger: Ledger, client: ComputeClient, progress: Ca
                  f"see them: gpuplan ls    end them: gpuplan down {launch_id}")
         raise
     checkpoint("after-run")
-    infos = [InstanceInfo(instance_id=i, state=InstanceState.PENDING, zone=result.zone or "") for i in result.instance_ids]
+    infos = [InstanceInfo(instance_id=i, state=InstanceState.PENDING, zone=result.zone or "")
+             for i in result.instance_ids]
     ledger.record_instances(launch_id, infos)
     partial = len(infos) < spec.count
     ledger.set_state(launch_id, LaunchState.PARTIAL if partial else LaunchState.PENDING,
                      f"{len(infos)} of {spec.count} started", zone=result.zone, image=result.image)
     timer = None
     if result.cloud_ends_at is not None:
-        timer = f"the cloud terminates it at {result.cloud_ends_at:%Y-%m-%d %H:%M:%S} UTC (its own timer, set at launch)"
+        timer = (f"the cloud terminates it at {result.cloud_ends_at:%Y-%m-%d %H:%M:%S} UTC "
+                 "(its own timer, set at launch)")
         ledger.set_note(launch_id, timer)
     checkpoint("after-record")
     notes = [*result.notes, *([timer] if timer else [])]

@@ -187,7 +187,8 @@ def with_setup(rest: ExtrasBill, ex: Extras, mode: BillingMode, nodes: int, setu
     if not ex.setup_minutes or mode in TERM_MODES or setup_rate is None or currency is None or not rest.priced:
         return rest
     each = f"{nodes} nodes x " if nodes > 1 else ""
-    setup = ExtraItem.priced(f"{each}set-up {ex.setup_minutes:g} min at the instance rate", ex.setup_hours * Decimal(nodes),
+    setup = ExtraItem.priced(f"{each}set-up {ex.setup_minutes:g} min at the instance rate",
+                             ex.setup_hours * Decimal(nodes),
                              "hours", Money(amount=setup_rate, currency=currency), item="setup",
                              source="the offer's own rate")
     return ExtrasBill((setup, *rest.items), rest.not_priced, setup.cost.amount, rest.fixed)

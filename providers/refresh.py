@@ -70,7 +70,8 @@ def _store(path: Path, provider: str, region: str, rows: list[Any], meta: dict[s
         raise ProviderError(f"{provider} answered no usable GPU offer for {region}: " + "; ".join(dropped[:5]),
                             "the cache was left as it was; try again later")
     write_instances(path, rows)
-    write_private(meta_path(path), json.dumps({**meta, "refreshed_at": datetime.now(UTC).isoformat(timespec="seconds")}))
+    write_private(meta_path(path),
+                  json.dumps({**meta, "refreshed_at": datetime.now(UTC).isoformat(timespec="seconds")}))
     return RefreshResult(
         provider=provider, region=region, path=path, rows=len(rows), endpoint=meta.get("endpoint"),
         dropped=tuple(dropped),

@@ -59,7 +59,8 @@ def gpus(
             Column(key="tdp_w", header="TDP W", justify="right", priority=2),
             Column(key="interconnect", header="interconnect", priority=3),
             Column(key="aliases", header="also known as", priority=4)]
-    emit(render_rows(rows, cols, fmt, title="GPUs in the catalog", caption="- = not in the sources; `gpuplan gpus --json` gives every source."))
+    emit(render_rows(rows, cols, fmt, title="GPUs in the catalog",
+                     caption="- = not in the sources; `gpuplan gpus --json` gives every source."))
 
 
 @app.command()
@@ -75,7 +76,9 @@ def offers(
     fx: FxOpt = None,
     limit: Annotated[int, typer.Option("--limit", help="Rows in the table, cheapest per GPU-hour first; 0 shows all. "
                                                         "JSON and csv list every offer.")] = OFFERS_SHOWN,
-    group_by: Annotated[Optional[str], typer.Option("--group-by", help="One row per gpu or provider: the cheapest per GPU-hour on demand and spot, and where.")] = None,
+    group_by: Annotated[Optional[str], typer.Option(
+        "--group-by", help="One row per gpu or provider: the cheapest per GPU-hour on demand and spot, "
+        "and where.")] = None,
     output: OutputOpt = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
@@ -201,9 +204,13 @@ def catalog_refresh(
     provider: Annotated[Optional[str], typer.Option("--provider", help=(
         "Cloud whose live prices to read: tencent or aws; with --source gpuhunt, any of its catalogs "
         "(gcp, azure, lambda, oci, nebius, runpod, ...; comma list)."))] = None,
-    region: Annotated[Optional[list[str]], typer.Option("--region", help="Region to read, e.g. ap-guangzhou, us-east-1 (repeatable; with --source gpuhunt: only these, default all).")] = None,
+    region: Annotated[Optional[list[str]], typer.Option(
+        "--region", help="Region to read, e.g. ap-guangzhou, us-east-1 (repeatable; with --source gpuhunt: only these, "
+        "default all).")] = None,
     profile: Annotated[Optional[str], typer.Option("--profile", help="AWS profile name (AWS only).")] = None,
-    source: Annotated[str, typer.Option("--source", help="cloud: the cloud's own price API; gpuhunt: gpuhunt's catalogs (needs gpuplan[market]; GPUHUNT_CATALOG_URL points it elsewhere).")] = "cloud",
+    source: Annotated[str, typer.Option(
+        "--source", help="cloud: the cloud's own price API; gpuhunt: gpuhunt's catalogs (needs gpuplan[market]; "
+        "GPUHUNT_CATALOG_URL points it elsewhere).")] = "cloud",
     fx: Annotated[bool, typer.Option("--fx", help=(
         "Read ECB's euro reference exchange rates of the day (free, no key; GPUPLAN_ECB_URL points it elsewhere) "
         "into the cache; plans prefer them to the shipped rates."))] = False,

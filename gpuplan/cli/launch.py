@@ -50,41 +50,71 @@ def _crash_point(step: str) -> None:
 def launch(
     provider: Annotated[str | None, typer.Option(
         "--provider", help="tencent, aws or lambda; with --via also gcp and azure.")] = None,
-    instance_type: Annotated[Optional[str], typer.Option("--instance-type", help="e.g. GN10Xp.20XLARGE320, p3.16xlarge.")] = None,
+    instance_type: Annotated[Optional[str], typer.Option(
+        "--instance-type", help="e.g. GN10Xp.20XLARGE320, p3.16xlarge.")] = None,
     region: Annotated[Optional[str], typer.Option("--region", help="Region, e.g. ap-guangzhou, us-east-1.")] = None,
-    zone: Annotated[Optional[str], typer.Option("--zone", help="Zone, e.g. ap-guangzhou-3 (pins it: no failover).")] = None,
-    image: Annotated[Optional[str], typer.Option("--image", help="img-... or ami-...; default: the provider's GPU image (said).")] = None,
+    zone: Annotated[Optional[str], typer.Option(
+        "--zone", help="Zone, e.g. ap-guangzhou-3 (pins it: no failover).")] = None,
+    image: Annotated[Optional[str], typer.Option(
+        "--image", help="img-... or ami-...; default: the provider's GPU image (said).")] = None,
     billing: BillingOpt = "hourly",
     months: Annotated[int, typer.Option("--months", help="Months to prepay with --billing monthly.")] = 1,
-    count: Annotated[int | None, typer.Option("--count", help="Identical machines to launch together (one cluster; default 1, or the plan's nodes).")] = None,
-    ttl: Annotated[Optional[str], typer.Option("--ttl", help="Time to live, e.g. 6h, 2d: `gpuplan down --expired` ends it then.")] = None,
-    max_cost: Annotated[Optional[str], typer.Option("--max-cost", help="Refuse if the projected cost exceeds this, e.g. 500 or '3000 CNY'.")] = None,
-    from_plan: Annotated[bool, typer.Option("--from-plan", help="Launch the winner of the last `gpuplan plan` (said, with its age; or --plan FILE).")] = False,
-    plan_file: Annotated[Optional[Path], typer.Option("--plan", "--plan-file", help="A `gpuplan plan --json` file (or a kept plan) to launch, at any age.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
-    ssh_key: Annotated[Optional[Path], typer.Option("--ssh-key", help="OpenSSH public key to log in with, imported once per region as a key pair and reused. [default: ~/.ssh/id_ed25519.pub or id_rsa.pub if present]", metavar="PATH")] = None,
-    no_ssh_key: Annotated[bool, typer.Option("--no-ssh-key", help="Launch with no key pair (Tencent mails a password; AWS: EC2 Instance Connect).")] = False,
-    ssh_from: Annotated[Optional[str], typer.Option("--ssh-from", help="Let SSH in only from these addresses or CIDR blocks, comma-separated (your address: curl https://checkip.amazonaws.com). [default: anywhere]", metavar="CIDR")] = None,
+    count: Annotated[int | None, typer.Option(
+        "--count", help="Identical machines to launch together (one cluster; default 1, or the plan's nodes).")] = None,
+    ttl: Annotated[Optional[str], typer.Option(
+        "--ttl", help="Time to live, e.g. 6h, 2d: `gpuplan down --expired` ends it then.")] = None,
+    max_cost: Annotated[Optional[str], typer.Option(
+        "--max-cost", help="Refuse if the projected cost exceeds this, e.g. 500 or '3000 CNY'.")] = None,
+    from_plan: Annotated[bool, typer.Option(
+        "--from-plan", help="Launch the winner of the last `gpuplan plan` (said, with its age; "
+        "or --plan FILE).")] = False,
+    plan_file: Annotated[Optional[Path], typer.Option(
+        "--plan", "--plan-file", help="A `gpuplan plan --json` file (or a kept plan) to launch, at any age.")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Ask the provider to validate the launch; create nothing.")] = False,
+    ssh_key: Annotated[Optional[Path], typer.Option(
+        "--ssh-key", help="OpenSSH public key to log in with, imported once per region as a key pair and reused. "
+        "[default: ~/.ssh/id_ed25519.pub or id_rsa.pub if present]", metavar="PATH")] = None,
+    no_ssh_key: Annotated[bool, typer.Option(
+        "--no-ssh-key", help="Launch with no key pair (Tencent mails a password; AWS: EC2 Instance Connect).")] = False,
+    ssh_from: Annotated[Optional[str], typer.Option(
+        "--ssh-from", help="Let SSH in only from these addresses or CIDR blocks, comma-separated (your address: "
+        "curl https://checkip.amazonaws.com). [default: anywhere]", metavar="CIDR")] = None,
     disk_gb: DiskGbOpt = None,
     disk_type: DiskTypeOpt = None,
     egress_gb: EgressGbOpt = None,
     storage_gb: StorageGbOpt = None,
     setup_minutes: SetupMinutesOpt = None,
     bandwidth_mbps: BandwidthOpt = None,
-    setup: Annotated[Optional[str], typer.Option("--setup", help="Set-up run on every machine at boot, after the GPU driver: a shell script file, or a command in quotes.", metavar="FILE|CMD")] = None,
-    run: Annotated[Optional[str], typer.Option("--run", help="The job, run after --setup as the login user (a script file or a command in quotes); its output goes to /var/log/gpuplan/run.log: `gpuplan logs ID`.", metavar="FILE|CMD")] = None,
-    down_when: Annotated[Optional[str], typer.Option("--down-when", help="done: each machine ends itself when --run exits (the disk goes with it: save results elsewhere).", metavar="done")] = None,
-    idle: Annotated[Optional[str], typer.Option("--idle", help="End a machine once its GPUs sit idle this long (none above 5% utilization), e.g. 30m.", metavar="DURATION")] = None,
-    driver: Annotated[Optional[str], typer.Option("--driver", help="check, install or skip the NVIDIA driver at boot. [default: install on an image without one (Tencent's public images), else check]", metavar="check|install|skip")] = None,
-    cam_role: Annotated[Optional[str], typer.Option("--cam-role", help="Tencent: the CAM role the machines run with; it lets them end themselves (--down-when, --idle).", metavar="NAME")] = None,
+    setup: Annotated[Optional[str], typer.Option(
+        "--setup", help="Set-up run on every machine at boot, after the GPU driver: a shell script file, "
+        "or a command in quotes.", metavar="FILE|CMD")] = None,
+    run: Annotated[Optional[str], typer.Option(
+        "--run", help="The job, run after --setup as the login user (a script file or a command in quotes); "
+        "its output goes to /var/log/gpuplan/run.log: `gpuplan logs ID`.", metavar="FILE|CMD")] = None,
+    down_when: Annotated[Optional[str], typer.Option(
+        "--down-when", help="done: each machine ends itself when --run exits (the disk goes with it: "
+        "save results elsewhere).", metavar="done")] = None,
+    idle: Annotated[Optional[str], typer.Option(
+        "--idle", help="End a machine once its GPUs sit idle this long "
+        "(none above 5% utilization), e.g. 30m.", metavar="DURATION")] = None,
+    driver: Annotated[Optional[str], typer.Option(
+        "--driver", help="check, install or skip the NVIDIA driver at boot. [default: install on an image without one "
+        "(Tencent's public images), else check]", metavar="check|install|skip")] = None,
+    cam_role: Annotated[Optional[str], typer.Option(
+        "--cam-role", help="Tencent: the CAM role the machines run with; it lets them end themselves (--down-when, "
+        "--idle).", metavar="NAME")] = None,
     via: Annotated[str | None, typer.Option(
         "--via", metavar="skypilot|dstack",
         help="Launch through an engine you run: skypilot (sky launch; spot: sky jobs launch) or dstack (dstack "
              "apply); gpuplan quotes, budgets, records, lists and ends it.")] = None,
-    owner: Annotated[Optional[str], typer.Option("--owner", help="Who the launch is recorded for. [default: your OS user name]")] = None,
-    project: Annotated[Optional[str], typer.Option("--project", help="What the launch is for; budgets hold per project. [default: the config's project]")] = None,
+    owner: Annotated[Optional[str], typer.Option(
+        "--owner", help="Who the launch is recorded for. [default: your OS user name]")] = None,
+    project: Annotated[Optional[str], typer.Option(
+        "--project", help="What the launch is for; budgets hold per project. [default: the config's project]")] = None,
     yes: YesOpt = False,
-    wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for RUNNING, e.g. 20m.")] = "20m",
+    wait_timeout: Annotated[str, typer.Option(
+        "--wait-timeout", help="How long to wait for RUNNING, e.g. 20m.")] = "20m",
     as_json: JsonOpt = False,
 ) -> None:
     """Launch machines (after showing the price and asking), record them, wait until they run."""
@@ -346,7 +376,8 @@ def _show_quote(q: Any) -> None:
         f"{' (estimate)' if q.estimate else ''}")
     say(f"  billing rule: {q.rule}")
     if q.extras and q.instance_projected is not None:
-        say(f"  instances: {money_text(q.instance_projected.amount, q.instance_projected.currency, rounding=HALF_EVEN)}")
+        say(f"  instances: "
+            f"{money_text(q.instance_projected.amount, q.instance_projected.currency, rounding=HALF_EVEN)}")
     for i in q.extras:
         say(f"  + {i.description}: {i.story()} = {money_text(i.cost.amount, i.cost.currency)}")
     if q.projected is not None:
@@ -449,12 +480,14 @@ def _quote_extras(provider: str, mode: Any, months: int, extras: Any) -> Any:
 
 @app.command()
 def quote(
-    provider: Annotated[str, typer.Option("--provider", help="tencent (AWS publishes prices: `gpuplan catalog refresh --provider aws`).")],
+    provider: Annotated[str, typer.Option(
+        "--provider", help="tencent (AWS publishes prices: `gpuplan catalog refresh --provider aws`).")],
     instance_type: Annotated[str, typer.Option("--instance-type", help="e.g. GN10Xp.20XLARGE320.")],
     zone: Annotated[str, typer.Option("--zone", help="Zone to price, e.g. ap-guangzhou-3.")],
     billing: BillingOpt = "hourly",
     months: Annotated[int, typer.Option("--months", help="Months for --billing monthly (1-12, 24, 36).")] = 1,
-    image: Annotated[Optional[str], typer.Option("--image", help="Image to price with (default: the provider's GPU image).")] = None,
+    image: Annotated[Optional[str], typer.Option(
+        "--image", help="Image to price with (default: the provider's GPU image).")] = None,
     disk_gb: DiskGbOpt = None,
     disk_type: DiskTypeOpt = None,
     egress_gb: EgressGbOpt = None,

@@ -28,11 +28,15 @@ app = command_app()  # the root loads this module when one of its commands runs 
 @app.command("ls")
 @cloud_fallback("ls")  # the team database unreachable: the clouds by tag
 def ls(
-    reconcile: Annotated[bool, typer.Option("--reconcile", help="Also find machines tagged by gpuplan that the ledger lacks.")] = False,
-    provider: Annotated[Optional[str], typer.Option("--provider", help="With --reconcile: where to look (default: every provider and region in the ledger).")] = None,
+    reconcile: Annotated[bool, typer.Option(
+        "--reconcile", help="Also find machines tagged by gpuplan that the ledger lacks.")] = False,
+    provider: Annotated[Optional[str], typer.Option(
+        "--provider", help="With --reconcile: where to look (default: "
+        "every provider and region in the ledger).")] = None,
     region: Annotated[Optional[str], typer.Option("--region", help="With --reconcile: region to look in.")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Include ended launches.")] = False,
-    all_owners: Annotated[bool, typer.Option("--all-owners", help="Everyone's launches in a shared ledger, not only yours.")] = False,
+    all_owners: Annotated[bool, typer.Option(
+        "--all-owners", help="Everyone's launches in a shared ledger, not only yours.")] = False,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
@@ -142,13 +146,19 @@ def _said_not_looked(failed: list[tuple[str, str, GpuplanError]], asked: tuple[s
 def down(
     ids: Annotated[Optional[list[str]], typer.Argument(help="Launch ids (or instance ids) to end.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="End every launch of yours that is not ended.")] = False,
-    all_owners: Annotated[bool, typer.Option("--all-owners", help="With --all: everyone's launches in a shared ledger.")] = False,
-    expired_: Annotated[bool, typer.Option("--expired", help="End launches past their --ttl, everyone's (for cron).")] = False,
-    untracked: Annotated[bool, typer.Option("--untracked", help="End machines tagged by gpuplan that the ledger lacks (what `ls --reconcile` lists).")] = False,
-    provider: Annotated[str | None, typer.Option("--provider", help="With --untracked: also look here (with --region).")] = None,
+    all_owners: Annotated[bool, typer.Option(
+        "--all-owners", help="With --all: everyone's launches in a shared ledger.")] = False,
+    expired_: Annotated[bool, typer.Option(
+        "--expired", help="End launches past their --ttl, everyone's (for cron).")] = False,
+    untracked: Annotated[bool, typer.Option(
+        "--untracked", help="End machines tagged by gpuplan that the ledger lacks "
+        "(what `ls --reconcile` lists).")] = False,
+    provider: Annotated[str | None, typer.Option(
+        "--provider", help="With --untracked: also look here (with --region).")] = None,
     region: Annotated[str | None, typer.Option("--region", help="With --untracked: region to look in.")] = None,
     yes: YesOpt = False,
-    wait_timeout: Annotated[str, typer.Option("--wait-timeout", help="How long to wait for TERMINATED, e.g. 10m.")] = "10m",
+    wait_timeout: Annotated[str, typer.Option(
+        "--wait-timeout", help="How long to wait for TERMINATED, e.g. 10m.")] = "10m",
     as_json: JsonOpt = False,
 ) -> None:
     """Terminate launches, wait until the provider says they are gone, and record it."""
@@ -271,7 +281,9 @@ def _exec_ssh(address: str, identity: Path | None, print_only: bool, remote: lis
                          f"install an OpenSSH client, or run: {shlex.join(command)}") from None
 
 
-IdentityOpt = Annotated[Optional[Path], typer.Option("--identity", "-i", help="Private key to log in with (ssh -i).", metavar="PATH")]
+IdentityOpt = Annotated[
+    Optional[Path], typer.Option("--identity", "-i", help="Private key to log in with (ssh -i).", metavar="PATH")
+]
 PrintOpt = Annotated[bool, typer.Option("--print", help="Print the ssh command instead of running it.")]
 NodeArg = Annotated[int, typer.Argument(help="Which machine of a --count launch, from 0.")]
 
@@ -292,8 +304,10 @@ def ssh(
 def logs(
     launch_id: Annotated[str, typer.Argument(help="Launch id (or one of its instance ids), as `gpuplan ls` shows.")],
     node: NodeArg = 0,
-    file: Annotated[str, typer.Option("--file", help="run, setup, state (the boot steps), driver, idle, end or boot.")] = "run",
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing as the log grows (Ctrl-C stops).")] = False,
+    file: Annotated[str, typer.Option(
+        "--file", help="run, setup, state (the boot steps), driver, idle, end or boot.")] = "run",
+    follow: Annotated[bool, typer.Option(
+        "--follow", "-f", help="Keep printing as the log grows (Ctrl-C stops).")] = False,
     lines: Annotated[int, typer.Option("--lines", "-n", help="How many of the last lines to show.")] = 100,
     identity: IdentityOpt = None,
     print_only: PrintOpt = False,
@@ -309,7 +323,8 @@ def logs(
     address, _, identity = _login(launch_id, node, identity)
     path = f"{LOG_DIR}/{name}" if name == "state" else f"{LOG_DIR}/{name}.log"
     # the boot script runs as root and its logs are root's: the login user reads them through sudo
-    _exec_ssh(address, identity, print_only, ["sudo", "-n", "tail", "-n", str(lines), *(["-F"] if follow else []), path])
+    _exec_ssh(address, identity, print_only,
+              ["sudo", "-n", "tail", "-n", str(lines), *(["-F"] if follow else []), path])
 
 
 def _say_unreadable(ledger: Any) -> None:

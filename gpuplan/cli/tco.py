@@ -16,7 +16,8 @@ from pricing.errors import InputError, first_error
 from gpuplan.cli.app import command_app
 from gpuplan.cli.serve_opts import LOAD, MODEL as SERVE_MODEL, ServingFlags, refuse_without_serve, takes_serving
 from gpuplan.cli.options import (
-    SERVED_MODEL, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, SpotEstimatesOpt, WideOpt, WorkloadFlags,
+    SERVED_MODEL, CatalogOpt, CurrencyOpt, DiscountOpt, FxOpt, JsonOpt, OutputOpt, SpotEstimatesOpt, WideOpt,
+    WorkloadFlags,
     catalog_from, emit, not_empty, parse_multi, takes_workload, use_wide, write_file,
 )
 
@@ -83,43 +84,74 @@ def make_scenario(flags: dict[str, Any], scenario_file: Path | None) -> Any:
 @takes_workload(SERVED_MODEL)
 @takes_serving(SERVE_MODEL, LOAD)
 def tco(
-    usage: Annotated[Optional[str], _opt("--usage", "GPU-hours of work per month on the reference GPU (--ref-gpu), e.g. 300.")] = None,
-    ref_gpu: Annotated[Optional[str], _opt("--ref-gpu", "GPU the usage is measured on. [default: V100-SXM2-32GB]", "GPU")] = None,
-    workload_class: Annotated[Optional[str], _opt("--class", "Workload class for relative speed: transformer or cnn. [default: transformer]", "CLASS")] = None,
-    precision: Annotated[Optional[str], _opt("--precision", "mixed (fp16/bf16 AMP) or fp32. [default: mixed]", "PRECISION")] = None,
-    hours_per_day: Annotated[Optional[str], _opt("--hours-per-day", "Or: hours a day the whole machine runs (with --days-per-month).")] = None,
+    usage: Annotated[Optional[str], _opt(
+        "--usage", "GPU-hours of work per month on the reference GPU (--ref-gpu), e.g. 300.")] = None,
+    ref_gpu: Annotated[Optional[str], _opt(
+        "--ref-gpu", "GPU the usage is measured on. [default: V100-SXM2-32GB]", "GPU")] = None,
+    workload_class: Annotated[Optional[str], _opt(
+        "--class", "Workload class for relative speed: transformer or cnn. [default: transformer]", "CLASS")] = None,
+    precision: Annotated[Optional[str], _opt(
+        "--precision", "mixed (fp16/bf16 AMP) or fp32. [default: mixed]", "PRECISION")] = None,
+    hours_per_day: Annotated[Optional[str], _opt(
+        "--hours-per-day", "Or: hours a day the whole machine runs (with --days-per-month).")] = None,
     days_per_month: Annotated[Optional[str], _opt("--days-per-month", "Days a month it runs. [default: 30]")] = None,
     months: Annotated[Optional[int], typer.Option("--months", help="Horizon in months. [default: 36]")] = None,
-    buy: Annotated[Optional[list[str]], _opt("--buy", "Cards to buy, e.g. '4x RTX-4090' (repeatable).", "COUNTxGPU")] = None,
-    vs: Annotated[Optional[list[str]], _opt("--vs", "Instance type to rent, e.g. p3.16xlarge (repeatable).", "INSTANCE")] = None,
-    region: Annotated[Optional[str], _opt("--region", "Region or zone of the rentals. [default: first with a price]", "REGION")] = None,
-    billing: Annotated[Optional[list[str]], _opt("--billing", "Rental modes: hourly, monthly, spot, reserved_1y, reserved_3y (repeatable). [default: every priced one]", "MODE")] = None,
-    condition: Annotated[Optional[str], _opt("--condition", "Card condition: new, market or used. [default: new, else market, else used]", "TEXT")] = None,
-    card_price: Annotated[Optional[str], _opt("--card-price", "Price of one card in the display currency (overrides the catalog).")] = None,
-    host_price: Annotated[Optional[str], _opt("--host-price", "Price of the host without cards (skips auto-sizing).")] = None,
-    host_watts: Annotated[Optional[str], _opt("--host-watts", "Host draw in W without the GPUs (skips auto-sizing).")] = None,
+    buy: Annotated[Optional[list[str]], _opt(
+        "--buy", "Cards to buy, e.g. '4x RTX-4090' (repeatable).", "COUNTxGPU")] = None,
+    vs: Annotated[Optional[list[str]], _opt(
+        "--vs", "Instance type to rent, e.g. p3.16xlarge (repeatable).", "INSTANCE")] = None,
+    region: Annotated[Optional[str], _opt(
+        "--region", "Region or zone of the rentals. [default: first with a price]", "REGION")] = None,
+    billing: Annotated[Optional[list[str]], _opt(
+        "--billing", "Rental modes: hourly, monthly, spot, reserved_1y, reserved_3y (repeatable). "
+        "[default: every priced one]", "MODE")] = None,
+    condition: Annotated[Optional[str], _opt(
+        "--condition", "Card condition: new, market or used. [default: new, else market, else used]", "TEXT")] = None,
+    card_price: Annotated[Optional[str], _opt(
+        "--card-price", "Price of one card in the display currency (overrides the catalog).")] = None,
+    host_price: Annotated[Optional[str], _opt(
+        "--host-price", "Price of the host without cards (skips auto-sizing).")] = None,
+    host_watts: Annotated[Optional[str], _opt(
+        "--host-watts", "Host draw in W without the GPUs (skips auto-sizing).")] = None,
     dataset_gb: Annotated[Optional[str], _opt("--dataset-gb", "Dataset size for NVMe sizing. [default: 1000]")] = None,
-    cores_per_gpu: Annotated[Optional[str], _opt("--cores-per-gpu", "CPU cores per GPU for sizing. [default: 4]")] = None,
+    cores_per_gpu: Annotated[Optional[str], _opt(
+        "--cores-per-gpu", "CPU cores per GPU for sizing. [default: 4]")] = None,
     pue: Annotated[Optional[str], _opt("--pue", "Power usage effectiveness. [default: 1.58, Uptime 2023]")] = None,
-    kwh_price: Annotated[Optional[str], _opt("--kwh-price", "Electricity price per kWh in the display currency. [default: sourced per currency]")] = None,
-    idle_fraction: Annotated[Optional[str], _opt("--idle-fraction", "GPU idle draw as a fraction of TDP. [default: 0.10, a measured idle A40]")] = None,
-    depreciation_years: Annotated[Optional[str], _opt("--depreciation-years", "Life of the hardware in years. [default: 5, server life in Amazon's FY2024 10-K]")] = None,
-    resale: Annotated[Optional[str], _opt("--resale", "Resale value at the end of the life, fraction of the price. [default: 0.24]")] = None,
-    maintenance: Annotated[Optional[str], _opt("--maintenance", "Maintenance per year, fraction of the price. [default: 0.20]")] = None,
-    profile: Annotated[Optional[str], typer.Option("--profile", help="Where the bought hardware lives: workstation (under a desk: PUE 1.0, cards under warranty) or colocated (a server in a colocation facility). [default: workstation up to 4 cards, else colocated]")] = None,
-    colo: Annotated[bool, typer.Option("--colo", help="Host in a colocation facility at the sourced $/kW/month (the colocated profile).")] = False,
+    kwh_price: Annotated[Optional[str], _opt(
+        "--kwh-price", "Electricity price per kWh in the display currency. [default: sourced per currency]")] = None,
+    idle_fraction: Annotated[Optional[str], _opt(
+        "--idle-fraction", "GPU idle draw as a fraction of TDP. [default: 0.10, a measured idle A40]")] = None,
+    depreciation_years: Annotated[Optional[str], _opt(
+        "--depreciation-years", "Life of the hardware in years. [default: 5, "
+        "server life in Amazon's FY2024 10-K]")] = None,
+    resale: Annotated[Optional[str], _opt(
+        "--resale", "Resale value at the end of the life, fraction of the price. [default: 0.24]")] = None,
+    maintenance: Annotated[Optional[str], _opt(
+        "--maintenance", "Maintenance per year, fraction of the price. [default: 0.20]")] = None,
+    profile: Annotated[Optional[str], typer.Option(
+        "--profile", help="Where the bought hardware lives: workstation (under a desk: PUE 1.0, "
+        "cards under warranty) or colocated (a server in a colocation facility). "
+        "[default: workstation up to 4 cards, else colocated]")] = None,
+    colo: Annotated[bool, typer.Option(
+        "--colo", help="Host in a colocation facility at the sourced $/kW/month (the colocated profile).")] = False,
     spot_estimates: SpotEstimatesOpt = False,
-    colo_price: Annotated[Optional[str], _opt("--colo-price", "Colocation price per kW per month in the display currency (implies --colo).")] = None,
-    spot_overhead: Annotated[Optional[str], _opt("--spot-overhead", "Extra run time on spot for restarts. [default: 0.10]")] = None,
+    colo_price: Annotated[Optional[str], _opt(
+        "--colo-price", "Colocation price per kW per month in the display currency (implies --colo).")] = None,
+    spot_overhead: Annotated[Optional[str], _opt(
+        "--spot-overhead", "Extra run time on spot for restarts. [default: 0.10]")] = None,
     disk_gb: Annotated[Optional[str], _opt(
         "--disk-gb", "Rentals: disk per instance in GB, kept for the project, billed all month. [default: 256]",
     )] = None,
     disk_with_machine: Annotated[bool, typer.Option("--disk-with-machine", help=(
         "Rentals: the disk lives only with the machine (deleted with it), billed only while it runs."))] = False,
-    egress_gb: Annotated[Optional[str], _opt("--egress-gb", "Rentals: GB sent to the internet a month. [default: 0]")] = None,
-    storage_gb: Annotated[Optional[str], _opt("--storage-gb", "Rentals: GB kept in object storage all month. [default: 0]")] = None,
-    bandwidth_mbps: Annotated[Optional[str], _opt("--bandwidth-mbps", "Rentals: Tencent public bandwidth per instance. [default: 5]")] = None,
-    scenario: Annotated[Optional[Path], typer.Option("--scenario", help="TOML file with any of these options (flags win).", metavar="FILE")] = None,
+    egress_gb: Annotated[Optional[str], _opt(
+        "--egress-gb", "Rentals: GB sent to the internet a month. [default: 0]")] = None,
+    storage_gb: Annotated[Optional[str], _opt(
+        "--storage-gb", "Rentals: GB kept in object storage all month. [default: 0]")] = None,
+    bandwidth_mbps: Annotated[Optional[str], _opt(
+        "--bandwidth-mbps", "Rentals: Tencent public bandwidth per instance. [default: 5]")] = None,
+    scenario: Annotated[Optional[Path], typer.Option(
+        "--scenario", help="TOML file with any of these options (flags win).", metavar="FILE")] = None,
     currency: CurrencyOpt = None,
     fx: FxOpt = None,
     hours_per_month: Annotated[Optional[str], _opt("--hours-per-month", "Hours in a month. [default: 730]")] = None,
@@ -128,9 +160,13 @@ def tco(
     output: OutputOpt = None,
     as_json: JsonOpt = False,
     wide: WideOpt = False,
-    markdown_file: Annotated[Optional[Path], typer.Option("--markdown", help="Also write the report as Markdown.", metavar="FILE")] = None,
-    html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report with the chart.", metavar="FILE")] = None,
-    chart_file: Annotated[Optional[list[Path]], typer.Option("--chart", help="Also write the cumulative-cost chart (.png or .svg; needs gpuplan[chart]; repeatable).", metavar="FILE")] = None,
+    markdown_file: Annotated[Optional[Path], typer.Option(
+        "--markdown", help="Also write the report as Markdown.", metavar="FILE")] = None,
+    html_file: Annotated[Optional[Path], typer.Option(
+        "--html", help="Also write a self-contained HTML report with the chart.", metavar="FILE")] = None,
+    chart_file: Annotated[Optional[list[Path]], typer.Option(
+        "--chart", help="Also write the cumulative-cost chart (.png or .svg; needs gpuplan[chart]; "
+        "repeatable).", metavar="FILE")] = None,
     *,
     workload: WorkloadFlags,  # the served model's size and experts (--params, --active-params, ...: takes_workload)
     serving: ServingFlags,  # --help lists the serving flags here (takes_serving)

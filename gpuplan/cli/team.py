@@ -34,7 +34,8 @@ def _scope(project: Optional[str], owner: Optional[str]) -> tuple[str, str]:
 
 @budget_app.command("set")
 def budget_set(
-    monthly: Annotated[str, typer.Option("--monthly", help="The cap for a calendar month (UTC), e.g. 5000 or '5000 USD'.")],
+    monthly: Annotated[str, typer.Option(
+        "--monthly", help="The cap for a calendar month (UTC), e.g. 5000 or '5000 USD'.")],
     project: ProjectOpt = None,
     owner: OwnerOpt = None,
 ) -> None:
@@ -111,13 +112,15 @@ def spend(
     currency: CurrencyOpt = None,
     fx: FxOpt = None,
     output: OutputOpt = None,
-    html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write a page with a bar chart, in the style of the TCO report.", metavar="FILE")] = None,
+    html_file: Annotated[Optional[Path], typer.Option(
+        "--html", help="Also write a page with a bar chart, in the style of the TCO report.", metavar="FILE")] = None,
     billed: Annotated[bool, typer.Option(
         "--billed", help="Each launch's bill from its cloud's billing API beside the ledger's estimate.")] = False,
     refresh: Annotated[bool, typer.Option(
         "--refresh", help="With --billed: ask the clouds again even if their bill was read today.")] = False,
     activate_tag: Annotated[bool, typer.Option(
-        "--activate-tag", help="Activate the tag gpuplan:id for AWS cost allocation (needed once for --billed).")] = False,
+        "--activate-tag", help="Activate the tag gpuplan:id for AWS cost allocation "
+        "(needed once for --billed).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """What the ledger's launches cost in a month (to now), by project, owner, provider or instance type."""

@@ -100,7 +100,8 @@ def boot_steps(spec: BootSpec) -> str:
     driver = {Driver.CHECK: "check the GPU driver", Driver.INSTALL: "install the GPU driver if missing",
               Driver.SKIP: None, None: "the GPU driver (checked, or installed where the image lacks it)"}[spec.driver]
     steps = [driver, "the set-up" if spec.setup else None, "the run" if spec.run else None]
-    watch = f" (from the end of the set-up, an idle watcher: {_duration(spec.idle_seconds)})" if spec.idle_seconds else ""
+    watch = (f" (from the end of the set-up, an idle watcher: {_duration(spec.idle_seconds)})"
+             if spec.idle_seconds else "")
     return ", then ".join(s for s in steps if s) + watch + f"; logs in {LOG_DIR} (`gpuplan logs ID`)"
 
 

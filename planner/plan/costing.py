@@ -52,7 +52,8 @@ class Costing:
         return money(m.amount * self.fx_rate(m.currency), self.s.currency)
 
     def factor(self, mode: BillingMode, nodes: int = 1) -> Decimal:
-        """Expected run time over the uninterrupted one: 1 but on spot, where it grows with nodes (planner.plan.spot)."""
+        """Expected run time over the uninterrupted one: 1 but on spot, where it grows with nodes \
+(planner.plan.spot)."""
         if mode is not BillingMode.SPOT:
             return Decimal(1)
         from planner.plan.spot import spot_factor
@@ -116,7 +117,8 @@ class Costing:
         cost = self.convert(native)
         if mode is BillingMode.MONTHLY:
             paid = quote.line_items[0].quantity * s.hours_per_month
-            notes.append(f"pays {quote.line_items[0].quantity:g} whole month(s); uses {wall / paid:.0%} of the time paid for")
+            notes.append(f"pays {quote.line_items[0].quantity:g} whole month(s); "
+                         f"uses {wall / paid:.0%} of the time paid for")
         if quote.estimate:
             notes.append(f"{mode} price is an estimate")
         notes.extend(quote.notes)

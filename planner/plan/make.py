@@ -60,7 +60,8 @@ def explain(options: RankedOptions) -> str:
     # Only options within 3x the winner's cost count as a faster alternative worth naming.
     fastest = options[options.fastest_within(win.cost.amount * 3)]
     if fastest is not win and fastest.wall_hours < win.wall_hours / 2:
-        head += f". Fastest within 3× the cost: {fastest.provider} {fastest.offer} {fastest.billing}, {fastest.wall_hours:.1f} h for {fastest.cost}"
+        head += (f". Fastest within 3× the cost: {fastest.provider} {fastest.offer} {fastest.billing}, "
+                 f"{fastest.wall_hours:.1f} h for {fastest.cost}")
     return head + "."
 
 

@@ -108,9 +108,11 @@ class ExclusionRule(StrEnum):
 
 
 RULE_TEXT = {
-    ExclusionRule.GPU: "not a selected GPU", ExclusionRule.MIN_VRAM: "below --min-vram", ExclusionRule.MAX_GPUS: "above --max-gpus",
-    ExclusionRule.REGION: "outside --region", ExclusionRule.NO_PRICE: "without a public price", ExclusionRule.WORKLOAD: "where the workload does not fit",
-    ExclusionRule.DEADLINE: "past the deadline", ExclusionRule.BUDGET: "over the budget", ExclusionRule.SOLD_OUT: "sold out in every zone",
+    ExclusionRule.GPU: "not a selected GPU", ExclusionRule.MIN_VRAM: "below --min-vram",
+    ExclusionRule.MAX_GPUS: "above --max-gpus", ExclusionRule.REGION: "outside --region",
+    ExclusionRule.NO_PRICE: "without a public price", ExclusionRule.WORKLOAD: "where the workload does not fit",
+    ExclusionRule.DEADLINE: "past the deadline", ExclusionRule.BUDGET: "over the budget",
+    ExclusionRule.SOLD_OUT: "sold out in every zone",
     ExclusionRule.ESTIMATE: "with an estimated spot price (--spot-estimates ranks them)",
     ExclusionRule.UNPRICED: "with a bill item no source prices",
 }

@@ -43,8 +43,9 @@ class _Shape:
             answer = None
         elif not provider.bills(mode):
             # a user catalog may price a mode its provider's billing rules do not cover
-            answer = ExclusionRule.NO_PRICE, (f"{provider.name} has no {mode} billing rule: add [{provider.name}.{mode}]"
-                                              " to the billing rules to plan with this price")
+            answer = ExclusionRule.NO_PRICE, (
+                f"{provider.name} has no {mode} billing rule: add [{provider.name}.{mode}]"
+                " to the billing rules to plan with this price")
         else:
             factors = costing.factors(mode)
             n, run, _ = self.runs.for_deadline(self.first, factors)

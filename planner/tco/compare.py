@@ -30,7 +30,8 @@ at the end of its life, or in the horizon's last month. The resale fraction was 
 cards about 2 years old, so it is the value at either point. Break-even on cash is CAPEX /
 (rent - opex) months, before any resale; the horizon's totals are CAPEX_net per life begun.
 
-Renting: W becomes instance hours W / (w x GPUs per instance), and each month is quoted by the provider's billing rule (hourly and spot per second, spot
+Renting: W becomes instance hours W / (w x GPUs per instance), and each month is quoted by the provider's billing rule \
+(hourly and spot per second, spot
 with the restart overhead, monthly in whole subscriptions, reserved for every hour of
 the term; a term that outlasts the horizon is still owed, in the last month).
 
@@ -125,7 +126,8 @@ def usage_of(sc: Scenario, machine: WorkRate | None, unit: WorkUnit) -> tuple[De
             raise InputError(f"--usage must be positive GPU-hours per month, got {sc.usage}")
         return sc.usage, f"{sc.usage:g} {unit.label} per month"
     if sc.hours_per_day is None and sc.days_per_month is None:
-        raise InputError("no usage given", "e.g. --usage 300 (GPU-hours per month) or --hours-per-day 8 --days-per-month 22")
+        raise InputError("no usage given",
+                         "e.g. --usage 300 (GPU-hours per month) or --hours-per-day 8 --days-per-month 22")
     hpd = sc.hours_per_day if sc.hours_per_day is not None else Decimal(24)
     days = sc.days_per_month if sc.days_per_month is not None else Decimal(30)
     if not (hpd.is_finite() and days.is_finite()) or not (0 < hpd <= 24) or not (0 < days <= 31):
@@ -226,7 +228,8 @@ def build_tco(sc: Scenario, *, currency: Currency, fx: Fx, hours_per_month: Deci
         result_assumptions["skipped"] = skipped
     return TcoResult(currency=currency, months=months, usage_gpu_hours=usage, unit=unit, options=options,
                      breakeven=breakevens, monthly_vs_hourly_hours=mvh, owned_curves=curves,
-                     assumptions=result_assumptions, verdict=verdict(options, breakevens, usage, months, currency, unit))
+                     assumptions=result_assumptions,
+                     verdict=verdict(options, breakevens, usage, months, currency, unit))
 
 
 def verdict(options: list[TcoOption], breakevens: list[Breakeven], usage: Decimal, months: int,
@@ -312,7 +315,8 @@ def assumptions(sc: Scenario, owned: list[Owned], usage_label: str, currency: Cu
         # converted between currencies has 28 digits).
         out[f"buy {o.name}"] = {
             "card_price": o.card_price.amount, "card_source": o.card_source, "card_as_of": o.card_as_of,
-            "host": "sized" if o.host.sized else "given", "host_ram_gb": o.host.ram_gb, "host_cpu_cores": o.host.cpu_cores,
+            "host": "sized" if o.host.sized else "given", "host_ram_gb": o.host.ram_gb,
+            "host_cpu_cores": o.host.cpu_cores,
             "host_nvme_tb": o.host.nvme_tb, "host_watts": o.host.watts, "host_price": o.host_price.amount,
             "tdp_w": o.tdp_w, "pue": o.pue, "kwh_price": o.kwh_price.amount, "kwh_source": o.kwh_label,
             "depreciation_years": o.depreciation_years, "resale_fraction": o.resale_fraction,

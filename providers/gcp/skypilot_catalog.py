@@ -89,8 +89,9 @@ def rows(lines: Iterable[str], *, commit: str, read: str) -> tuple[list[dict[str
             if not zones:
                 continue
             if acc in contradicted:
-                skipped.setdefault(name, Skipped(name, f"the source's {acc} spot price is above its on-demand price "
-                                                       f"({contradicted[acc]}): its {acc} prices contradict each other"))
+                skipped.setdefault(name, Skipped(
+                    name, f"the source's {acc} spot price is above its on-demand price "
+                          f"({contradicted[acc]}): its {acc} prices contradict each other"))
                 continue
             sums = {(_sum(vm, g, "Price"), _sum(vm, g, "SpotPrice")) for vm, g in zones}
             if len(sums) != 1:

@@ -339,7 +339,8 @@ class TencentCompute(ComputeClient):
                                                "PublicKey": request.ssh_public_key})
         key_id = made.get("KeyId")
         if not isinstance(key_id, str) or not key_id:
-            raise ProviderError(f"Tencent CVM ImportKeyPair answered without a KeyId (RequestId {made.get('RequestId')})")
+            raise ProviderError(
+                f"Tencent CVM ImportKeyPair answered without a KeyId (RequestId {made.get('RequestId')})")
         notes.append(f"imported the SSH key as key pair {request.ssh_key_name} ({key_id}) in {self.region}")
         return (key_id,)
 

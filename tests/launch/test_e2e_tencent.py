@@ -180,7 +180,9 @@ def test_launch_is_priced_at_the_same_live_quote_as_quote(fake: FakeCvm, env: di
     assert r.returncode == 0 and "no live quote" in r.stderr and "catalog's list price" in r.stderr
 
 
-def test_the_users_ssh_key_is_imported_once_and_every_launch_logs_in_with_it(fake: FakeCvm, env: dict[str, str]) -> None:
+def test_the_users_ssh_key_is_imported_once_and_every_launch_logs_in_with_it(
+    fake: FakeCvm, env: dict[str, str],
+) -> None:
     from tests.providers.test_ssh_keys import ed25519_line
 
     ssh = Path(env["HOME"]) / ".ssh"
@@ -347,7 +349,8 @@ def test_a_job_launch_is_ready_to_train_and_ends_itself(fake: FakeCvm, env: dict
     assert [(x.get("Port"), x.get("CidrBlock"), x.get("SecurityGroupId")) for x in rules] == [
         ("22", "0.0.0.0/0", None), ("ALL", None, group)]  # SSH from anywhere, and each other; nothing else
     files = unpack_user_data(p["UserData"])
-    assert files["setup.sh"] == "echo installing deps\n" and files["run.sh"] == 'echo "training on $GPUPLAN_GPUS GPUs"\n'
+    assert (files["setup.sh"] == "echo installing deps\n"
+            and files["run.sh"] == 'echo "training on $GPUPLAN_GPUS GPUs"\n')
     config = dict(line.split("=", 1) for line in files["config.env"].splitlines() if "=" in line)
     assert config["GPUPLAN_DRIVER"] == "install" and config["GPUPLAN_END"] == "tencent-role"
     assert config["GPUPLAN_IDLE_SECONDS"] == "1800" and config["GPUPLAN_DOWN_WHEN"] == "done"

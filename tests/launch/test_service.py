@@ -228,7 +228,8 @@ def test_down_on_an_intent_that_never_reached_the_provider_closes_it_once_nothin
     ledger.record_intent(LaunchRecord(id=rid, provider="aws", region="us-east-1", zone=None,
                                       instance_type=q.offer, billing=BillingMode.HOURLY, months=1, count=1,
                                       image=None, client_token="t", state=LaunchState.INTENT,
-                                      unit_price=q.unit_price, created_at=datetime.now(UTC) - timedelta(minutes=11), expires_at=None,
+                                      unit_price=q.unit_price, created_at=datetime.now(UTC) - timedelta(minutes=11),
+                                      expires_at=None,
                                       max_cost=None))
     (ended,) = down(ledger, lambda p, r: FakeCompute(cloud), [ledger.launch(rid)], timeout=5, poll=0,
                     sleep=lambda _: None)

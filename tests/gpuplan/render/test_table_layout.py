@@ -96,7 +96,8 @@ def _json(gpuplan: Run, args: list[str]) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("width", [80, 100])
-@pytest.mark.parametrize(("args", "name_key", "cost_key"), COMMANDS, ids=lambda a: " ".join(a) if isinstance(a, list) else a)
+@pytest.mark.parametrize(("args", "name_key", "cost_key"), COMMANDS,
+                         ids=lambda a: " ".join(a) if isinstance(a, list) else a)
 def test_names_and_costs_are_whole_at_80_and_100_columns(
     gpuplan: Run, columns: Callable[[int], None], width: int, args: list[str], name_key: str, cost_key: str | None,
 ) -> None:

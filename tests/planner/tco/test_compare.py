@@ -286,7 +286,8 @@ def test_faster_cards_do_the_same_work_in_fewer_hours(o: Owned, u: Decimal, k: D
     assert abs(fast_cost * k - slow_cost) <= slow_cost * Decimal("1e-20")
 
 
-@given(st.decimals(min_value=1, max_value=5000, places=1), st.decimals(min_value=Decimal("0.25"), max_value=8, places=2))
+@given(st.decimals(min_value=1, max_value=5000, places=1),
+       st.decimals(min_value=Decimal("0.25"), max_value=8, places=2))
 def test_a_rental_k_times_faster_bills_1_over_k_the_hours(usage: Decimal, k: Decimal) -> None:
     base = rent(offer(monthly=None), usage, 1, work_per_hour=Decimal(1))
     fast = rent(offer(monthly=None), usage, 1, work_per_hour=k)
