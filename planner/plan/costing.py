@@ -52,8 +52,8 @@ class Costing:
         return money(m.amount * self.fx_rate(m.currency), self.s.currency)
 
     def factor(self, mode: BillingMode, nodes: int = 1) -> Decimal:
-        """Expected run time over the uninterrupted one: 1 but on spot, where it grows with nodes \
-(planner.plan.spot)."""
+        """Expected run time over the uninterrupted one: 1 but on spot, where it grows with nodes
+        (planner.plan.spot)."""
         if mode is not BillingMode.SPOT:
             return Decimal(1)
         from planner.plan.spot import spot_factor

@@ -30,8 +30,8 @@ at the end of its life, or in the horizon's last month. The resale fraction was 
 cards about 2 years old, so it is the value at either point. Break-even on cash is CAPEX /
 (rent - opex) months, before any resale; the horizon's totals are CAPEX_net per life begun.
 
-Renting: W becomes instance hours W / (w x GPUs per instance), and each month is quoted by the provider's billing rule \
-(hourly and spot per second, spot
+Renting: W becomes instance hours W / (w x GPUs per instance), and each month is quoted by the
+provider's billing rule (hourly and spot per second, spot
 with the restart overhead, monthly in whole subscriptions, reserved for every hour of
 the term; a term that outlasts the horizon is still owed, in the last month).
 

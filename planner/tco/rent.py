@@ -18,8 +18,8 @@ from planner.tco.lines import TcoLine, TcoOption, When, _option, line
 
 
 def pick_offer(catalog: Catalog, name: str, region: str | None) -> tuple[Offer, list[str]]:
-    """The offer for instance ``name``: in ``region`` (a prefix, as plan's --region) if given, \
-else the first priced region."""
+    """The offer for instance ``name``: in ``region`` (a prefix, as plan's --region) if given, else the first
+    priced region."""
     if region:
         found = find_offer(catalog, name, region=region, prefix=True)
         offer, offers = found.offer, found.offers
