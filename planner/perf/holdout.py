@@ -8,7 +8,9 @@ leave-one-out, each point with the figure fitted on the others.
 
 Regimes: one node over NVLink; NVSwitch clusters over RDMA where traffic hides (sharded_runs.csv); RDMA where
 traffic is exposed (bandwidth_runs.csv); data-parallel BERT clusters (multinode.csv, beta); mixtures of experts
-(published_runs.csv, MoE share). No measured pair ships for PCIe boxes or TCP networks.
+(published_runs.csv, MoE share). No measured pair ships for PCIe boxes. TCP Ethernet (tcp_runs.csv): the only
+measured FSDP runs over TCP found (IBM, 200 Gbps) do not give their sequence length, so they are not predicted; each
+gives a bound instead (:func:`tcp_bounds`: the compute per micro-batch the model needs to keep what the run kept).
 """
 
 from __future__ import annotations
@@ -127,3 +129,47 @@ def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
     for p in points:
         by.setdefault(p.regime, []).append(abs(p.error))
     return {k: (len(v), statistics.median(v), max(v)) for k, v in by.items()}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What a measured TCP run that lacks its sequence length says about the model: the compute per micro-batch (in
+    seconds, and as a multiple of the traffic) the link physics would need to keep the measured share."""
+
+    name: str
+    measured: float
+    traffic_s: float
+    ratio: float
+    source: str
+
+    @property
+    def compute_s(self) -> float:
+        return self.ratio * self.traffic_s
+
+
+def compute_over_traffic(kept: float, hidden: float, slowdown: float) -> float:
+    """Compute over traffic per micro-batch (r = c/T) at which :func:`comm.efficiency` keeps ``kept``.
+
+    Traffic partly exposed (T > hidden*c): kept = c / (c + T - hidden*c + slowdown*hidden*c), so
+    r = kept / (1 - kept*(1 - hidden + slowdown*hidden)); fully hidden (T <= hidden*c): kept = c / (c + slowdown*T),
+    so r = slowdown*kept / (1 - kept), which applies once r >= 1/hidden.
+    """
+    r = kept / (1.0 - kept * (1.0 - hidden + slowdown * hidden))
+    return r if r < 1.0 / hidden else slowdown * kept / (1.0 - kept)
+
+
+def tcp_bounds() -> list[Bound]:
+    """ZeRO-3/FSDP across nodes over TCP Ethernet (tcp_runs.csv, use=bound): traffic per micro-batch at the TCP row's
+    share of line rate, and the compute per micro-batch the model needs to keep what each run kept."""
+    net_cls = links.link_classes()[("network", "ethernet")]
+    out = []
+    for r in data_rows("tcp_runs.csv", "planner.data"):
+        if r["use"] != "bound":
+            continue
+        gpus = int(r["gpus_per_node"]) * int(r["nodes"])
+        net = links.network(float(r["line_gbps"]), r["fabric"])
+        per_mb, _ = comm.comm_seconds(r["strategy"], 2 * float(r["params"]), gpus, net.gbytes_s)
+        kept = float(r["kept"])
+        out.append(Bound(r["run"], kept, per_mb,
+                         compute_over_traffic(kept, net_cls.hidden_share, links.overlap_slowdown()), r["source"]))
+    return out
