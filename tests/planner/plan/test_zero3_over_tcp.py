@@ -103,3 +103,14 @@ def test_the_bound_inverts_the_efficiency_the_planner_charges() -> None:
     for kept in (0.35, 0.6, 0.8, 0.9, 0.97, 0.99):
         r = compute_over_traffic(kept, 1 / 3, 0.075)
         assert comm.efficiency(r, 1.0, hidden=1 / 3, slowdown=0.075) == pytest.approx(kept, rel=1e-9)
+
+
+def test_every_tcp_run_quotes_its_source_and_is_tcp() -> None:
+    from pricing.datafiles import data_rows
+
+    rows = data_rows("tcp_runs.csv", "planner.data")
+    assert rows
+    for r in rows:
+        assert r["source"] and r["as_of"] and "VERIFIED" in r["notes"], r["run"]
+        assert r["fabric"] == "ethernet" and r["use"] in ("bound", "no"), r["run"]
+        assert 0 < float(r["kept"]) <= 1, r["run"]
