@@ -112,5 +112,54 @@ def test_every_tcp_run_quotes_its_source_and_is_tcp() -> None:
     assert rows
     for r in rows:
         assert r["source"] and r["as_of"] and "VERIFIED" in r["notes"], r["run"]
-        assert r["fabric"] == "ethernet" and r["use"] in ("bound", "no"), r["run"]
+        assert r["fabric"] == "ethernet" and r["use"] in ("predict", "bound", "no"), r["run"]
         assert 0 < float(r["kept"]) <= 1, r["run"]
+
+
+# oumi PR 213 (tcp_runs.csv): FSDP FULL_SHARD of a 1.71B Llama over 4 GCP nodes of 4 x A100 40GB, TCP at 32-50 Gbps
+OUMI_N = 24 * (4 * 2048**2 + 3 * 2048 * 8192) + 50272 * 2048  # 1,713,569,792: 24 layers, tied 50,272 x 2048 embedding
+OUMI_C = 16 * 2048 / (21.7 * 2048 / 4)  # 16 x 2,048 tokens at one node's 21.7 samples/s over 4 GPUs: 2.95 s
+OUMI_KEPT = 55.349 / (4 * 21.7)  # 0.638 of one node's throughput per GPU
+
+
+def _oumi_kept(gbps: float, share: float, hidden: float, slowdown: float) -> float:
+    # gpuplan's ZeRO-3 charge: 3 collectives of 2 B x N a micro-batch, 15/16 of each through the NIC (ring of 16 GPUs)
+    traffic = 3 * 2 * OUMI_N * 15 / 16 / (gbps * share / 8 * 1e9)
+    hid = min(traffic, hidden * OUMI_C)
+    return OUMI_C / (OUMI_C + traffic - hid + slowdown * hid)
+
+
+def test_oumi_full_shard_over_tcp_is_bracketed_by_the_tcp_row() -> None:
+    """By hand: 3 x 3.427 GB x 15/16 = 9.64 GB a micro-batch; at 50 Gbps x 0.60 / 8 = 3.75 GB/s that is 2.57 s against
+    2.95 s of compute, 1/3 of it (0.98 s) hidden: 2.95 / (2.95 + 1.59 + 0.07) = 0.64; at 32 Gbps, 4.02 s: 0.49. The
+    measured 0.638 lies between (the line rate is not known better than 32-50 Gbps)."""
+    from planner.perf.holdout import tcp_points
+
+    by = {p.name: p for p in tcp_points()}
+    hi, lo = by["oumi-llama2b-fsdp-full-shard-4x4 @ 50 Gbps"], by["oumi-llama2b-fsdp-full-shard-4x4 @ 32 Gbps"]
+    assert hi.measured == pytest.approx(OUMI_KEPT, abs=5e-4)
+    # the data file writes the hidden share as 0.3333
+    assert hi.predicted == pytest.approx(_oumi_kept(50, 0.60, 1 / 3, 0.075), rel=1e-3)
+    assert lo.predicted == pytest.approx(_oumi_kept(32, 0.60, 1 / 3, 0.075), rel=1e-3)
+    assert (round(hi.predicted, 2), round(lo.predicted, 2)) == (0.64, 0.49)
+    assert lo.predicted <= hi.measured <= hi.predicted
+
+
+def test_oumi_full_shard_rules_out_the_physics_before_issue_41() -> None:
+    """Before issue 41 every network ran at 100% of its line rate with 2/3 of compute hiding it and no slowdown: that
+    predicts 0.87 (32 Gbps) to 1.00 (50 Gbps) for a run that kept 0.638, optimistic by 36-57% at any line rate in the
+    range; so does 2/3 hidden at TCP's 60% at 50 Gbps (0.80, +25%)."""
+    assert _oumi_kept(32, 1.0, 2 / 3, 0.0) > 1.35 * OUMI_KEPT
+    assert _oumi_kept(50, 1.0, 2 / 3, 0.0) > 1.5 * OUMI_KEPT
+    assert _oumi_kept(50, 0.60, 2 / 3, 0.075) > 1.2 * OUMI_KEPT
+
+
+def test_oumi_hsdp_loses_more_than_its_bandwidth_explains() -> None:
+    """HSDP on the same nodes all-reduces 2 x 3.43 GB x 3/4 = 5.1 GB a step across 4 nodes (16 micro-batches, 47 s of
+    compute): at 32 Gbps x 0.60 that is 2.1 s, the model keeps 0.975; measured 0.857 (0.940 at 2 nodes). The model is
+    optimistic there by 5-16%: a multi-node loss that is not bandwidth (recorded, not fitted)."""
+    from planner.perf.holdout import tcp_points
+
+    for p in tcp_points():
+        if "hsdp" in p.name:
+            assert 0.04 <= p.error <= 0.17, p.name
