@@ -8,7 +8,10 @@ leave-one-out, each point with the figure fitted on the others.
 
 Regimes: one node over NVLink; NVSwitch clusters over RDMA where traffic hides (sharded_runs.csv); RDMA where
 traffic is exposed (bandwidth_runs.csv); data-parallel BERT clusters (multinode.csv, beta); mixtures of experts
-(published_runs.csv, MoE share). No measured pair ships for PCIe boxes or TCP networks.
+(published_runs.csv, MoE share); TCP Ethernet (tcp_runs.csv): oumi's FSDP runs on GCP A100 nodes (32-50 Gbps TCP) are
+predicted (:func:`tcp_points`); IBM's (200 Gbps TCP) lack their sequence length and give a bound instead
+(:func:`tcp_bounds`: the compute per micro-batch the model needs to keep what the run kept). No measured pair ships for
+PCIe boxes.
 """
 
 from __future__ import annotations
@@ -116,8 +119,32 @@ def moe_points(catalog: Catalog) -> list[Point]:
     return out
 
 
+def tcp_points() -> list[Point]:
+    """Sharded training across nodes over TCP Ethernet (tcp_runs.csv, use=predict): throughput per GPU the multi-node
+    run keeps over one node, with compute per micro-batch at the one-node pace, the traffic the planner charges (ZeRO-3:
+    3 collectives a micro-batch through each node's NIC; HSDP: one gradient all-reduce a step across nodes) at the TCP
+    row's share of line rate and hidden share; at line_gbps and, where given, line_gbps_low (line rate uncertain)."""
+    out = []
+    for r in data_rows("tcp_runs.csv", "planner.data"):
+        if r["use"] != "predict":
+            continue
+        params, nodes, per_node = float(r["params"]), int(r["nodes"]), int(r["gpus_per_node"])
+        compute_s = int(r["micro_batch"]) * int(r["seq"]) / float(r["one_node_tokens_s_gpu"])
+        if r["strategy"] == "hsdp":
+            b_mb, b_step = comm.traffic("ddp", 2 * params, nodes)
+        else:
+            b_mb, b_step = comm.traffic(r["strategy"], 2 * params, per_node * nodes)
+        for gbps in [float(g) for g in (r["line_gbps"], r["line_gbps_low"]) if g]:
+            net = links.network(gbps, r["fabric"])
+            nic = net.gbytes_s * 1e9
+            pred = comm.efficiency(compute_s, b_mb / nic, b_step / nic, float(r["accumulation"] or 1),
+                                   net.hidden_share, links.overlap_slowdown())
+            out.append(Point("TCP Ethernet", f"{r['run']} @ {gbps:g} Gbps", pred, float(r["kept"]), r["source"]))
+    return out
+
+
 def all_points(catalog: Catalog) -> list[Point]:
-    return (sharded_points(catalog) + bandwidth_points() + bandwidth_points(8.0) + cluster_points()
+    return (sharded_points(catalog) + bandwidth_points() + bandwidth_points(8.0) + tcp_points() + cluster_points()
             + moe_points(catalog))
 
 
@@ -127,3 +154,47 @@ def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
     for p in points:
         by.setdefault(p.regime, []).append(abs(p.error))
     return {k: (len(v), statistics.median(v), max(v)) for k, v in by.items()}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What a measured TCP run that lacks its sequence length says about the model: the compute per micro-batch (in
+    seconds, and as a multiple of the traffic) the link physics would need to keep the measured share."""
+
+    name: str
+    measured: float
+    traffic_s: float
+    ratio: float
+    source: str
+
+    @property
+    def compute_s(self) -> float:
+        return self.ratio * self.traffic_s
+
+
+def compute_over_traffic(kept: float, hidden: float, slowdown: float) -> float:
+    """Compute over traffic per micro-batch (r = c/T) at which :func:`comm.efficiency` keeps ``kept``.
+
+    Traffic partly exposed (T > hidden*c): kept = c / (c + T - hidden*c + slowdown*hidden*c), so
+    r = kept / (1 - kept*(1 - hidden + slowdown*hidden)); fully hidden (T <= hidden*c): kept = c / (c + slowdown*T),
+    so r = slowdown*kept / (1 - kept), which applies once r >= 1/hidden.
+    """
+    r = kept / (1.0 - kept * (1.0 - hidden + slowdown * hidden))
+    return r if r < 1.0 / hidden else slowdown * kept / (1.0 - kept)
+
+
+def tcp_bounds() -> list[Bound]:
+    """ZeRO-3/FSDP across nodes over TCP Ethernet (tcp_runs.csv, use=bound): traffic per micro-batch at the TCP row's
+    share of line rate, and the compute per micro-batch the model needs to keep what each run kept."""
+    net_cls = links.link_classes()[("network", "ethernet")]
+    out = []
+    for r in data_rows("tcp_runs.csv", "planner.data"):
+        if r["use"] != "bound":
+            continue
+        gpus = int(r["gpus_per_node"]) * int(r["nodes"])
+        net = links.network(float(r["line_gbps"]), r["fabric"])
+        per_mb, _ = comm.comm_seconds(r["strategy"], 2 * float(r["params"]), gpus, net.gbytes_s)
+        kept = float(r["kept"])
+        out.append(Bound(r["run"], kept, per_mb,
+                         compute_over_traffic(kept, net_cls.hidden_share, links.overlap_slowdown()), r["source"]))
+    return out

@@ -17,7 +17,7 @@ def _errors(regime: str) -> list[float]:
 def test_every_point_is_sourced_and_every_regime_with_data_is_there() -> None:
     assert all(p.source and p.measured > 0 and p.predicted > 0 for p in POINTS)
     assert {"one node, NVLink", "NVSwitch clusters, RDMA", "RDMA, traffic exposed", "data-parallel clusters (beta)",
-            "mixtures of experts (GPU-hours)"} <= {p.regime for p in POINTS}
+            "mixtures of experts (GPU-hours)", "TCP Ethernet"} <= {p.regime for p in POINTS}
 
 
 def test_where_traffic_hides_the_physics_stays_within_8_percent() -> None:
