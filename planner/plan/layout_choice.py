@@ -48,6 +48,8 @@ class Scaling:
     network: str = ""
     hidden_intra: float = comm.HIDDEN_SHARE
     alternatives: tuple[str, ...] = field(default=())  # the best layouts that lost, in words, with why
+    # tensor/pipeline/expert layouts (planner.perf.parallel3d): degrees, bubble and per-micro-batch seconds
+    parallel: dict[str, Any] | None = None
 
     @property
     def efficiency(self) -> float:
@@ -65,7 +67,7 @@ class Scaling:
                 "compute_s_per_microbatch": round(self.compute_s_per_microbatch, 4),
                 "micro_batch": self.micro_batch, "recompute": self.recompute,
                 "accumulation_steps": self.accumulation, "global_batch_tokens": self.global_batch_tokens,
-                "alternatives": list(self.alternatives)}
+                **(self.parallel or {}), "alternatives": list(self.alternatives)}
 
     def describe(self) -> str:
         net = f"; between nodes {self.network}" if self.network else ""
@@ -82,6 +84,12 @@ _LABEL = {"ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3/F
 def words(scaling: dict[str, Any]) -> str:
     """A ``plan --json`` scaling object in words, for notes and --explain."""
     rc = f", {scaling['recompute']} recompute" if scaling["recompute"] != Recompute.NONE.value else ""
+    if "tensor_parallel" in scaling:
+        return (f"{scaling['strategy']} (tensor {scaling['tensor_parallel']} inside a node, pipeline "
+                f"{scaling['pipeline_parallel']} stages with a {scaling['bubble']:.1%} bubble, expert "
+                f"{scaling['expert_parallel']}, ZeRO-1 over {scaling['data_parallel']} replicas) at micro-batch "
+                f"{scaling['micro_batch']}{rc}: {scaling['intra_node']:.0%} inside a node (tensor-parallel traffic), "
+                f"{scaling['inter_node']:.0%} for the bubble and traffic across nodes")
     return (f"{_LABEL.get(scaling['strategy'], scaling['strategy'])} at micro-batch {scaling['micro_batch']}{rc}: "
             f"{scaling['intra_node']:.0%} scaling inside a node, {scaling['inter_node']:.0%} across nodes")
 
@@ -212,6 +220,38 @@ def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -
     return out
 
 
+def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
+             net: links.Network | None, flops_per_s: float) -> list[Scaling]:
+    """Tensor/pipeline/expert layouts with ZeRO-1 (:mod:`planner.perf.parallel3d`), as scalings; none for a model
+    under 30B (data parallelism hides its traffic there, see ``MIN_PARAMS_3D``), a pinned ZeRO-2/3 or DDP, or a node
+    without NVLink."""
+    from planner.perf import parallel3d as p3
+
+    if w.arch.params < p3.MIN_PARAMS_3D or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
+        return []
+    if w.method.value != "full":  # LoRA/QLoRA: frozen base, no optimizer states to shard
+        return []
+    levels = RECOMPUTE_ORDER if w.recompute is Recompute.AUTO else (w.recompute,)
+    batch = global_batch(w)
+    out = []
+    for tm, rc in p3.search(w, vram_gb, per_node, nodes, link, net, flops_per_s, batch, levels):
+        d = tm.degrees
+        parallel = {"tensor_parallel": d.tp, "pipeline_parallel": d.pp, "expert_parallel": d.ep,
+                    "data_parallel": d.dp, "bubble": round(tm.bubble, 4),
+                    "micro_batches_per_pipeline": round(tm.micro_batches, 2),
+                    "tp_s_per_microbatch": round(tm.tp_s, 4), "pp_s_per_microbatch": round(tm.pp_s, 4),
+                    "all_to_all_s_per_microbatch": round(tm.a2a_s, 4), "dp_s_per_step": round(tm.dp_s, 4)}
+        fits = (f"{d.name}: tensor {d.tp} x pipeline {d.pp} x data {d.dp}"
+                + (f", experts over {d.ep} GPUs" if d.ep > 1 else "")
+                + (f", {rc.value} activation recompute" if rc is not Recompute.NONE else "")
+                + f", micro-batch {tm.micro_batch}")
+        out.append(Scaling(d.name, tm.intra_node, tm.inter_node, tm.tp_s + tm.pp_s + tm.a2a_s, tm.compute_s,
+                           tm.micro_batch, rc.value, link.name, fits, accumulation=round(tm.micro_batches),
+                           global_batch_tokens=batch, network=net.describe() if net else "",
+                           hidden_intra=link.hidden_share, parallel=parallel))
+    return out
+
+
 def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
            nic_gbps: float | None, flops_per_s: float, fabric: str = "unknown") -> Scaling | str:
     """The fastest layout's scaling, or why every candidate's traffic cannot be hidden.
@@ -232,11 +272,16 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
             why = why or (reason or "")
         else:
             scored.append(s)
+    scored += _three_d(w, vram_gb, per_node, nodes, link, net, flops_per_s)
     if not scored:
         return why or "no layout fits the GPUs' memory"
     scored.sort(key=_throughput, reverse=True)
     best = scored[0]
     lost = []
+    # the best of the other family (data-parallel vs tensor/pipeline) first, so --explain says why it lost
+    other = next((s for s in scored[1:] if (s.parallel is None) != (best.parallel is None)), None)
+    if other is not None:
+        scored = [best, other, *(s for s in scored[1:] if s is not other)]
     # selective recompute that bought no larger micro-batch is the same layout in effect: shown once
     seen = {(best.strategy, best.micro_batch, round(best.efficiency, 4))}
     for s in scored[1:]:
@@ -246,7 +291,8 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
         if s.layout == best.layout or key in seen or any(x.startswith(f"{s.layout} at") for x in lost):
             continue
         seen.add(key)
+        bub = f", {s.parallel['bubble']:.1%} bubble" if s.parallel else ""
         lost.append(f"{s.layout} at micro-batch {s.micro_batch}: {_throughput(s):.0%} useful "
-                    f"({s.intra_node:.0%} inside, {s.inter_node:.0%} across nodes"
+                    f"({s.intra_node:.0%} inside, {s.inter_node:.0%} across nodes{bub}"
                     + (", 6/8 for full recompute" if s.recompute == Recompute.FULL.value else "") + ")")
     return Scaling(**{**best.__dict__, "alternatives": tuple(lost)})
