@@ -8,7 +8,13 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog
 from planner.workload.estimate import (
-    UNREPORTED_COUNT, estimate_images, estimate_training, moe_run_gpu_hours, moe_utilization, published_runs, run_workload,
+    UNREPORTED_COUNT,
+    estimate_images,
+    estimate_training,
+    moe_run_gpu_hours,
+    moe_utilization,
+    published_runs,
+    run_workload,
 )
 from planner.workload.spec import ImageWorkload, Precision
 
