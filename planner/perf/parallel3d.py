@@ -36,6 +36,8 @@ on the first and last stage; the layers are taken as evenly split), load imbalan
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 from planner.perf import comm, links
 from planner.perf.moe_routing import a2a_overlapped, max_nodes_per_token
@@ -130,6 +132,13 @@ def a2a_seconds(w: TrainingWorkload, tokens: float, layers: float, ep: int, per_
     return max(t_link, t_nic)
 
 
+@lru_cache(maxsize=256)
+def _groups(w: TrainingWorkload) -> Any:
+    from planner.workload.params import param_groups
+
+    return param_groups(w)
+
+
 def _exposed(traffic: float, compute: float, hidden: float, slowdown: float) -> float:
     hid = min(traffic, hidden * compute)
     return traffic - hid + slowdown * hid
@@ -165,8 +174,6 @@ def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: 
                 link: comm.Link, net: links.Network | None, flops_per_s: float, global_tokens: float) -> Timing:
     """``w`` at ``deg`` (tensor ranks inside a node, then data-parallel replicas, stages across nodes) timed per
     micro-batch of ``micro_batch`` sequences; ``flops_per_s`` is one GPU's achieved rate."""
-    from planner.workload.params import param_groups
-
     a = w.arch
     assert a.hidden and a.layers
     t, p = deg.tp, deg.pp
@@ -179,7 +186,7 @@ def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: 
     # a node's GPUs all send their stage's boundary traffic through its NIC at once
     pp_s = per_node * p2p_bytes(tokens, a.hidden, t) / nic if p > 1 and nic else 0.0
     a2a = a2a_seconds(w, tokens / t, stage_layers, deg.ep, per_node, link, net)
-    g = param_groups(w)
+    g = _groups(w)
     per = 4.0 if w.precision is Precision.FP32 else 2.0
     expert_replicas = max(1, t * deg.dp // deg.ep) if deg.ep > 1 else 1
     dense_share = (g.dense if deg.ep > 1 else a.params) / (t * p) * per
@@ -228,6 +235,7 @@ def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
     return out
 
 
+@lru_cache(maxsize=4096)  # plan asks for the same GPU, node size and count across providers, regions and billings
 def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
            net: links.Network | None, flops_per_s: float, global_tokens: float,
            levels: tuple[Recompute, ...]) -> list[tuple[Timing, Recompute]]:
@@ -241,6 +249,7 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
     found: list[tuple[float, Timing, Recompute]] = []
     for deg in degrees(w, per_node, nodes):
         best: tuple[float, Timing, Recompute] | None = None
+        reached = 0  # largest micro-batch an earlier (cheaper) recompute level fits: a later one only pays off above it
         for rc in levels:
             top = max_micro_batch(w, deg, rc, vram_gb)
             share = max(1, int(global_tokens / deg.dp / w.seq_len))
@@ -248,11 +257,17 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
                 sizes = [w.micro_batch] if w.micro_batch <= top else []
             else:
                 sizes = sorted({*(x for x in _powers(min(top, share))), min(top, share)} - {0})
+            if not sizes or sizes[-1] <= reached:
+                continue
+            reached, last = sizes[-1], -1.0
             for mb in sizes:
                 tm = time_layout(w, deg, mb, rc, per_node, link, net, flops_per_s, global_tokens)
                 useful = tm.efficiency * (6.0 / 8.0 if rc is Recompute.FULL else 1.0)
                 if best is None or useful > best[0]:
                     best = (useful, tm, rc)
+                if useful < last:  # traffic amortised, bubble growing: larger micro-batches only lose from here
+                    break
+                last = useful
         if best is not None:
             found.append(best)
     found.sort(key=lambda x: x[0], reverse=True)

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from planner.perf.parallel3d import Degrees
 from planner.workload.memory import (
     DEFAULT_OVERHEAD_GB,
@@ -50,10 +52,10 @@ def activation_bytes_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute)
 
 def memory_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> MemoryBreakdown:
     """Per-GPU memory of ``w`` at ``deg`` with ``recompute``."""
-    from planner.workload.params import param_groups
+    from planner.perf.parallel3d import _groups
 
     wb, gb, ob = state_bytes_per_param(w.precision, w.optimizer)
-    g = param_groups(w)
+    g = _groups(w)
     t, p = deg.tp, deg.pp
     dense, experts = (g.dense, g.experts) if deg.ep > 1 else (w.arch.params, 0.0)
     dense_share = dense / (t * p)
@@ -68,6 +70,7 @@ def memory_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> Memory
     )
 
 
+@lru_cache(maxsize=8192)  # the same split recurs across the node counts and offers plan tries
 def max_micro_batch(w: TrainingWorkload, deg: Degrees, recompute: Recompute, vram_gb: float) -> int:
     """Largest micro-batch that fits ``vram_gb`` less the headroom (0 if none)."""
     return memory_3d(w, deg, recompute).max_batch(vram_gb - headroom_gb(vram_gb)) or 0
