@@ -221,12 +221,14 @@ def _powers(top: int) -> list[int]:
 
 
 def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
-    """Every tensor (2, 4, 8 inside a node) x pipeline (stages of whole nodes, powers of two up to the layers) x
+    """Every tensor (2, 4, 8 inside a node) x pipeline (powers of two up to the nodes and the layers) x
     expert (powers of two dividing the experts and a stage's GPUs) split of ``per_node`` x ``nodes`` GPUs."""
     a = w.arch
     out = []
     for t in (x for x in TP_DEGREES if x <= per_node and per_node % x == 0):
-        for p in (x for x in _powers(min(PP_MAX, nodes, a.layers or 1)) if nodes % x == 0):
+        # stages need not be whole nodes (13 nodes of 8 at t=4: 26 tensor groups, 2 stages of 13); every boundary is
+        # charged over the network all the same
+        for p in (x for x in _powers(min(PP_MAX, nodes, a.layers or 1)) if (per_node * nodes // t) % x == 0):
             d = per_node * nodes // (t * p)
             eps = [1]
             if a.moe and a.experts:

@@ -235,6 +235,8 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
     batch = global_batch(w)
     out = []
     for tm, rc in p3.search(w, vram_gb, per_node, nodes, link, net, flops_per_s, batch, levels):
+        if min(tm.intra_node, tm.inter_node) < comm.MIN_EFFICIENCY:  # as for data-parallel layouts: not sensible
+            continue
         d = tm.degrees
         parallel = {"tensor_parallel": d.tp, "pipeline_parallel": d.pp, "expert_parallel": d.ep,
                     "data_parallel": d.dp, "bubble": round(tm.bubble, 4),

@@ -66,7 +66,7 @@ def test_tensor_parallelism_never_leaves_an_nvlink_node() -> None:
     pcie = comm.Link("PCIe Gen4 x16, 8 GPUs across two CPU sockets", 10.0, True, "test")
     w = _w39()
     assert p3.search(w, 80.0, 8, 4, pcie, links.network(400.0, "efa"), 100e12, 4e6, (Recompute.NONE,)) == []
-    assert all(d.tp <= 8 and 8 % d.tp == 0 and 4 % d.pp == 0 for d in p3.degrees(w, 8, 4))
+    assert all(d.tp <= 8 and 8 % d.tp == 0 and d.pp <= 4 and d.tp * d.pp * d.dp == 32 for d in p3.degrees(w, 8, 4))
     assert p3.degrees(w, 1, 4) == []  # one GPU a node: no tensor parallelism
 
 

@@ -24,7 +24,7 @@ def test_70b_on_4_p5_nodes_picks_tensor_parallelism_and_says_why_zero3_lost() ->
     s = choose(w, lay, 79.0, 8, 4, H100_NVSWITCH, 3200.0, 400e12, "efa")
     assert not isinstance(s, str) and s.parallel is not None
     d = s.as_json()
-    assert d["tensor_parallel"] in (2, 4, 8) and 4 % d["pipeline_parallel"] == 0
+    assert d["tensor_parallel"] in (2, 4, 8) and d["pipeline_parallel"] <= 4
     assert d["tensor_parallel"] * d["pipeline_parallel"] * d["data_parallel"] == 32
     assert d["layout"].startswith(f"tp{d['tensor_parallel']}+") and "zero1" in d["layout"]
     assert d["bubble"] == round((d["pipeline_parallel"] - 1) / d["micro_batches_per_pipeline"], 4)
