@@ -225,7 +225,10 @@ def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
     expert (powers of two dividing the experts and a stage's GPUs) split of ``per_node`` x ``nodes`` GPUs."""
     a = w.arch
     out = []
-    for t in (x for x in TP_DEGREES if x <= per_node and per_node % x == 0):
+    # t = 1 with pipeline or expert parallelism too (DeepSeek-V3 trained with 16-way pipeline and 64-way expert
+    # parallelism and no tensor parallelism, arXiv 2412.19437 section 3.2, RECALLED); t = 1, p = 1 without experts
+    # is plain ZeRO-1, which the data-parallel search covers
+    for t in (x for x in (1, *TP_DEGREES) if x <= per_node and per_node % x == 0):
         # stages need not be whole nodes (13 nodes of 8 at t=4: 26 tensor groups, 2 stages of 13); every boundary is
         # charged over the network all the same
         for p in (x for x in _powers(min(PP_MAX, nodes, a.layers or 1)) if (per_node * nodes // t) % x == 0):
@@ -233,7 +236,7 @@ def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
             eps = [1]
             if a.moe and a.experts:
                 eps = [e for e in _powers(min(a.experts, t * d)) if e > 1 and a.experts % e == 0 and (t * d) % e == 0]
-            out += [Degrees(t, p, e, d) for e in eps or [1]]
+            out += [Degrees(t, p, e, d) for e in eps or [1] if t > 1 or p > 1 or e > 1]
     return out
 
 
