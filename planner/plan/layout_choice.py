@@ -9,6 +9,10 @@ and network as :mod:`planner.perf.links` describes them (topology, achievable sh
 The one with the most useful throughput (efficiency x 6/8 with full recompute) wins; at one node count that is
 also the cheapest. A layout whose traffic cannot be hidden (efficiency under 1/3 on either link) is dropped, and
 if none is left the option is excluded with the bandwidth it would need.
+
+For models of 30B and up on NVLink nodes the search also tries tensor/pipeline/expert-parallel layouts with
+ZeRO-1 (:mod:`planner.perf.parallel3d`, memory in :mod:`planner.workload.memory_3d`); the fastest of both families
+wins, and ``alternatives`` names the best of the other family first.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.perf import comm, links
-from planner.perf.moe_routing import a2a_overlapped, max_nodes_per_token
+from planner.perf.moe_routing import a2a_overlapped
 from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted
 from planner.workload.spec import Precision, Recompute, Sharding, TrainingWorkload
 
@@ -124,30 +128,14 @@ def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes:
     the model's training overlaps it with another micro-batch (``moe_routing.csv``: DeepSeek-V3's DualPipe); a model
     with group-limited routing sends a token to at most that many nodes.
     """
+    from planner.perf.parallel3d import a2a_seconds
     from planner.workload.memory import expert_parallel
 
     a = w.arch
     ep = expert_parallel(w, per_node * nodes)
     if ep <= 1 or not (a.hidden and a.layers):
         return 0.0
-    k = a.experts_per_token or 1
-    per_copy = tokens * a.layers * 4.0 * a.hidden * 2.0  # one copy of every token's state, there and back, fwd+bwd
-    per_gpu = per_copy * k * (ep - 1) / ep
-    inside = (min(ep, per_node) - 1) / (ep - 1)  # share of a GPU's other expert peers in its own node
-    t_link = per_gpu * inside / (link.bus_gbytes_s * 1e9)
-    if net is None or inside >= 1:
-        return t_link
-    # across nodes a token crosses once per distinct remote node its k experts sit on, then fans out over the
-    # node's own link (hierarchical dispatch, as NCCL's and DeepEP's all-to-all do): expected distinct nodes of k
-    # uniform picks among the EP group's m nodes
-    m = -(-ep // per_node)
-    remote = (m - 1) * (1 - (1 - 1 / m) ** k)
-    if (cap := max_nodes_per_token(a.name)) is not None:
-        # group-limited routing (DeepSeek-V3: experts from at most 4 groups, one group per node): at most cap nodes,
-        # one of which is the token's own as often as a uniform pick among the m nodes makes it
-        remote = min(remote, cap * (m - 1) / m)
-    t_nic = per_node * per_copy * remote / (net.gbytes_s * 1e9)
-    return max(t_link, t_nic)
+    return a2a_seconds(w, tokens, a.layers, ep, per_node, link, net)
 
 
 def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: int, link: comm.Link,

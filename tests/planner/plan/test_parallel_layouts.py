@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from planner.perf import comm
 from planner.plan.layout_choice import choose
 from planner.workload.inputs import arch_for
@@ -33,10 +35,14 @@ def test_70b_on_4_p5_nodes_picks_tensor_parallelism_and_says_why_zero3_lost() ->
     assert s.efficiency >= 0.85
 
 
-def test_7b_on_one_p5_stays_data_parallel_above_85_percent() -> None:
+@pytest.mark.parametrize(("link", "vram", "rate"), [
+    (H100_NVSWITCH, 79.0, 400e12),  # p5.48xlarge
+    (comm.Link("NVSwitch (NVLink 3)", 225.0, True, "test: 300 GB/s x 0.75"), 39.0, 140e12),  # p4d.24xlarge, 40 GB
+])
+def test_7b_on_one_p5_or_p4d_stays_data_parallel_above_85_percent(link: comm.Link, vram: float, rate: float) -> None:
     w = _w("llama-2-7b")
-    lay = layout(w, 79.0, 8)
-    s = choose(w, lay, 79.0, 8, 1, H100_NVSWITCH, None, 400e12)
+    lay = layout(w, vram, 8)
+    s = choose(w, lay, vram, 8, 1, link, None, rate)
     assert not isinstance(s, str)
     assert s.parallel is None and s.intra_node >= 0.85
 
