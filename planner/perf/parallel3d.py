@@ -240,24 +240,41 @@ def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
     return out
 
 
+def _bound(w: TrainingWorkload, deg: Degrees, link: comm.Link, flops_per_s: float, global_tokens: float) -> float:
+    """An upper bound on a split's efficiency: TP's exposed share (per token, so the same at every micro-batch; the
+    least without recompute) and the least bubble (micro-batch 1, the most micro-batches), all other traffic free."""
+    a = w.arch
+    assert a.hidden and a.layers
+    tp = tp_bytes(1.0, a.hidden, a.layers / deg.pp, deg.tp) / (link.bus_gbytes_s * 1e9)
+    c = comm.compute_seconds((a.active_params or a.params) / (deg.tp * deg.pp), 1.0, flops_per_s)
+    return c / (c + tp) / (1.0 + bubble(deg.pp, global_tokens / (deg.dp * w.seq_len), deg.v))
+
+
 @lru_cache(maxsize=4096)  # plan asks for the same GPU, node size and count across providers, regions and billings
 def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
            net: links.Network | None, flops_per_s: float, global_tokens: float,
-           levels: tuple[Recompute, ...]) -> list[tuple[Timing, Recompute]]:
+           levels: tuple[Recompute, ...], floor: float = 0.0) -> list[tuple[Timing, Recompute]]:
     """Each tensor/pipeline/expert split at its best micro-batch and recompute level that fits (fastest first by
-    useful throughput: full recompute's 8N counted as 6N); empty where the node has no NVLink or the model no shape."""
+    useful throughput: full recompute's 8N counted as 6N); empty where the node has no NVLink or the model no shape.
+    Splits whose :func:`_bound` is under ``floor`` (or under the best split already timed) are skipped."""
     from planner.workload.memory_3d import max_micro_batch
 
     a = w.arch
     if not (nvlink_node(link, per_node) and a.hidden and a.layers and a.heads):
         return []
     found: list[tuple[float, Timing, Recompute]] = []
-    for deg in degrees(w, per_node, nodes):
+    top_useful = floor
+    for bound, deg in sorted(((_bound(w, d, link, flops_per_s, global_tokens), d) for d in degrees(w, per_node, nodes)),
+                             key=lambda x: x[0], reverse=True):
+        if bound <= top_useful:  # cannot beat the best split found so far, whatever its micro-batch and recompute
+            continue
         best: tuple[float, Timing, Recompute] | None = None
         reached = 0  # largest micro-batch an earlier (cheaper) recompute level fits: a later one only pays off above it
+        share = max(1, int(global_tokens / deg.dp / w.seq_len))
         for rc in levels:
+            if reached >= share or (w.micro_batch and reached):  # a cheaper level already fits all it could use
+                break
             top = max_micro_batch(w, deg, rc, vram_gb)
-            share = max(1, int(global_tokens / deg.dp / w.seq_len))
             if w.micro_batch:
                 sizes = [w.micro_batch] if w.micro_batch <= top else []
             else:
@@ -275,5 +292,6 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
                 last = useful
         if best is not None:
             found.append(best)
+            top_useful = max(top_useful, best[0])
     found.sort(key=lambda x: x[0], reverse=True)
     return [(tm, rc) for _, tm, rc in found]

@@ -209,7 +209,7 @@ def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -
 
 
 def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-             net: links.Network | None, flops_per_s: float) -> list[Scaling]:
+             net: links.Network | None, flops_per_s: float, floor: float = 0.0) -> list[Scaling]:
     """Tensor/pipeline/expert layouts with ZeRO-1 (:mod:`planner.perf.parallel3d`), as scalings; none for a model
     under 30B (data parallelism hides its traffic there, see ``MIN_PARAMS_3D``), a pinned ZeRO-2/3 or DDP, or a node
     without NVLink."""
@@ -222,7 +222,7 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
     levels = RECOMPUTE_ORDER if w.recompute is Recompute.AUTO else (w.recompute,)
     batch = global_batch(w)
     out = []
-    for tm, rc in p3.search(w, vram_gb, per_node, nodes, link, net, flops_per_s, batch, levels):
+    for tm, rc in p3.search(w, vram_gb, per_node, nodes, link, net, flops_per_s, batch, levels, round(floor, 3)):
         if min(tm.intra_node, tm.inter_node) < comm.MIN_EFFICIENCY:  # as for data-parallel layouts: not sensible
             continue
         d = tm.degrees
@@ -262,7 +262,10 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
             why = why or (reason or "")
         else:
             scored.append(s)
-    scored += _three_d(w, vram_gb, per_node, nodes, link, net, flops_per_s)
+    # splits that cannot come within 10% of the best data-parallel layout are not timed (the search's cost); the
+    # best tensor/pipeline layout is still shown among the alternatives when it comes that close
+    floor = 0.9 * max(map(_throughput, scored), default=0.0)
+    scored += _three_d(w, vram_gb, per_node, nodes, link, net, flops_per_s, floor)
     if not scored:
         return why or "no layout fits the GPUs' memory"
     scored.sort(key=_throughput, reverse=True)

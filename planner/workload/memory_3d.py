@@ -50,8 +50,8 @@ def activation_bytes_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute)
     return max(first, last)
 
 
-def memory_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> MemoryBreakdown:
-    """Per-GPU memory of ``w`` at ``deg`` with ``recompute``."""
+def _parts(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> tuple[float, float, float, float, float]:
+    """(weights, gradients, optimizer, activations per sequence, overhead) in GiB: plain floats, for the search."""
     from planner.perf.parallel3d import _groups
 
     wb, gb, ob = state_bytes_per_param(w.precision, w.optimizer)
@@ -61,16 +61,22 @@ def memory_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> Memory
     dense_share = dense / (t * p)
     expert_share = experts / (p * deg.ep) if deg.ep > 1 else 0.0
     expert_replicas = max(1, t * deg.dp // deg.ep) if deg.ep > 1 else 1
-    return MemoryBreakdown(
-        weights=(dense_share + expert_share) * wb / GIB,
-        gradients=(dense_share + expert_share) * gb / GIB,
-        optimizer=(dense_share / deg.dp + expert_share / expert_replicas) * ob / GIB,
-        activations_per_sample=activation_bytes_3d(w, deg, recompute) / GIB,
-        overhead=(DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb) + NCCL_BUFFERS_GB,
-    )
+    return ((dense_share + expert_share) * wb / GIB, (dense_share + expert_share) * gb / GIB,
+            (dense_share / deg.dp + expert_share / expert_replicas) * ob / GIB,
+            activation_bytes_3d(w, deg, recompute) / GIB,
+            (DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb) + NCCL_BUFFERS_GB)
+
+
+def memory_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> MemoryBreakdown:
+    """Per-GPU memory of ``w`` at ``deg`` with ``recompute``."""
+    weights, gradients, optimizer, act, overhead = _parts(w, deg, recompute)
+    return MemoryBreakdown(weights=weights, gradients=gradients, optimizer=optimizer, activations_per_sample=act,
+                           overhead=overhead)
 
 
 @lru_cache(maxsize=8192)  # the same split recurs across the node counts and offers plan tries
 def max_micro_batch(w: TrainingWorkload, deg: Degrees, recompute: Recompute, vram_gb: float) -> int:
-    """Largest micro-batch that fits ``vram_gb`` less the headroom (0 if none)."""
-    return memory_3d(w, deg, recompute).max_batch(vram_gb - headroom_gb(vram_gb)) or 0
+    """Largest micro-batch that fits ``vram_gb`` less the headroom (0 if none), as ``MemoryBreakdown.max_batch``."""
+    weights, gradients, optimizer, act, overhead = _parts(w, deg, recompute)
+    free = vram_gb - headroom_gb(vram_gb) - (weights + gradients + optimizer + overhead)
+    return 0 if free < act else int(free // act)
