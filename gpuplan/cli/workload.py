@@ -131,9 +131,8 @@ def estimate(
         raise InputError("--prompt-tokens, --output-tokens, --ttft, --tpot, --percentile, --kv-precision and "
                          "--max-batch describe serving", "add --serve MODEL")
 
-    from planner.workload.estimate import estimate_images, estimate_training
+    from planner.workload.estimate import estimate_images
     from planner.limits import check, check_fields
-    from planner.workload.memory import layout, usable_vram
     from gpuplan.render.table import Column, OutputFormat, dump_json, pick_format, render_rows
     from planner.workload.spec import InferenceWorkload, TrainingWorkload
     from planner.workload.inputs import workload_from_options
@@ -151,14 +150,9 @@ def estimate(
     if isinstance(w, InferenceWorkload):
         raise InputError("estimate covers training", "use `gpuplan fit --infer` for inference memory")
     if isinstance(w, TrainingWorkload):
-        lay = layout(w, usable_vram(spec)[0], max(1, int(gpus)))
-        if lay is None:
-            notes.append(f"does not fit in {int(gpus)}x {spec.key} memory: `gpuplan fit` says how many GPUs it needs")
-        elif lay.sharding.value != "none" or lay.recompute.value != "none":
-            notes.append(f"fits with {lay.describe()}")
-        est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=cat)
-        if lay is not None and gpus > 1:
-            est, scaling = _with_layout_choice(w, lay, spec, gpus, est, cat, notes)
+        from planner.plan.estimate_cluster import estimate_with_layout
+
+        est, scaling = estimate_with_layout(w, spec, gpus, cat, notes=notes)
     else:
         est = estimate_images(w, spec, gpus, spec.interconnect, catalog=cat)
     from planner.workload.fit import model_summary
@@ -240,37 +234,6 @@ def _serve_estimate(serve: str, gpu: str, gpus: float, workload: WorkloadFlags, 
     rows += [{"what": "note", "value": n} for n in payload["notes"]]
     emit(render_rows(rows, [Column(key="what", header="what", priority=0), Column(key="value", header="value")], fmt,
                      title=f"Serving estimate on {int(gpus)}x {spec.key}"))
-
-
-def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat: Any,
-                        notes: list[str]) -> tuple[Any, dict[str, Any] | None]:
-    """The same layout choice and per-micro-batch scaling as `plan`, on one node of ``gpus`` GPUs."""
-    from planner.perf.links import collective_link
-    from planner.plan.estimate_cluster import estimate_cluster
-    from planner.plan.layout_choice import choose
-    from planner.workload.estimate import estimate_training
-    from planner.workload.spec import Recompute
-
-    from planner.workload.memory import usable_vram
-
-    # nodes and network as `plan` has them for that many GPUs, so both paths share one layout model
-    shape = estimate_cluster(spec, max(1, int(gpus)), cat)
-    link = collective_link(spec.key, spec.interconnect.among(shape.per_node), shape.per_node)
-    if link is None:
-        return est, None
-    if shape.basis:
-        notes.append(f"timed as {shape.basis}")
-    rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
-    chosen = choose(w, lay, usable_vram(spec)[0], shape.per_node, shape.nodes, link, shape.gbps, rate, shape.fabric)
-    if isinstance(chosen, str):
-        notes.append(chosen)
-        return est, None
-    if chosen.recompute != est.assumptions["recompute"]:
-        est = estimate_training(w, spec, gpus, spec.interconnect, Recompute(chosen.recompute), catalog=cat)
-    # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
-    f = float(est.assumptions["interconnect_factor"]) / chosen.efficiency
-    notes.append(chosen.describe())
-    return est.model_copy(update={"wall_hours": est.wall_hours * f, "gpu_hours": est.gpu_hours * f}), chosen.as_json()
 
 
 def _value_text(v: Any) -> str:

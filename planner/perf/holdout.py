@@ -99,7 +99,7 @@ def cluster_points() -> list[Point]:
 def moe_points(catalog: Catalog) -> list[Point]:
     """Published MoE pretraining GPU-hours, each predicted with the MoE share fitted on the other MoE runs."""
     from planner.workload.estimate import (
-        estimate_training,
+        moe_run_gpu_hours,
         moe_utilization,
         published_runs,
         run_workload,
@@ -112,9 +112,9 @@ def moe_points(catalog: Catalog) -> list[Point]:
         w, n = run_workload(r)
         spec = catalog.gpus[r["gpu_key"]]
         factor, _ = moe_utilization(catalog, leave_out=r["run"])
-        est = estimate_training(w, spec, n, spec.interconnect, catalog=catalog, moe_factor=factor)
+        est = moe_run_gpu_hours(w, spec, n, catalog, factor)
         # GPU-hours, inverted so that "over" means optimistic as in the other regimes (fewer hours = faster)
-        out.append(Point("mixtures of experts (GPU-hours)", r["run"], float(r["gpu_hours"]), float(est.gpu_hours),
+        out.append(Point("mixtures of experts (GPU-hours)", r["run"], float(r["gpu_hours"]), est,
                          r["source"]))
     return out
 

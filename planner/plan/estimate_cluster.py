@@ -12,6 +12,7 @@ sells nowhere in the catalog, so it takes the H100's p5.48xlarge, 3,200 Gbps EFA
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pricing.catalog import Catalog, GpuSpec
 
@@ -65,3 +66,51 @@ def estimate_cluster(spec: GpuSpec, gpus: int, catalog: Catalog) -> EstimateClus
     gbps, fabric, name = found
     return EstimateCluster(per_node, nodes, gbps, fabric,
                            f"{nodes} nodes of {per_node} GPUs over {gbps:,.0f} Gbps {fabric}, as {name}{where}")
+
+
+def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog, moe_factor: float | None = None,
+                         notes: list[str] | None = None) -> tuple[Any, dict[str, Any] | None]:
+    """`estimate`'s GPU-hours of ``w`` on ``gpus`` x ``spec``: the utilisation estimate divided by the chosen layout's
+    efficiency on the nodes and network :func:`estimate_cluster` gives (the layout search `plan` runs), with its
+    ``scaling`` JSON; without a layout (one GPU, no fit, no link row) the utilisation estimate alone.
+    ``moe_factor`` as :func:`planner.workload.estimate.estimate_training` takes it; ``notes`` collects the layout's."""
+    from planner.perf.links import collective_link
+    from planner.perf.parallel3d import MIN_PARAMS_3D
+    from planner.plan.layout_choice import choose
+    from planner.workload.estimate import estimate_training
+    from planner.workload.memory import layout, usable_vram
+    from planner.workload.spec import Recompute
+
+    notes = notes if notes is not None else []
+    vram = usable_vram(spec)[0]
+    lay = layout(w, vram, max(1, int(gpus)))
+    no_fit = f"does not fit in {int(gpus)}x {spec.key} memory: `gpuplan fit` says how many GPUs it needs"
+    if lay is None:
+        notes.append(no_fit)
+    elif lay.sharding.value != "none" or lay.recompute.value != "none":
+        notes.append(f"fits with {lay.describe()}")
+    est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=catalog,
+                            moe_factor=moe_factor)
+    if gpus <= 1 or (lay is None and w.arch.params < MIN_PARAMS_3D):
+        return est, None
+    # nodes and network as `plan` has them for that many GPUs, so both paths share one layout model
+    shape = estimate_cluster(spec, max(1, int(gpus)), catalog)
+    link = collective_link(spec.key, spec.interconnect.among(shape.per_node), shape.per_node)
+    if link is None:
+        return est, None
+    if shape.basis:
+        notes.append(f"timed as {shape.basis}")
+    rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
+    chosen = choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, rate, shape.fabric)
+    if isinstance(chosen, str):
+        notes.append(chosen)
+        return est, None
+    if lay is None:  # a tensor/pipeline layout fits where no data-parallel one does
+        notes.remove(no_fit)
+    if chosen.recompute != est.assumptions["recompute"]:
+        est = estimate_training(w, spec, gpus, spec.interconnect, Recompute(chosen.recompute), catalog=catalog,
+                                moe_factor=moe_factor)
+    # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
+    f = float(est.assumptions["interconnect_factor"]) / chosen.efficiency
+    notes.append(chosen.describe())
+    return est.model_copy(update={"wall_hours": est.wall_hours * f, "gpu_hours": est.gpu_hours * f}), chosen.as_json()

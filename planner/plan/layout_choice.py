@@ -9,6 +9,10 @@ and network as :mod:`planner.perf.links` describes them (topology, achievable sh
 The one with the most useful throughput (efficiency x 6/8 with full recompute) wins; at one node count that is
 also the cheapest. A layout whose traffic cannot be hidden (efficiency under 1/3 on either link) is dropped, and
 if none is left the option is excluded with the bandwidth it would need.
+
+For models of 30B and up on NVLink nodes the search also tries tensor/pipeline/expert-parallel layouts with
+ZeRO-1 (:mod:`planner.perf.parallel3d`, memory in :mod:`planner.workload.memory_3d`); the fastest of both families
+wins, and ``alternatives`` names the best of the other family first.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.perf import comm, links
-from planner.perf.moe_routing import a2a_overlapped, max_nodes_per_token
+from planner.perf.moe_routing import a2a_overlapped
 from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted
 from planner.workload.spec import Precision, Recompute, Sharding, TrainingWorkload
 
@@ -48,6 +52,8 @@ class Scaling:
     network: str = ""
     hidden_intra: float = comm.HIDDEN_SHARE
     alternatives: tuple[str, ...] = field(default=())  # the best layouts that lost, in words, with why
+    # tensor/pipeline/expert layouts (planner.perf.parallel3d): degrees, bubble and per-micro-batch seconds
+    parallel: dict[str, Any] | None = None
 
     @property
     def efficiency(self) -> float:
@@ -65,7 +71,7 @@ class Scaling:
                 "compute_s_per_microbatch": round(self.compute_s_per_microbatch, 4),
                 "micro_batch": self.micro_batch, "recompute": self.recompute,
                 "accumulation_steps": self.accumulation, "global_batch_tokens": self.global_batch_tokens,
-                "alternatives": list(self.alternatives)}
+                **(self.parallel or {}), "alternatives": list(self.alternatives)}
 
     def describe(self) -> str:
         net = f"; between nodes {self.network}" if self.network else ""
@@ -82,6 +88,12 @@ _LABEL = {"ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3/F
 def words(scaling: dict[str, Any]) -> str:
     """A ``plan --json`` scaling object in words, for notes and --explain."""
     rc = f", {scaling['recompute']} recompute" if scaling["recompute"] != Recompute.NONE.value else ""
+    if "tensor_parallel" in scaling:
+        return (f"{scaling['strategy']} (tensor {scaling['tensor_parallel']} inside a node, pipeline "
+                f"{scaling['pipeline_parallel']} stages with a {scaling['bubble']:.1%} bubble, expert "
+                f"{scaling['expert_parallel']}, ZeRO-1 over {scaling['data_parallel']} replicas) at micro-batch "
+                f"{scaling['micro_batch']}{rc}: {scaling['intra_node']:.0%} inside a node (tensor-parallel traffic), "
+                f"{scaling['inter_node']:.0%} for the bubble and traffic across nodes")
     return (f"{_LABEL.get(scaling['strategy'], scaling['strategy'])} at micro-batch {scaling['micro_batch']}{rc}: "
             f"{scaling['intra_node']:.0%} scaling inside a node, {scaling['inter_node']:.0%} across nodes")
 
@@ -116,30 +128,14 @@ def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes:
     the model's training overlaps it with another micro-batch (``moe_routing.csv``: DeepSeek-V3's DualPipe); a model
     with group-limited routing sends a token to at most that many nodes.
     """
+    from planner.perf.parallel3d import a2a_seconds
     from planner.workload.memory import expert_parallel
 
     a = w.arch
     ep = expert_parallel(w, per_node * nodes)
     if ep <= 1 or not (a.hidden and a.layers):
         return 0.0
-    k = a.experts_per_token or 1
-    per_copy = tokens * a.layers * 4.0 * a.hidden * 2.0  # one copy of every token's state, there and back, fwd+bwd
-    per_gpu = per_copy * k * (ep - 1) / ep
-    inside = (min(ep, per_node) - 1) / (ep - 1)  # share of a GPU's other expert peers in its own node
-    t_link = per_gpu * inside / (link.bus_gbytes_s * 1e9)
-    if net is None or inside >= 1:
-        return t_link
-    # across nodes a token crosses once per distinct remote node its k experts sit on, then fans out over the
-    # node's own link (hierarchical dispatch, as NCCL's and DeepEP's all-to-all do): expected distinct nodes of k
-    # uniform picks among the EP group's m nodes
-    m = -(-ep // per_node)
-    remote = (m - 1) * (1 - (1 - 1 / m) ** k)
-    if (cap := max_nodes_per_token(a.name)) is not None:
-        # group-limited routing (DeepSeek-V3: experts from at most 4 groups, one group per node): at most cap nodes,
-        # one of which is the token's own as often as a uniform pick among the m nodes makes it
-        remote = min(remote, cap * (m - 1) / m)
-    t_nic = per_node * per_copy * remote / (net.gbytes_s * 1e9)
-    return max(t_link, t_nic)
+    return a2a_seconds(w, tokens, a.layers, ep, per_node, link, net)
 
 
 def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: int, link: comm.Link,
@@ -212,6 +208,40 @@ def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -
     return out
 
 
+def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
+             net: links.Network | None, flops_per_s: float, floor: float = 0.0) -> list[Scaling]:
+    """Tensor/pipeline/expert layouts with ZeRO-1 (:mod:`planner.perf.parallel3d`), as scalings; none for a model
+    under 30B (data parallelism hides its traffic there, see ``MIN_PARAMS_3D``), a pinned ZeRO-2/3 or DDP, or a node
+    without NVLink."""
+    from planner.perf import parallel3d as p3
+
+    if w.arch.params < p3.MIN_PARAMS_3D or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
+        return []
+    if w.method.value != "full":  # LoRA/QLoRA: frozen base, no optimizer states to shard
+        return []
+    levels = RECOMPUTE_ORDER if w.recompute is Recompute.AUTO else (w.recompute,)
+    batch = global_batch(w)
+    out = []
+    for tm, rc in p3.search(w, vram_gb, per_node, nodes, link, net, flops_per_s, batch, levels, round(floor, 3)):
+        if min(tm.intra_node, tm.inter_node) < comm.MIN_EFFICIENCY:  # as for data-parallel layouts: not sensible
+            continue
+        d = tm.degrees
+        parallel = {"tensor_parallel": d.tp, "pipeline_parallel": d.pp, "expert_parallel": d.ep,
+                    "data_parallel": d.dp, "bubble": round(tm.bubble, 4),
+                    "micro_batches_per_pipeline": round(tm.micro_batches, 2),
+                    "tp_s_per_microbatch": round(tm.tp_s, 4), "pp_s_per_microbatch": round(tm.pp_s, 4),
+                    "all_to_all_s_per_microbatch": round(tm.a2a_s, 4), "dp_s_per_step": round(tm.dp_s, 4)}
+        fits = (f"{d.name}: tensor {d.tp} x pipeline {d.pp} x data {d.dp}"
+                + (f", experts over {d.ep} GPUs" if d.ep > 1 else "")
+                + (f", {rc.value} activation recompute" if rc is not Recompute.NONE else "")
+                + f", micro-batch {tm.micro_batch}")
+        out.append(Scaling(d.name, tm.intra_node, tm.inter_node, tm.tp_s + tm.pp_s + tm.a2a_s, tm.compute_s,
+                           tm.micro_batch, rc.value, link.name, fits, accumulation=round(tm.micro_batches),
+                           global_batch_tokens=batch, network=net.describe() if net else "",
+                           hidden_intra=link.hidden_share, parallel=parallel))
+    return out
+
+
 def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
            nic_gbps: float | None, flops_per_s: float, fabric: str = "unknown") -> Scaling | str:
     """The fastest layout's scaling, or why every candidate's traffic cannot be hidden.
@@ -232,11 +262,19 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
             why = why or (reason or "")
         else:
             scored.append(s)
+    # splits that cannot come within 10% of the best data-parallel layout are not timed (the search's cost); the
+    # best tensor/pipeline layout is still shown among the alternatives when it comes that close
+    floor = 0.9 * max(map(_throughput, scored), default=0.0)
+    scored += _three_d(w, vram_gb, per_node, nodes, link, net, flops_per_s, floor)
     if not scored:
         return why or "no layout fits the GPUs' memory"
     scored.sort(key=_throughput, reverse=True)
     best = scored[0]
     lost = []
+    # the best of the other family (data-parallel vs tensor/pipeline) first, so --explain says why it lost
+    other = next((s for s in scored[1:] if (s.parallel is None) != (best.parallel is None)), None)
+    if other is not None:
+        scored = [best, other, *(s for s in scored[1:] if s is not other)]
     # selective recompute that bought no larger micro-batch is the same layout in effect: shown once
     seen = {(best.strategy, best.micro_batch, round(best.efficiency, 4))}
     for s in scored[1:]:
@@ -246,7 +284,8 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
         if s.layout == best.layout or key in seen or any(x.startswith(f"{s.layout} at") for x in lost):
             continue
         seen.add(key)
+        bub = f", {s.parallel['bubble']:.1%} bubble" if s.parallel else ""
         lost.append(f"{s.layout} at micro-batch {s.micro_batch}: {_throughput(s):.0%} useful "
-                    f"({s.intra_node:.0%} inside, {s.inter_node:.0%} across nodes"
+                    f"({s.intra_node:.0%} inside, {s.inter_node:.0%} across nodes{bub}"
                     + (", 6/8 for full recompute" if s.recompute == Recompute.FULL.value else "") + ")")
     return Scaling(**{**best.__dict__, "alternatives": tuple(lost)})

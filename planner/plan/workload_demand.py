@@ -33,6 +33,7 @@ class WorkloadDemand:
         from planner.perf.cluster import internode
         from planner.perf.links import collective_link
         from planner.perf.speed import WorkloadClass
+        from planner.perf.parallel3d import MIN_PARAMS_3D
         from planner.plan.layout_choice import choose, global_batch
         from planner.workload.memory import image_max_batch, layout, usable_vram
 
@@ -48,19 +49,23 @@ class WorkloadDemand:
         try:
             if isinstance(w, TrainingWorkload):
                 lay = layout(w, vram, gpus)
-                if lay is None:
+                # no data-parallel layout fits: a tensor/pipeline layout (planner.perf.parallel3d) still may
+                if lay is None and (nodes * per_node < 2 or w.arch.params < MIN_PARAMS_3D):
                     return _no_fit_reason(w, vram, gpus, count, spec)
-                est = estimate_training(w, spec, count, offer.interconnect, lay.recompute, catalog=self.catalog)
-                notes.append(f"fits with {lay.describe()}"
-                             + (f", max micro-batch {lay.max_batch}" if lay.max_batch else ""))
+                est = estimate_training(w, spec, count, offer.interconnect, lay.recompute if lay else None,
+                                        catalog=self.catalog)
+                notes.append(f"fits with {lay.describe()}" + (f", max micro-batch {lay.max_batch}"
+                                                               if lay.max_batch else "") if lay else "")
                 grad_bytes = w.arch.params * (4.0 if w.precision is Precision.FP32 else 2.0)
-                zero3 = lay.sharding in (Sharding.ZERO3, Sharding.FSDP)
+                zero3 = lay is None or lay.sharding in (Sharding.ZERO3, Sharding.FSDP)
                 cls = WorkloadClass.TRANSFORMER
                 # compute per GPU between two all-reduces: its share of a 4M-token global batch
-                tokens = max(global_batch(w) / gpus, float((lay.max_batch or 1) * w.seq_len))
+                tokens = max(global_batch(w) / gpus, float(((lay.max_batch if lay else 1) or 1) * w.seq_len))
                 rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
                 step = 6.0 * w.arch.params * tokens / rate
                 link = collective_link(spec.key, offer.interconnect, per_node)
+                if link is None and lay is None:
+                    return _no_fit_reason(w, vram, gpus, count, spec)
                 if link is not None:
                     net = self.catalog.network(offer.provider, offer.name) if nodes > 1 else None
                     if nodes > 1 and (net is None or net.gbps is None):
@@ -68,7 +73,7 @@ class WorkloadDemand:
                     chosen = choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, rate,
                                     str(net.fabric) if net else "unknown")
                     if isinstance(chosen, str):
-                        return chosen
+                        return chosen if lay else _no_fit_reason(w, vram, gpus, count, spec)
                     if chosen.recompute != est.assumptions["recompute"]:
                         est = estimate_training(w, spec, count, offer.interconnect, Recompute(chosen.recompute),
                                                 catalog=self.catalog)

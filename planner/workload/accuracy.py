@@ -8,7 +8,13 @@ from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog
 from planner.workload.estimate import (
-    UNREPORTED_COUNT, estimate_images, estimate_training, moe_utilization, published_runs, run_workload,
+    UNREPORTED_COUNT,
+    estimate_images,
+    estimate_training,
+    moe_run_gpu_hours,
+    moe_utilization,
+    published_runs,
+    run_workload,
 )
 from planner.workload.spec import ImageWorkload, Precision
 
@@ -51,7 +57,8 @@ def accuracy_rows(catalog: Catalog) -> list[AccuracyRow]:
         elif r["tokens"]:
             t, _ = run_workload(r)
             factor = moe_utilization(cat, leave_out=r["run"])[0] if t.arch.moe else None
-            predicted = estimate_training(t, spec, n, spec.interconnect, catalog=cat, moe_factor=factor).gpu_hours
+            predicted = (moe_run_gpu_hours(t, spec, n, cat, factor) if t.arch.moe
+                         else estimate_training(t, spec, n, spec.interconnect, catalog=cat).gpu_hours)
         published = float(r["gpu_hours"])
         out.append(AccuracyRow(
             run=r["run"], kind="image" if r["images"] or r["model"] else "transformer", gpu=spec.key, gpus=gpus,

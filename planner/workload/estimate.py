@@ -220,10 +220,37 @@ def run_workload(r: dict[str, str]) -> tuple[TrainingWorkload, int]:
     from planner.workload.spec import TransformerArch
 
     active = float(r["active_params"]) if r["active_params"] else None
-    w = TrainingWorkload(arch=TransformerArch(name=r["run"], params=float(r["params"]), active_params=active),
+    arch = TransformerArch(name=r["run"], params=float(r["params"]), active_params=active)
+    if active is not None and (shaped := _moe_preset(r["run"], arch)) is not None:
+        arch = shaped  # its shape and experts let the layout model place expert parallelism and its all-to-all
+    w = TrainingWorkload(arch=arch,
                          tokens=float(r["tokens"]), precision=Precision.parse(r["precision"] or "bf16"),
                          recompute=Recompute.NONE)
     return w, int(r["gpu_count"]) if r["gpu_count"] else UNREPORTED_COUNT
+
+
+def _moe_preset(name: str, arch: Any) -> Any:
+    """The preset of a published MoE run's name with the same parameter counts and an expert count, else None."""
+    from planner.workload.inputs import arch_for
+    from planner.workload.presets import presets
+
+    if name not in presets():
+        return None
+    a = arch_for(name, None)
+    same = a.params == arch.params and a.active_params == arch.active_params
+    return a if same and a.experts and a.has_shape else None
+
+
+def moe_run_gpu_hours(w: TrainingWorkload, spec: GpuSpec, gpus: int, catalog: Catalog,
+                      moe_factor: float | None) -> float:
+    """Predicted GPU-hours of a published MoE run: with its shape and experts known (a preset), the utilisation
+    estimate divided by the chosen layout's efficiency (expert parallelism and its all-to-all on the nodes `estimate`
+    splits the GPUs into, :func:`planner.plan.estimate_cluster.estimate_with_layout`); else the utilisation estimate."""
+    if w.arch.experts and w.arch.has_shape:
+        from planner.plan.estimate_cluster import estimate_with_layout
+
+        return float(estimate_with_layout(w, spec, gpus, catalog, moe_factor=moe_factor)[0].gpu_hours)
+    return float(estimate_training(w, spec, gpus, spec.interconnect, catalog=catalog, moe_factor=moe_factor).gpu_hours)
 
 
 @lru_cache(maxsize=16)
@@ -244,7 +271,7 @@ def moe_utilization(catalog: Catalog, leave_out: str | None = None) -> tuple[flo
     for r in runs:
         w, n = run_workload(r)
         spec = catalog.gpus[r["gpu_key"]]
-        dense = estimate_training(w, spec, n, spec.interconnect, catalog=catalog, moe_factor=1.0).gpu_hours
+        dense = moe_run_gpu_hours(w, spec, n, catalog, 1.0)
         logs.append(math.log(dense / float(r["gpu_hours"])))
     factor = math.exp(sum(logs) / len(logs))
     return factor, (f"x{factor:.2f} for a mixture of experts: the geometric mean of predicted-as-dense / published "

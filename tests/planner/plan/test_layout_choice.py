@@ -50,7 +50,9 @@ def test_nvswitch_keeps_zero2_near_linear_and_pcie_does_not() -> None:
 
 
 def test_70b_on_a100_80gb_picks_recompute_for_a_larger_micro_batch() -> None:
-    w = _w("llama-2-70b")
+    # ZeRO-3 pinned: with sharding auto a tensor/pipeline layout (tp4+pp8+zero1, ~90% useful) now beats every
+    # data-parallel one (ZeRO-3 + full recompute pays 8N for 6N of work); this test is about the data-parallel search
+    w = _w("llama-2-70b", sharding=Sharding.ZERO3)
     lay = layout(w, 80.0, 8 * 48)
     assert lay is not None and lay.recompute is Recompute.NONE
     s = choose(w, lay, 80.0, 8, 48, NVSWITCH, 400.0, 125e12)

@@ -114,22 +114,24 @@ def test_each_moe_run_is_predicted_with_a_factor_from_the_others_only() -> None:
     """The MoE utilisation share is derived from published MoE runs; a run's own hours never feed its prediction."""
     import math
 
-    from planner.workload.estimate import moe_utilization
+    from planner.workload.estimate import moe_run_gpu_hours, moe_utilization, published_runs, run_workload
 
     rows = {r.run: r for r in accuracy_rows(CAT)}
     moe = ["deepseek-v2", "deepseek-v3", "llama-4-scout", "llama-4-maverick"]
     dense = {}
-    for run in moe:  # the as-dense prediction, recovered from the row and the factor it was predicted with
-        r = rows[run]
-        assert r.predicted_gpu_hours is not None
-        dense[run] = r.predicted_gpu_hours * moe_utilization(CAT, leave_out=run)[0]
+    for r in published_runs():  # the as-dense prediction: the layout-aware path with no MoE share (issue 41)
+        if r["run"] in moe:
+            w, n = run_workload(r)
+            dense[r["run"]] = moe_run_gpu_hours(w, CAT.gpus[r["gpu_key"]], n, CAT, 1.0)
     for run in moe:
         others = [o for o in moe if o != run]
         expected = math.exp(sum(math.log(dense[o] / rows[o].published_gpu_hours) for o in others) / len(others))
         assert moe_utilization(CAT, leave_out=run)[0] == pytest.approx(expected, rel=1e-9)
-        assert abs(rows[run].error or 0) < 0.20  # 24-41% under as if dense; within 20% with the others' factor
+        # issue 41's bar: within 1.5x with the others' share (Scout is the farthest, 0.74x)
+        assert 1 / 1.5 <= 1 + (rows[run].error or 0) <= 1.5
     full, why = moe_utilization(CAT)
-    assert 0.6 < full < 0.8 and "4 published MoE runs" in why
+    # refitted once expert parallelism and its all-to-all are in the layout: ~0.93, no longer the as-dense 0.68
+    assert 0.8 < full < 1.0 and "4 published MoE runs" in why
 
 
 def test_deepseek_v2_lands_inside_the_range_the_other_runs_give_it() -> None:

@@ -1,0 +1,297 @@
+"""Tensor, pipeline and expert parallelism with ZeRO-1 data parallelism ("3D" layouts, as Megatron-LM trains).
+
+Each term is bytes over a link's achievable bytes per second, or a share of the step; per GPU and micro-batch of
+``b`` sequences of ``s`` tokens (``tokens = b*s``), hidden size ``h``, 16-bit activations:
+
+- **Tensor parallelism** over ``t`` GPUs of one NVLink/NVSwitch node (Shoeybi et al. 2019, arXiv 1909.08053, section
+  3: two all-reduces of the layer's output in the forward pass, one after attention and one after the MLP, and two in
+  the backward pass). Each moves a ``tokens*h*2``-byte message; a ring all-reduce sends ``2(t-1)/t`` of it per GPU.
+  With sequence parallelism the all-reduce becomes a reduce-scatter plus an all-gather of the same total bytes
+  (Korthikanti et al. 2022, arXiv 2205.05198, section 4.2.2). Full recompute reruns the forward pass and its two
+  all-reduces per layer: 6 instead of 4. The all-reduces sit between dependent matmuls: Megatron overlaps them only
+  with ``tp_comm_overlap`` (Transformer Engine userbuffers, off by default and needing sequence parallelism; NVIDIA
+  NeMo Megatron-Bridge docs, "Communication Overlap", docs.nvidia.com/nemo/megatron-bridge/latest/training/
+  communication-overlap.html, read 2026-12-07), so they are charged exposed here.
+- **Pipeline parallelism** over ``p`` stages across nodes, 1F1B schedule: the bubble is ``(p-1)/m`` of the ideal
+  step for ``m`` micro-batches per step, ``(p-1)/(v*m)`` with ``v`` interleaved stages per GPU (Narayanan et al. 2021,
+  arXiv 2104.04473, sections 2.2.1-2.2.2). At each stage boundary a micro-batch's activations (forward) and their
+  gradient (backward) cross, ``tokens*h*2`` bytes each, split over the ``t`` tensor ranks (the paper's
+  scatter/gather optimisation, section 4.1). Without interleaving Megatron batches these sends and receives rather
+  than overlapping them (``overlap_p2p_comm`` only with virtual stages, same NeMo page): charged exposed.
+- **Data parallelism** over the remaining ``d`` replicas with the distributed optimizer (ZeRO-1): a reduce-scatter of
+  the gradients and an all-gather of the updated weights once per step, ``2 S (d-1)/d`` bytes per GPU for its
+  ``S`` bytes of 16-bit gradients, i.e. its ``1/(t*p)`` share of the dense weights and ``1/(p*ep)`` of the experts
+  (whose replicas are the ``t*d/ep`` GPUs holding the same experts). It overlaps the last micro-batch's backward
+  pass as every once-per-step all-reduce does here (:func:`planner.perf.comm.efficiency`).
+- **Expert parallelism** over ``ep`` GPUs of a stage: the experts are split, never gathered; every MoE layer
+  dispatches each token's hidden state to its ``k`` experts and combines it back, forward and backward,
+  ``4*k*h*2`` bytes a token of which ``(ep-1)/ep`` leaves the GPU (:func:`a2a_seconds`). With sequence parallelism a
+  tensor rank dispatches its ``1/t`` of the tokens.
+
+Step time = ``(m + (p-1)/v) x (compute + TP + PP + exposed all-to-all) + exposed DP``; efficiency = ``m x compute /
+step time``. Not modelled: context parallelism, FP8 dispatch, uneven stages (the embedding and the output head sit
+on the first and last stage; the layers are taken as evenly split), load imbalance among experts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from planner.perf import comm, links
+from planner.perf.moe_routing import a2a_overlapped, max_nodes_per_token
+from planner.workload.spec import Precision, Recompute, TrainingWorkload
+
+TP_DEGREES = (2, 4, 8)  # tensor parallelism stays inside one NVLink node: its traffic is per layer
+PP_MAX = 64
+TP_HIDDEN = 0.0  # Megatron's default: tensor-parallel collectives not overlapped (module docstring)
+P2P_HIDDEN = 0.0  # non-interleaved 1F1B: batched sends/receives, not overlapped (module docstring)
+# Models this size and up are searched for tensor/pipeline layouts. Below it, 16 B/param of states (<= 480 GB) fit
+# one 8 x 80 GB node's ZeRO shards and a data-parallel layout hides its traffic on NVSwitch, while tensor parallelism
+# only adds exposed per-layer traffic; Megatron's Table 1 starts tensor parallelism at 1.7B on 32 GPUs for weak
+# scaling, but its 18B-and-down rows would beat ZeRO only where memory forces it, which the fit below also catches.
+MIN_PARAMS_3D = 30e9
+
+
+@dataclass(frozen=True)
+class Degrees:
+    """Tensor, pipeline, expert and data-parallel degrees; ``v`` interleaved stages per GPU."""
+
+    tp: int
+    pp: int
+    ep: int
+    dp: int
+    v: int = 1
+
+    @property
+    def name(self) -> str:
+        """The layout's name, e.g. ``tp4+pp4+ep8+zero1``."""
+        parts = [f"tp{self.tp}"] if self.tp > 1 else []
+        parts += [f"pp{self.pp}"] if self.pp > 1 else []
+        parts += [f"ep{self.ep}"] if self.ep > 1 else []
+        return "+".join([*parts, "zero1"])
+
+
+def bubble(p: int, m: float, v: int = 1) -> float:
+    """Pipeline bubble as a share of the ideal step: (p-1)/(v*m) (Narayanan et al. 2021, 1F1B, interleaved)."""
+    return 0.0 if p <= 1 else (p - 1) / (v * max(1.0, m))
+
+
+def tp_bytes(tokens: float, hidden: int, layers: float, t: int, full_recompute: bool = False) -> float:
+    """Bytes each GPU sends per micro-batch for tensor parallelism over ``t`` GPUs, ``layers`` layers of its stage:
+    4 ring all-reduces per layer (6 with full recompute) of a ``tokens*h*2``-byte message, 2(t-1)/t of it each."""
+    if t <= 1:
+        return 0.0
+    per_layer = 6 if full_recompute else 4
+    return layers * per_layer * 2.0 * (t - 1) / t * tokens * hidden * 2.0
+
+
+def p2p_bytes(tokens: float, hidden: int, t: int) -> float:
+    """Bytes one GPU sends per micro-batch at its stage boundaries: activations forward and their gradient backward,
+    ``tokens*h*2`` each, split over the ``t`` tensor ranks."""
+    return 2.0 * tokens * hidden * 2.0 / t
+
+
+def dp_bytes(dense_bytes: float, expert_bytes: float, d: int, expert_replicas: int) -> float:
+    """Bytes per step each GPU moves for the distributed optimizer: reduce-scatter + all-gather (one all-reduce's
+    2S(n-1)/n) of its dense share over ``d`` replicas and of its experts over ``expert_replicas``."""
+    out = 2.0 * dense_bytes * (d - 1) / d if d > 1 else 0.0
+    return out + (2.0 * expert_bytes * (expert_replicas - 1) / expert_replicas if expert_replicas > 1 else 0.0)
+
+
+def a2a_seconds(w: TrainingWorkload, tokens: float, layers: float, ep: int, per_node: int, link: comm.Link,
+                net: links.Network | None) -> float:
+    """Seconds per micro-batch of expert parallelism's token exchange for ``tokens`` tokens a GPU dispatches through
+    ``layers`` MoE layers over ``ep`` expert-parallel GPUs laid out node by node (0 for a dense model).
+
+    Each token's hidden state goes to its k experts and back (dispatch and combine), in the forward and the
+    backward pass: 4 k h x 2 bytes per token and MoE layer, of which (EP-1)/EP leaves the GPU. Destinations in the
+    GPU's own node go over its link; the rest leave the node through its NIC, which carries the node's GPUs' share.
+    """
+    a = w.arch
+    if ep <= 1 or not a.hidden:
+        return 0.0
+    k = a.experts_per_token or 1
+    per_copy = tokens * layers * 4.0 * a.hidden * 2.0  # one copy of every token's state, there and back, fwd+bwd
+    per_gpu = per_copy * k * (ep - 1) / ep
+    inside = (min(ep, per_node) - 1) / (ep - 1)  # share of a GPU's other expert peers in its own node
+    t_link = per_gpu * inside / (link.bus_gbytes_s * 1e9)
+    if net is None or inside >= 1:
+        return t_link
+    # across nodes a token crosses once per distinct remote node its k experts sit on, then fans out over the
+    # node's own link (hierarchical dispatch, as NCCL's and DeepEP's all-to-all do): expected distinct nodes of k
+    # uniform picks among the EP group's m nodes
+    m = -(-ep // per_node)
+    remote = (m - 1) * (1 - (1 - 1 / m) ** k)
+    if (cap := max_nodes_per_token(a.name)) is not None:
+        # group-limited routing (DeepSeek-V3: experts from at most 4 groups, one group per node): at most cap nodes,
+        # one of which is the token's own as often as a uniform pick among the m nodes makes it
+        remote = min(remote, cap * (m - 1) / m)
+    t_nic = per_node * per_copy * remote / (net.gbytes_s * 1e9)
+    return max(t_link, t_nic)
+
+
+@lru_cache(maxsize=256)
+def _groups(w: TrainingWorkload) -> Any:
+    from planner.workload.params import param_groups
+
+    return param_groups(w)
+
+
+def _exposed(traffic: float, compute: float, hidden: float, slowdown: float) -> float:
+    hid = min(traffic, hidden * compute)
+    return traffic - hid + slowdown * hid
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One 3D layout timed per micro-batch: seconds per GPU, the bubble and the step's efficiency."""
+
+    degrees: Degrees
+    micro_batch: int
+    micro_batches: float  # per pipeline and optimizer step
+    compute_s: float
+    tp_s: float
+    pp_s: float
+    a2a_s: float
+    dp_s: float  # per optimizer step
+    bubble: float
+    efficiency: float  # m x compute / step time
+
+    @property
+    def intra_node(self) -> float:
+        """Inside a node: tensor parallelism's exposed share alone."""
+        return self.compute_s / (self.compute_s + self.tp_s)
+
+    @property
+    def inter_node(self) -> float:
+        """The rest: bubble, pipeline sends, all-to-all and the data-parallel step, so the product is the efficiency."""
+        return self.efficiency / self.intra_node
+
+
+def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: Recompute, per_node: int,
+                link: comm.Link, net: links.Network | None, flops_per_s: float, global_tokens: float) -> Timing:
+    """``w`` at ``deg`` (tensor ranks inside a node, then data-parallel replicas, stages across nodes) timed per
+    micro-batch of ``micro_batch`` sequences; ``flops_per_s`` is one GPU's achieved rate."""
+    a = w.arch
+    assert a.hidden and a.layers
+    t, p = deg.tp, deg.pp
+    tokens = micro_batch * w.seq_len
+    full = recompute is Recompute.FULL
+    stage_layers = a.layers / p
+    compute = comm.compute_seconds((a.active_params or a.params) / (t * p), tokens, flops_per_s, full)
+    tp_s = tp_bytes(tokens, a.hidden, stage_layers, t, full) / (link.bus_gbytes_s * 1e9)
+    nic = net.gbytes_s * 1e9 if net is not None else None
+    # a node's GPUs all send their stage's boundary traffic through its NIC at once
+    pp_s = per_node * p2p_bytes(tokens, a.hidden, t) / nic if p > 1 and nic else 0.0
+    a2a = a2a_seconds(w, tokens / t, stage_layers, deg.ep, per_node, link, net)
+    g = _groups(w)
+    per = 4.0 if w.precision is Precision.FP32 else 2.0
+    expert_replicas = max(1, t * deg.dp // deg.ep) if deg.ep > 1 else 1
+    dense_share = (g.dense if deg.ep > 1 else a.params) / (t * p) * per
+    expert_share = g.experts / (p * deg.ep) * per if deg.ep > 1 else 0.0
+    step_bytes = dp_bytes(dense_share, expert_share, deg.dp, expert_replicas)
+    in_node = max(1, per_node // t)  # a tensor rank's data-parallel peers inside its node
+    dp_s = step_bytes / (link.bus_gbytes_s * 1e9)
+    if deg.dp > in_node and nic:
+        # each of the node's t tensor ranks rings through the node's NIC once per byte
+        dp_s = max(dp_s, t * step_bytes / nic)
+    m = max(1.0, global_tokens / (deg.dp * tokens))
+    slow = links.overlap_slowdown()
+    a2a_exp = (_exposed(a2a, compute, link.hidden_share, slow) if a2a_overlapped(a.name) else a2a)
+    hidden_dp = net.hidden_share if (deg.dp > in_node and net is not None) else link.hidden_share
+    per_mb = compute + tp_s * (1 - TP_HIDDEN) + pp_s * (1 - P2P_HIDDEN) + a2a_exp
+    b = bubble(p, m, deg.v)
+    step = (m + m * b) * per_mb + _exposed(dp_s, compute, hidden_dp, slow)
+    return Timing(deg, micro_batch, m, compute, tp_s, pp_s, a2a, dp_s, b, m * compute / step)
+
+
+def nvlink_node(link: comm.Link, per_node: int) -> bool:
+    """Whether tensor parallelism may run on this node: two or more GPUs joined by NVLink/NVSwitch, not PCIe."""
+    return per_node >= 2 and ("NVLink" in link.name or "NVSwitch" in link.name) and "PCIe" not in link.name
+
+
+def _powers(top: int) -> list[int]:
+    out, x = [], 1
+    while x <= top:
+        out.append(x)
+        x *= 2
+    return out
+
+
+def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
+    """Every tensor (2, 4, 8 inside a node) x pipeline (powers of two up to the nodes and the layers) x
+    expert (powers of two dividing the experts and a stage's GPUs) split of ``per_node`` x ``nodes`` GPUs."""
+    a = w.arch
+    out = []
+    # t = 1 with pipeline or expert parallelism too (DeepSeek-V3 trained with 16-way pipeline and 64-way expert
+    # parallelism and no tensor parallelism, arXiv 2412.19437 section 3.2, RECALLED); t = 1, p = 1 without experts
+    # is plain ZeRO-1, which the data-parallel search covers
+    for t in (x for x in (1, *TP_DEGREES) if x <= per_node and per_node % x == 0):
+        # stages need not be whole nodes (13 nodes of 8 at t=4: 26 tensor groups, 2 stages of 13); every boundary is
+        # charged over the network all the same
+        for p in (x for x in _powers(min(PP_MAX, nodes, a.layers or 1)) if (per_node * nodes // t) % x == 0):
+            d = per_node * nodes // (t * p)
+            eps = [1]
+            if a.moe and a.experts:
+                eps = [e for e in _powers(min(a.experts, t * d)) if e > 1 and a.experts % e == 0 and (t * d) % e == 0]
+            out += [Degrees(t, p, e, d) for e in eps or [1] if t > 1 or p > 1 or e > 1]
+    return out
+
+
+def _bound(w: TrainingWorkload, deg: Degrees, link: comm.Link, flops_per_s: float, global_tokens: float) -> float:
+    """An upper bound on a split's efficiency: TP's exposed share (per token, so the same at every micro-batch; the
+    least without recompute) and the least bubble (micro-batch 1, the most micro-batches), all other traffic free."""
+    a = w.arch
+    assert a.hidden and a.layers
+    tp = tp_bytes(1.0, a.hidden, a.layers / deg.pp, deg.tp) / (link.bus_gbytes_s * 1e9)
+    c = comm.compute_seconds((a.active_params or a.params) / (deg.tp * deg.pp), 1.0, flops_per_s)
+    return c / (c + tp) / (1.0 + bubble(deg.pp, global_tokens / (deg.dp * w.seq_len), deg.v))
+
+
+@lru_cache(maxsize=4096)  # plan asks for the same GPU, node size and count across providers, regions and billings
+def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
+           net: links.Network | None, flops_per_s: float, global_tokens: float,
+           levels: tuple[Recompute, ...], floor: float = 0.0) -> list[tuple[Timing, Recompute]]:
+    """Each tensor/pipeline/expert split at its best micro-batch and recompute level that fits (fastest first by
+    useful throughput: full recompute's 8N counted as 6N); empty where the node has no NVLink or the model no shape.
+    Splits whose :func:`_bound` is under ``floor`` (or under the best split already timed) are skipped."""
+    from planner.workload.memory_3d import max_micro_batch
+
+    a = w.arch
+    if not (nvlink_node(link, per_node) and a.hidden and a.layers and a.heads):
+        return []
+    found: list[tuple[float, Timing, Recompute]] = []
+    top_useful = floor
+    for bound, deg in sorted(((_bound(w, d, link, flops_per_s, global_tokens), d) for d in degrees(w, per_node, nodes)),
+                             key=lambda x: x[0], reverse=True):
+        if bound <= top_useful:  # cannot beat the best split found so far, whatever its micro-batch and recompute
+            continue
+        best: tuple[float, Timing, Recompute] | None = None
+        reached = 0  # largest micro-batch an earlier (cheaper) recompute level fits: a later one only pays off above it
+        share = max(1, int(global_tokens / deg.dp / w.seq_len))
+        for rc in levels:
+            if reached >= share or (w.micro_batch and reached):  # a cheaper level already fits all it could use
+                break
+            top = max_micro_batch(w, deg, rc, vram_gb)
+            if w.micro_batch:
+                sizes = [w.micro_batch] if w.micro_batch <= top else []
+            else:
+                sizes = sorted({*(x for x in _powers(min(top, share))), min(top, share)} - {0})
+            if not sizes or sizes[-1] <= reached:
+                continue
+            reached, last = sizes[-1], -1.0
+            for mb in sizes:
+                tm = time_layout(w, deg, mb, rc, per_node, link, net, flops_per_s, global_tokens)
+                useful = tm.efficiency * (6.0 / 8.0 if rc is Recompute.FULL else 1.0)
+                if best is None or useful > best[0]:
+                    best = (useful, tm, rc)
+                if useful < last:  # traffic amortised, bubble growing: larger micro-batches only lose from here
+                    break
+                last = useful
+        if best is not None:
+            found.append(best)
+            top_useful = max(top_useful, best[0])
+    found.sort(key=lambda x: x[0], reverse=True)
+    return [(tm, rc) for _, tm, rc in found]

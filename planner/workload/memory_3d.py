@@ -1,0 +1,82 @@
+"""Per-GPU memory of a tensor/pipeline/expert-parallel layout with the distributed optimizer (ZeRO-1).
+
+- States (16 B/param mixed-precision Adam as in :mod:`planner.workload.memory`): a GPU holds ``1/(t*p)`` of the dense
+  weights and gradients (tensor ranks split each matrix, stages split the layers) and ``1/(p*ep)`` of the routed
+  experts' (experts are split by expert parallelism, not by tensor parallelism); the optimizer states are further
+  divided over the data-parallel replicas of each (Megatron's distributed optimizer, ZeRO stage 1).
+- Activations with tensor and sequence parallelism: ``s*b*h*34/t`` bytes per layer with flash attention or selective
+  recompute (plus ``5*a*s/h`` over ``t`` without flash attention), ``2*s*b*h/t`` per layer with full recompute (its
+  input, sharded by sequence parallelism) plus one layer's activations while it is recomputed (Korthikanti et al.
+  2022, arXiv 2205.05198, sections 4.2.2 and 5, Table 2). Under 1F1B the first stage holds ``p`` micro-batches of its
+  ``L/p`` layers, i.e. ``L`` layers' worth of one micro-batch, whatever ``p`` (same paper, section 4.2.3); the last
+  stage holds one micro-batch of its layers plus the logits and their gradient, split over the vocabulary by the
+  tensor ranks. The larger of the two sets the micro-batch.
+- Headroom, CUDA overhead and NCCL buffers as in :func:`planner.workload.memory.fitted`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from planner.perf.parallel3d import Degrees
+from planner.workload.memory import (
+    DEFAULT_OVERHEAD_GB,
+    GIB,
+    LOGIT_BYTES,
+    NCCL_BUFFERS_GB,
+    MemoryBreakdown,
+    headroom_gb,
+    state_bytes_per_param,
+)
+from planner.workload.spec import Recompute, TrainingWorkload
+
+
+def activation_bytes_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> float:
+    """Activation bytes per sequence on the fuller of the first and last pipeline stage."""
+    a = w.arch
+    assert a.hidden and a.heads and a.layers
+    s, h, t, layers = w.seq_len, a.hidden, deg.tp, a.layers
+    scale = 1.0 if w.precision.mixed else 2.0
+    quadratic = 0.0 if w.flash_attention else 5.0 * a.heads * s / h
+    full_layer = s * h * (34.0 + quadratic) / t * scale
+    if recompute is Recompute.NONE:
+        per_layer, extra = full_layer, 0.0
+    elif recompute is Recompute.SELECTIVE:
+        per_layer, extra = s * h * 34.0 / t * scale, 0.0
+    else:
+        per_layer, extra = 2.0 * s * h / t * scale, full_layer
+    first = layers * per_layer + extra  # p micro-batches in flight x L/p layers
+    last = layers / deg.pp * per_layer + extra + s * (a.vocab or 0) * LOGIT_BYTES[w.precision.mixed] / t
+    return max(first, last)
+
+
+def _parts(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> tuple[float, float, float, float, float]:
+    """(weights, gradients, optimizer, activations per sequence, overhead) in GiB: plain floats, for the search."""
+    from planner.perf.parallel3d import _groups
+
+    wb, gb, ob = state_bytes_per_param(w.precision, w.optimizer)
+    g = _groups(w)
+    t, p = deg.tp, deg.pp
+    dense, experts = (g.dense, g.experts) if deg.ep > 1 else (w.arch.params, 0.0)
+    dense_share = dense / (t * p)
+    expert_share = experts / (p * deg.ep) if deg.ep > 1 else 0.0
+    expert_replicas = max(1, t * deg.dp // deg.ep) if deg.ep > 1 else 1
+    return ((dense_share + expert_share) * wb / GIB, (dense_share + expert_share) * gb / GIB,
+            (dense_share / deg.dp + expert_share / expert_replicas) * ob / GIB,
+            activation_bytes_3d(w, deg, recompute) / GIB,
+            (DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb) + NCCL_BUFFERS_GB)
+
+
+def memory_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> MemoryBreakdown:
+    """Per-GPU memory of ``w`` at ``deg`` with ``recompute``."""
+    weights, gradients, optimizer, act, overhead = _parts(w, deg, recompute)
+    return MemoryBreakdown(weights=weights, gradients=gradients, optimizer=optimizer, activations_per_sample=act,
+                           overhead=overhead)
+
+
+@lru_cache(maxsize=8192)  # the same split recurs across the node counts and offers plan tries
+def max_micro_batch(w: TrainingWorkload, deg: Degrees, recompute: Recompute, vram_gb: float) -> int:
+    """Largest micro-batch that fits ``vram_gb`` less the headroom (0 if none), as ``MemoryBreakdown.max_batch``."""
+    weights, gradients, optimizer, act, overhead = _parts(w, deg, recompute)
+    free = vram_gb - headroom_gb(vram_gb) - (weights + gradients + optimizer + overhead)
+    return 0 if free < act else int(free // act)
