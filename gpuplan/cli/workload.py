@@ -265,8 +265,9 @@ def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat:
     if isinstance(chosen, str):
         notes.append(chosen)
         return est, None
-    if chosen.recompute != est.assumptions["recompute"]:
-        est = estimate_training(w, spec, gpus, spec.interconnect, Recompute(chosen.recompute), catalog=cat)
+    # the utilisation is keyed by the micro-batch the layout runs, known only now
+    est = estimate_training(w, spec, gpus, spec.interconnect, Recompute(chosen.recompute), catalog=cat,
+                            micro_batch=chosen.micro_batch)
     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
     f = float(est.assumptions["interconnect_factor"]) / chosen.efficiency
     notes.append(chosen.describe())

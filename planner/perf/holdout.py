@@ -118,7 +118,7 @@ def moe_points(catalog: Catalog) -> list[Point]:
 
 def all_points(catalog: Catalog) -> list[Point]:
     return (sharded_points(catalog) + bandwidth_points() + bandwidth_points(8.0) + cluster_points()
-            + moe_points(catalog))
+            + moe_points(catalog) + utilisation_points(catalog) + heldout_points(catalog))
 
 
 def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
@@ -127,3 +127,66 @@ def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
     for p in points:
         by.setdefault(p.regime, []).append(abs(p.error))
     return {k: (len(v), statistics.median(v), max(v)) for k, v in by.items()}
+
+
+def utilisation_points(catalog: Catalog) -> list[Point]:
+    """Each keyed anchor of data/mfu.csv predicted by the utilisation model fitted on the others of its architecture
+    (planner.workload.utilisation): hardware utilisation with the attention scores counted."""
+    from planner.workload.utilisation import leave_one_out
+
+    return [Point(f"utilisation (leave-one-out), {k.arch}", k.label, pred, k.utilization,
+                  "data/mfu.csv (llm-foundry benchmark table)") for k, pred in leave_one_out(catalog)]
+
+
+def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]:
+    """(tokens/s per GPU gpuplan's estimate path predicts for a heldout_throughput.csv row, the layout it chose).
+
+    The path of `gpuplan estimate --gpus N`: the least-memory layout that fits, the node shape `plan` would time it
+    on, the layout choice's per-micro-batch traffic at the published micro-batch and global batch, and the
+    utilisation keyed by that work. Goodput overhead is set to 0: the sources time steady training steps."""
+    from planner.perf.links import collective_link
+    from planner.plan.estimate_cluster import estimate_cluster
+    from planner.plan.layout_choice import choose
+    from planner.workload.estimate import estimate_training
+    from planner.workload.inputs import workload_from_options
+    from planner.workload.memory import layout, usable_vram
+    from planner.workload.spec import Recompute, TrainingWorkload
+
+    gpus, seq, mb = int(r["gpus"]), int(r["seq"]), int(r["micro_batch"])
+    w = workload_from_options(model=r["model"], tokens=1e12, seq_len=seq, batch=mb, precision=r["precision"],
+                              recompute=r["recompute"], overhead=0.0,
+                              global_batch=float(r["global_batch"]) * seq)
+    assert isinstance(w, TrainingWorkload)
+    spec = catalog.gpus[r["gpu_key"]]
+    vram = usable_vram(spec)[0]
+    lay, note = layout(w, vram, gpus), ""
+    if lay is None:
+        # gpuplan's memory count says the published recompute does not fit: predicted with the recompute it picks
+        w, note = w.model_copy(update={"recompute": Recompute.AUTO}), f" ({r['recompute']} does not fit in gpuplan)"
+        lay = layout(w, vram, gpus)
+    if lay is None:
+        return 0.0, "does not fit"
+    est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute, catalog=catalog, micro_batch=mb)
+    shape = estimate_cluster(spec, gpus, catalog)
+    link = collective_link(spec.key, spec.interconnect.among(shape.per_node), shape.per_node)
+    eff, name = 1.0, lay.describe()
+    if link is not None:
+        rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
+        chosen = choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, rate, shape.fabric)
+        if not isinstance(chosen, str):
+            est = estimate_training(w, spec, gpus, spec.interconnect, Recompute(chosen.recompute), catalog=catalog,
+                                    micro_batch=chosen.micro_batch)
+            eff, name = chosen.efficiency / float(est.assumptions["interconnect_factor"]), chosen.layout
+    seconds = est.wall_hours * 3600 / eff
+    assert w.tokens is not None
+    return w.tokens / seconds / gpus, name + note
+
+
+def heldout_points(catalog: Catalog) -> list[Point]:
+    """Measured tokens/s per GPU of data/heldout_throughput.csv against gpuplan's prediction: no row was fitted on."""
+    out = []
+    for r in data_rows("heldout_throughput.csv", "planner.data"):
+        pred, lay = heldout_prediction(r, catalog)
+        out.append(Point(f"held out, {r['gpu_key'].split('-')[0]} {r['precision']}", f"{r['run']} [{lay}]", pred,
+                         float(r["tokens_per_s_per_gpu"]), r["source"]))
+    return out

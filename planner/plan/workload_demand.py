@@ -69,9 +69,9 @@ class WorkloadDemand:
                                     str(net.fabric) if net else "unknown")
                     if isinstance(chosen, str):
                         return chosen
-                    if chosen.recompute != est.assumptions["recompute"]:
-                        est = estimate_training(w, spec, count, offer.interconnect, Recompute(chosen.recompute),
-                                                catalog=self.catalog)
+                    # the utilisation is keyed by the micro-batch the layout runs, known only now
+                    est = estimate_training(w, spec, count, offer.interconnect, Recompute(chosen.recompute),
+                                            catalog=self.catalog, micro_batch=chosen.micro_batch)
                     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
                     ic = float(est.assumptions["interconnect_factor"])
                     wall_f = est.wall_hours * ic / chosen.efficiency

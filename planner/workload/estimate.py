@@ -136,6 +136,44 @@ def _anchor_utilizations(spec: GpuSpec, gpus: float, precision: Precision,
     raise InputError("no MFU anchors for this precision", "give --mfu")
 
 
+def work_utilization(w: TrainingWorkload, spec: GpuSpec, precision: Precision, full: bool, dense_per_token: float,
+                     micro_batch: int | None, catalog: Catalog) -> tuple[float, float, str] | None:
+    """(utilisation of the dense hardware FLOPs, attention FLOPs per token, why) from the model keyed by the work
+    (:mod:`planner.workload.utilisation`), or None where the architecture and precision have too few keyed anchors.
+
+    The fitted utilisation is of the hardware FLOPs with the attention scores counted; the planner's FLOPs count
+    (and the layout model's compute time) leaves them out, so the figure returned is that utilisation times
+    dense / (dense + attention): the same seconds per token either way."""
+    from planner.workload import utilisation as ut
+
+    fitted = ut.coefficients(catalog, spec.arch, precision is Precision.FP8)
+    if fitted is None:
+        return None
+    coef, n = fitted
+    a = w.arch
+    layers, hidden = a.layers, a.hidden
+    if layers is None or hidden is None:
+        from planner.workload.shapes import infer_shape
+
+        shape = infer_shape(a.compute_params, layers=layers, hidden=hidden, heads=a.heads)
+        layers, hidden = shape.layers, shape.hidden
+    mb = micro_batch or w.micro_batch
+    if not mb:
+        # the work is unknown (a published run, an estimate with no layout): the median tiers describe whole runs
+        # at that scale, their communication included, which the keyed model leaves to the layout model
+        return None
+    tokens = float(mb * w.seq_len)
+    attn = ut.attention_flops_per_token(layers, hidden, w.seq_len, full)
+    work = ut.Work(hidden, tokens, attn / (dense_per_token + attn))
+    kernel = ut.predict(coef, ut.clamp(work, catalog, spec.arch, precision is Precision.FP8))
+    util = kernel * dense_per_token / (dense_per_token + attn)
+    mb_text = f"micro-batch {mb} x {w.seq_len}"
+    why = (f"{kernel:.3f} of the hardware FLOPs with attention counted, keyed by the work: hidden {hidden}, "
+           f"{mb_text} tokens per micro-batch, attention {work.attention_share:.0%} of the FLOPs; fitted on {n} "
+           f"{spec.arch} anchors of data/mfu.csv (planner.workload.utilisation)")
+    return util, attn, why
+
+
 def default_mfu(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, str]:
     """Median utilization of the anchors closest to this GPU architecture, scale and precision; a board with the
     same peak as its anchored sibling but lower power and clocks (A100 PCIe against SXM) runs at its measured share."""
@@ -292,8 +330,10 @@ def estimate_training(
     *,
     catalog: Catalog,
     moe_factor: float | None = None,
+    micro_batch: int | None = None,
 ) -> Estimate:
-    """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` is the layout's choice when known.
+    """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` and ``micro_batch`` are the layout's choice when
+    known (the workload's own micro-batch wins; neither: the keyed anchors' median tokens per micro-batch).
 
     ``moe_factor``: the mixture-of-experts utilisation share to use (None: :func:`moe_utilization`; 1.0: as dense)."""
     if w.tokens is None:
@@ -305,8 +345,13 @@ def estimate_training(
     per_token, hw_per_token, formula = step_flops_per_token(w, full)
     model_flops, hw_flops = per_token * w.tokens, hw_per_token * w.tokens
     peak, peak_basis = peak_tflops(spec, w.precision)
+    attn_per_token = 0.0
     if w.mfu is not None:
         util, util_basis = w.mfu, "given (--mfu)"
+    elif (keyed := work_utilization(w, spec, w.precision, full, hw_per_token, micro_batch, catalog)) is not None:
+        util, attn_per_token, util_basis = keyed
+        if (board := board_factor(spec, catalog)) is not None:
+            util, util_basis = util * board[0], f"{util_basis}; {board[1]}"
     else:
         util, util_basis = default_mfu(spec, gpus, w.precision, catalog)
         if w.arch.moe:
@@ -351,6 +396,8 @@ def estimate_training(
             "peak_basis": peak_basis,
             "mfu": round(util * model_flops / hw_flops, 4),
             "hardware_utilization": round(util, 4),
+            "attention_flops_per_token": attn_per_token,
+            "micro_batch": micro_batch or w.micro_batch,
             "mfu_basis": util_basis,
             "goodput_overhead": round(overhead, 4),
             "overhead_basis": overhead_basis,
