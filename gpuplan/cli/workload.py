@@ -247,9 +247,9 @@ def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat:
     """The same layout choice and per-micro-batch scaling as `plan`, on one node of ``gpus`` GPUs."""
     from planner.perf.links import collective_link
     from planner.plan.estimate_cluster import estimate_cluster
+    from planner.plan.keyed_choice import choose_keyed
     from planner.plan.layout_choice import choose
     from planner.workload.estimate import estimate_training
-    from planner.workload.spec import Recompute
 
     from planner.workload.memory import usable_vram
 
@@ -260,14 +260,14 @@ def _with_layout_choice(w: Any, lay: Any, spec: Any, gpus: float, est: Any, cat:
         return est, None
     if shape.basis:
         notes.append(f"timed as {shape.basis}")
-    rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
-    chosen = choose(w, lay, usable_vram(spec)[0], shape.per_node, shape.nodes, link, shape.gbps, rate, shape.fabric)
+    # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
+    chosen, keyed = choose_keyed(
+        lambda rc, mb: estimate_training(w, spec, gpus, spec.interconnect, rc, catalog=cat, micro_batch=mb),
+        lambda r: choose(w, lay, usable_vram(spec)[0], shape.per_node, shape.nodes, link, shape.gbps, r, shape.fabric))
     if isinstance(chosen, str):
         notes.append(chosen)
         return est, None
-    # the utilisation is keyed by the micro-batch the layout runs, known only now
-    est = estimate_training(w, spec, gpus, spec.interconnect, Recompute(chosen.recompute), catalog=cat,
-                            micro_batch=chosen.micro_batch)
+    est = keyed
     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
     f = float(est.assumptions["interconnect_factor"]) / chosen.efficiency
     notes.append(chosen.describe())

@@ -146,16 +146,21 @@ def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]
     utilisation keyed by that work. Goodput overhead is set to 0: the sources time steady training steps."""
     from planner.perf.links import collective_link
     from planner.plan.estimate_cluster import estimate_cluster
+    from planner.plan.keyed_choice import choose_keyed
     from planner.plan.layout_choice import choose
     from planner.workload.estimate import estimate_training
     from planner.workload.inputs import workload_from_options
     from planner.workload.memory import layout, usable_vram
     from planner.workload.spec import Recompute, TrainingWorkload
 
-    gpus, seq, mb = int(r["gpus"]), int(r["seq"]), int(r["micro_batch"])
-    w = workload_from_options(model=r["model"], tokens=1e12, seq_len=seq, batch=mb, precision=r["precision"],
+    gpus, seq = int(r["gpus"]), int(r["seq"])
+    mb = int(r["micro_batch"]) if r["micro_batch"] else None  # blank: the layout picks it, as for a user
+    shape = {k: (float(r[k]) if k == "params" else int(r[k])) for k in ("params", "layers", "hidden", "heads", "vocab")
+             if r[k]}
+    model = None if r["model"] == "custom" else r["model"]
+    w = workload_from_options(model=model, tokens=1e12, seq_len=seq, batch=mb, precision=r["precision"],
                               recompute=r["recompute"], overhead=0.0,
-                              global_batch=float(r["global_batch"]) * seq)
+                              global_batch=float(r["global_batch"]) * seq, **shape)  # type: ignore[arg-type]
     assert isinstance(w, TrainingWorkload)
     spec = catalog.gpus[r["gpu_key"]]
     vram = usable_vram(spec)[0]
@@ -171,15 +176,29 @@ def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]
     link = collective_link(spec.key, spec.interconnect.among(shape.per_node), shape.per_node)
     eff, name = 1.0, lay.describe()
     if link is not None:
-        rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
-        chosen = choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, rate, shape.fabric)
+        wl, ly = w, lay
+        chosen, keyed = choose_keyed(
+            lambda rc, m: estimate_training(wl, spec, gpus, spec.interconnect, rc, catalog=catalog, micro_batch=m),
+            lambda rate: choose(wl, ly, vram, shape.per_node, shape.nodes, link, shape.gbps, rate, shape.fabric))
         if not isinstance(chosen, str):
-            est = estimate_training(w, spec, gpus, spec.interconnect, Recompute(chosen.recompute), catalog=catalog,
-                                    micro_batch=chosen.micro_batch)
+            est = keyed
             eff, name = chosen.efficiency / float(est.assumptions["interconnect_factor"]), chosen.layout
     seconds = est.wall_hours * 3600 / eff
     assert w.tokens is not None
     return w.tokens / seconds / gpus, name + note
+
+
+def measured_tokens_per_s(r: dict[str, str]) -> float:
+    """A heldout_throughput.csv row's measurement in tokens/s per GPU. Megatron-LM's TFLOP/s count (Narayanan et al.
+    2021, eq. 3) is 96*B*s*l*h^2*(1 + s/(6h) + V/(16*l*h)) FLOPs an iteration of B sequences: per token
+    96*l*h^2*(1 + s/(6h) + V/(16*l*h))."""
+    value = float(r["measured"])
+    if r["unit"] == "tokens/s/GPU":
+        return value
+    assert r["unit"].startswith("TFLOP/s/GPU (Narayanan eq. 3)"), r["unit"]
+    layers, h, s, v = int(r["layers"]), int(r["hidden"]), int(r["seq"]), int(r["vocab"])
+    per_token = 96.0 * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
+    return value * 1e12 / per_token
 
 
 def heldout_points(catalog: Catalog) -> list[Point]:
@@ -187,6 +206,7 @@ def heldout_points(catalog: Catalog) -> list[Point]:
     out = []
     for r in data_rows("heldout_throughput.csv", "planner.data"):
         pred, lay = heldout_prediction(r, catalog)
-        out.append(Point(f"held out, {r['gpu_key'].split('-')[0]} {r['precision']}", f"{r['run']} [{lay}]", pred,
-                         float(r["tokens_per_s_per_gpu"]), r["source"]))
+        out.append(Point(f"held out, {r['run'].split()[0]} ({r['gpu_key'].split('-')[0]} {r['precision']})",
+                         f"{r['run']} [{lay}]", pred,
+                         measured_tokens_per_s(r), r["source"]))
     return out

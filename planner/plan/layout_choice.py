@@ -13,6 +13,7 @@ if none is left the option is excluded with the bandwidth it would need.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,8 @@ from planner.perf import comm, links
 from planner.perf.moe_routing import a2a_overlapped, max_nodes_per_token
 from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted
 from planner.workload.spec import Precision, Recompute, Sharding, TrainingWorkload
+
+Rate = Callable[[int, Recompute], float]  # FLOP/s of a GPU at (micro-batch, recompute)
 
 GLOBAL_BATCH_TOKENS = 4e6  # Llama 2 (Touvron et al. 2023, table 1): 4M-token global batch, the default
 ALTERNATIVES_SHOWN = 3
@@ -143,14 +146,16 @@ def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes:
 
 
 def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: int, link: comm.Link,
-         net: links.Network | None, flops_per_s: float) -> tuple[Scaling | None, str | None]:
+         net: links.Network | None, flops_per_s: float | Rate) -> tuple[Scaling | None, str | None]:
     gpus = per_node * nodes
     state = _state_bytes(w, gpus)
     batch = global_batch(w)
     share = max(1, int(batch / gpus / w.seq_len))
     mb = w.micro_batch or max(1, min(lay.max_batch or 1, share))
     k = max(1.0, batch / gpus / (mb * w.seq_len))
-    compute = comm.compute_seconds(w.arch.active_params or w.arch.params, mb * w.seq_len, flops_per_s,
+    # the GPU's pace may depend on the micro-batch and recompute (utilisation keyed by the work)
+    rate = flops_per_s(mb, lay.recompute) if callable(flops_per_s) else flops_per_s
+    compute = comm.compute_seconds(w.arch.active_params or w.arch.params, mb * w.seq_len, rate,
                                    lay.recompute is Recompute.FULL)
     if strategy == "hsdp":  # ZeRO-3 inside the node; replicas all-reduce once per step across nodes
         intra_mb, intra_step = comm.comm_seconds("zero3", state, per_node, link.bus_gbytes_s)
@@ -213,7 +218,7 @@ def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -
 
 
 def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-           nic_gbps: float | None, flops_per_s: float, fabric: str = "unknown") -> Scaling | str:
+           nic_gbps: float | None, flops_per_s: float | Rate, fabric: str = "unknown") -> Scaling | str:
     """The fastest layout's scaling, or why every candidate's traffic cannot be hidden.
 
     ``lay`` (the least-memory layout) is tried too, so a pinned micro-batch or layout always has a candidate;
@@ -234,7 +239,10 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
             scored.append(s)
     if not scored:
         return why or "no layout fits the GPUs' memory"
-    scored.sort(key=_throughput, reverse=True)
+    # useful tokens per second: micro-batch / (compute seconds / efficiency); at one pace for every candidate this
+    # ranks as _throughput does, and it counts a candidate's own pace where the utilisation depends on its work
+    scored.sort(key=lambda s: s.efficiency * s.micro_batch / s.compute_s_per_microbatch,
+                reverse=True)
     best = scored[0]
     lost = []
     # selective recompute that bought no larger micro-batch is the same layout in effect: shown once

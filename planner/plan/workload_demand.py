@@ -33,6 +33,7 @@ class WorkloadDemand:
         from planner.perf.cluster import internode
         from planner.perf.links import collective_link
         from planner.perf.speed import WorkloadClass
+        from planner.plan.keyed_choice import choose_keyed
         from planner.plan.layout_choice import choose, global_batch
         from planner.workload.memory import image_max_batch, layout, usable_vram
 
@@ -65,13 +66,15 @@ class WorkloadDemand:
                     net = self.catalog.network(offer.provider, offer.name) if nodes > 1 else None
                     if nodes > 1 and (net is None or net.gbps is None):
                         return "its network is unknown to the catalog, so scaling across nodes cannot be estimated"
-                    chosen = choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, rate,
-                                    str(net.fabric) if net else "unknown")
+                    # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
+                    chosen, keyed = choose_keyed(
+                        lambda rc, mb: estimate_training(w, spec, count, offer.interconnect, rc, catalog=self.catalog,
+                                                         micro_batch=mb),
+                        lambda r: choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, r,
+                                         str(net.fabric) if net else "unknown"))
                     if isinstance(chosen, str):
                         return chosen
-                    # the utilisation is keyed by the micro-batch the layout runs, known only now
-                    est = estimate_training(w, spec, count, offer.interconnect, Recompute(chosen.recompute),
-                                            catalog=self.catalog, micro_batch=chosen.micro_batch)
+                    est = keyed
                     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
                     ic = float(est.assumptions["interconnect_factor"])
                     wall_f = est.wall_hours * ic / chosen.efficiency

@@ -7,8 +7,11 @@ N is the active parameter count of a mixture of experts; LoRA/QLoRA train with
 (4*N + 6*N_adapter)*D (``planner.workload.params``). The calibrated low/high range around each
 estimate is ``planner.workload.ranges``.
 
-Utilization defaults come from ``data/mfu.csv`` (sourced MFU/HFU anchors): the median,
-per GPU architecture and scale (up to 64 GPUs: one node or a few; more: a cluster), of
+Utilization defaults come from ``data/mfu.csv`` (sourced MFU/HFU anchors). Where the micro-batch is known (the
+layout model fixes it) and the architecture has enough anchors with their work sourced, the utilisation is keyed
+by that work (``planner.workload.utilisation``: hidden size, tokens per micro-batch, attention share of the
+hardware FLOPs), with no step in the GPU count. Otherwise (a published run, FP8, an architecture without keyed
+anchors) it is the median, per GPU architecture and scale (up to 64 GPUs: one node or a few; more: a cluster), of
 the hardware FLOP utilization each run reached: HFU where the source gives it (runs
 with recompute count the recompute), else MFU, else reported TFLOP/s over the dense
 peak. The anchors ran on NVLink machines; on PCIe the time grows by the ratio of the

@@ -187,13 +187,3 @@ def clamp(work: Work, catalog: Catalog, arch: str, fp8: bool) -> Work:
     measured)."""
     (h0, h1), (t0, t1) = work_range(catalog, arch, fp8)
     return Work(min(max(work.hidden, h0), h1), min(max(work.tokens, t0), t1), work.attention_share)
-
-
-@lru_cache(maxsize=16)
-def typical_tokens(catalog: Catalog, arch: str, fp8: bool) -> float:
-    """Tokens per micro-batch and GPU when a workload does not say: the median over the architecture's keyed
-    anchors (runs tuned as those benchmarks were)."""
-    import statistics
-
-    pts = _group(catalog, arch, fp8) or keyed_anchors(catalog)
-    return float(statistics.median(p.micro_batch * p.seq for p in pts))
