@@ -357,10 +357,11 @@ def estimate_training(
             util, util_basis = util * board[0], f"{util_basis}; {board[1]}"
     else:
         util, util_basis = default_mfu(spec, gpus, w.precision, catalog)
-        if w.arch.moe:
-            factor, why = (moe_factor, "given") if moe_factor is not None else moe_utilization(catalog)
-            if factor != 1.0:
-                util, util_basis = util * factor, f"{util_basis}; {why}"
+    if w.mfu is None and w.arch.moe:
+        # the MoE share (fitted on the tiers, published runs having no micro-batch) applies to either dense figure
+        factor, why = (moe_factor, "given") if moe_factor is not None else moe_utilization(catalog)
+        if factor != 1.0:
+            util, util_basis = util * factor, f"{util_basis}; {why}"
     ic, ic_note = interconnect_factor(gpus, interconnect)
     overhead, overhead_basis = _overhead(w.overhead, catalog)
     step_hours = hw_flops / (gpus * peak * 1e12 * util * ic) / 3600
