@@ -145,7 +145,7 @@ def tcp_points() -> list[Point]:
 
 def all_points(catalog: Catalog) -> list[Point]:
     return (sharded_points(catalog) + bandwidth_points() + bandwidth_points(8.0) + tcp_points() + cluster_points()
-            + moe_points(catalog))
+            + moe_points(catalog) + utilisation_points(catalog) + heldout_points(catalog))
 
 
 def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
@@ -197,4 +197,70 @@ def tcp_bounds() -> list[Bound]:
         kept = float(r["kept"])
         out.append(Bound(r["run"], kept, per_mb,
                          compute_over_traffic(kept, net_cls.hidden_share, links.overlap_slowdown()), r["source"]))
+    return out
+
+
+def utilisation_points(catalog: Catalog) -> list[Point]:
+    """Each keyed anchor of data/mfu.csv predicted by the utilisation model fitted on the others of its architecture
+    (planner.workload.utilisation): hardware utilisation with the attention scores counted."""
+    from planner.workload.utilisation import leave_one_out
+
+    return [Point(f"utilisation (leave-one-out), {k.arch}", k.label, pred, k.utilization,
+                  "data/mfu.csv (llm-foundry benchmark table)") for k, pred in leave_one_out(catalog)]
+
+
+def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]:
+    """(tokens/s per GPU gpuplan's estimate path predicts for a heldout_throughput.csv row, the layout it chose).
+
+    The path of `gpuplan estimate --gpus N` (:func:`planner.plan.estimate_cluster.estimate_with_layout`): the node
+    shape `plan` would time it on, the layout search (data-parallel and tensor/pipeline) at the published
+    micro-batch, recompute and global batch, and the utilisation keyed by that work. Where no layout fits with the
+    published recompute in gpuplan's memory count, the recompute gpuplan picks. Goodput overhead is set to 0: the
+    sources time steady training steps."""
+    from planner.plan.estimate_cluster import estimate_with_layout
+    from planner.workload.inputs import workload_from_options
+    from planner.workload.spec import Recompute, TrainingWorkload
+
+    gpus, seq = int(r["gpus"]), int(r["seq"])
+    mb = int(r["micro_batch"]) if r["micro_batch"] else None  # blank: the layout picks it, as for a user
+    shape = {k: (float(r[k]) if k == "params" else int(r[k])) for k in ("params", "layers", "hidden", "heads", "vocab")
+             if r[k]}
+    model = None if r["model"] == "custom" else r["model"]
+    w = workload_from_options(model=model, tokens=1e12, seq_len=seq, batch=mb, precision=r["precision"],
+                              recompute=r["recompute"], overhead=0.0,
+                              global_batch=float(r["global_batch"]) * seq, **shape)  # type: ignore[arg-type]
+    assert isinstance(w, TrainingWorkload) and w.tokens is not None
+    spec = catalog.gpus[r["gpu_key"]]
+    est, scaling = estimate_with_layout(w, spec, gpus, catalog)
+    note = ""
+    if scaling is None:
+        # gpuplan's memory count says the published recompute does not fit: predicted with the recompute it picks
+        w, note = w.model_copy(update={"recompute": Recompute.AUTO}), f" ({r['recompute']} does not fit in gpuplan)"
+        est, scaling = estimate_with_layout(w, spec, gpus, catalog)
+    if scaling is None:
+        return 0.0, "does not fit"
+    return w.tokens / (est.wall_hours * 3600) / gpus, str(scaling["layout"]) + note
+
+
+def measured_tokens_per_s(r: dict[str, str]) -> float:
+    """A heldout_throughput.csv row's measurement in tokens/s per GPU. Megatron-LM's TFLOP/s count (Narayanan et al.
+    2021, eq. 3) is 96*B*s*l*h^2*(1 + s/(6h) + V/(16*l*h)) FLOPs an iteration of B sequences: per token
+    96*l*h^2*(1 + s/(6h) + V/(16*l*h))."""
+    value = float(r["measured"])
+    if r["unit"] == "tokens/s/GPU":
+        return value
+    assert r["unit"].startswith("TFLOP/s/GPU (Narayanan eq. 3)"), r["unit"]
+    layers, h, s, v = int(r["layers"]), int(r["hidden"]), int(r["seq"]), int(r["vocab"])
+    per_token = 96.0 * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
+    return value * 1e12 / per_token
+
+
+def heldout_points(catalog: Catalog) -> list[Point]:
+    """Measured tokens/s per GPU of data/heldout_throughput.csv against gpuplan's prediction: no row was fitted on."""
+    out = []
+    for r in data_rows("heldout_throughput.csv", "planner.data"):
+        pred, lay = heldout_prediction(r, catalog)
+        out.append(Point(f"held out, {r['run'].split()[0]} ({r['gpu_key'].split('-')[0]} {r['precision']})",
+                         f"{r['run']} [{lay}]", pred,
+                         measured_tokens_per_s(r), r["source"]))
     return out

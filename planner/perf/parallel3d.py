@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from collections.abc import Callable
 from typing import Any
 
 from planner.perf import comm, links
@@ -52,6 +53,8 @@ P2P_HIDDEN = 0.0  # non-interleaved 1F1B: batched sends/receives, not overlapped
 # only adds exposed per-layer traffic; Megatron's Table 1 starts tensor parallelism at 1.7B on 32 GPUs for weak
 # scaling, but its 18B-and-down rows would beat ZeRO only where memory forces it, which the fit below also catches.
 MIN_PARAMS_3D = 30e9
+
+Rate = float | Callable[[int, Recompute], float]  # one GPU's FLOP/s, or as a function of the work
 
 
 @dataclass(frozen=True)
@@ -240,32 +243,51 @@ def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
     return out
 
 
-def _bound(w: TrainingWorkload, deg: Degrees, link: comm.Link, flops_per_s: float, global_tokens: float) -> float:
-    """An upper bound on a split's efficiency: TP's exposed share (per token, so the same at every micro-batch; the
-    least without recompute) and the least bubble (micro-batch 1, the most micro-batches), all other traffic free."""
+def useful_rate(tm: Timing, seq_len: int) -> float:
+    """Tokens each GPU trains per second: a replica of ``t x p`` GPUs runs a micro-batch's tokens in its compute time
+    over the layout's efficiency (full recompute's extra pass is in that compute time, so it costs here)."""
+    return tm.efficiency * tm.micro_batch * seq_len / (tm.compute_s * tm.degrees.tp * tm.degrees.pp)
+
+
+def _pace(rate: Rate, micro_batch: int, recompute: Recompute) -> float:
+    return rate(micro_batch, recompute) if callable(rate) else rate
+
+
+def _bound(w: TrainingWorkload, deg: Degrees, link: comm.Link, slowest: float, fastest: float,
+           global_tokens: float) -> float:
+    """An upper bound on a split's tokens per GPU-second: its efficiency bound (TP's exposed share per token, the
+    same at every micro-batch, the least without recompute, at the slowest pace, where compute hides the most; the
+    least bubble, at micro-batch 1, the most micro-batches; all other traffic free) at the fastest pace, 6N a token."""
     a = w.arch
     assert a.hidden and a.layers
     tp = tp_bytes(1.0, a.hidden, a.layers / deg.pp, deg.tp) / (link.bus_gbytes_s * 1e9)
-    c = comm.compute_seconds((a.active_params or a.params) / (deg.tp * deg.pp), 1.0, flops_per_s)
-    return c / (c + tp) / (1.0 + bubble(deg.pp, global_tokens / (deg.dp * w.seq_len), deg.v))
+    c = comm.compute_seconds((a.active_params or a.params) / (deg.tp * deg.pp), 1.0, slowest)
+    eff = c / (c + tp) / (1.0 + bubble(deg.pp, global_tokens / (deg.dp * w.seq_len), deg.v))
+    return eff * fastest / (6.0 * (a.active_params or a.params))
 
 
 @lru_cache(maxsize=4096)  # plan asks for the same GPU, node size and count across providers, regions and billings
 def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-           net: links.Network | None, flops_per_s: float, global_tokens: float,
+           net: links.Network | None, rate: Rate, global_tokens: float,
            levels: tuple[Recompute, ...], floor: float = 0.0) -> list[tuple[Timing, Recompute]]:
-    """Each tensor/pipeline/expert split at its best micro-batch and recompute level that fits (fastest first by
-    useful throughput: full recompute's 8N counted as 6N); empty where the node has no NVLink or the model no shape.
-    Splits whose :func:`_bound` is under ``floor`` (or under the best split already timed) are skipped."""
+    """Each tensor/pipeline/expert split at its best micro-batch and recompute level that fits, fastest first (tokens
+    per GPU-second, :func:`useful_rate`); empty where the node has no NVLink or the model no shape. ``rate`` is one
+    GPU's achieved FLOP/s, or a hashable callable of (micro-batch, recompute) where the utilisation depends on the
+    work (:class:`planner.plan.keyed_choice.KeyedRate`). Splits whose :func:`_bound` is under ``floor`` (tokens per
+    GPU-second) or under the best split already timed are skipped."""
     from planner.workload.memory_3d import max_micro_batch
 
     a = w.arch
     if not (nvlink_node(link, per_node) and a.hidden and a.layers and a.heads):
         return []
+    most = max(1, int(global_tokens / w.seq_len))
+    slowest = min(_pace(rate, 1, rc) for rc in levels)
+    fastest = max(_pace(rate, most, rc) for rc in levels)
     found: list[tuple[float, Timing, Recompute]] = []
     top_useful = floor
-    for bound, deg in sorted(((_bound(w, d, link, flops_per_s, global_tokens), d) for d in degrees(w, per_node, nodes)),
-                             key=lambda x: x[0], reverse=True):
+    splits = sorted(((_bound(w, d, link, slowest, fastest, global_tokens), d) for d in degrees(w, per_node, nodes)),
+                    key=lambda x: x[0], reverse=True)
+    for bound, deg in splits:
         if bound <= top_useful:  # cannot beat the best split found so far, whatever its micro-batch and recompute
             continue
         best: tuple[float, Timing, Recompute] | None = None
@@ -283,8 +305,8 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
                 continue
             reached, last = sizes[-1], -1.0
             for mb in sizes:
-                tm = time_layout(w, deg, mb, rc, per_node, link, net, flops_per_s, global_tokens)
-                useful = tm.efficiency * (6.0 / 8.0 if rc is Recompute.FULL else 1.0)
+                tm = time_layout(w, deg, mb, rc, per_node, link, net, _pace(rate, mb, rc), global_tokens)
+                useful = useful_rate(tm, w.seq_len)
                 if best is None or useful > best[0]:
                     best = (useful, tm, rc)
                 if useful < last:  # traffic amortised, bubble growing: larger micro-batches only lose from here

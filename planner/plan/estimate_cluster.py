@@ -76,10 +76,10 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog, m
     ``moe_factor`` as :func:`planner.workload.estimate.estimate_training` takes it; ``notes`` collects the layout's."""
     from planner.perf.links import collective_link
     from planner.perf.parallel3d import MIN_PARAMS_3D
-    from planner.plan.layout_choice import choose
+    from planner.plan.keyed_choice import KeyedRate, choose_keyed
+    from planner.plan.layout_choice import choose, global_batch
     from planner.workload.estimate import estimate_training
     from planner.workload.memory import layout, usable_vram
-    from planner.workload.spec import Recompute
 
     notes = notes if notes is not None else []
     vram = usable_vram(spec)[0]
@@ -89,8 +89,10 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog, m
         notes.append(no_fit)
     elif lay.sharding.value != "none" or lay.recompute.value != "none":
         notes.append(f"fits with {lay.describe()}")
+    # one GPU runs the largest micro-batch that fits, up to its share of the global batch, as `plan` times it
+    mb = (w.micro_batch or max(1, min(lay.max_batch or 1, int(global_batch(w) / w.seq_len)))) if lay else None
     est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=catalog,
-                            moe_factor=moe_factor)
+                            moe_factor=moe_factor, micro_batch=mb if gpus <= 1 else None)
     if gpus <= 1 or (lay is None and w.arch.params < MIN_PARAMS_3D):
         return est, None
     # nodes and network as `plan` has them for that many GPUs, so both paths share one layout model
@@ -100,16 +102,16 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog, m
         return est, None
     if shape.basis:
         notes.append(f"timed as {shape.basis}")
-    rate = est.assumptions["peak_tflops"] * 1e12 * est.assumptions["hardware_utilization"]
-    chosen = choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, rate, shape.fabric)
+    # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
+    chosen, keyed = choose_keyed(KeyedRate(w, spec, gpus, spec.interconnect, catalog, moe_factor),
+                                 lambda r: choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, r,
+                                                  shape.fabric))
     if isinstance(chosen, str):
         notes.append(chosen)
         return est, None
     if lay is None:  # a tensor/pipeline layout fits where no data-parallel one does
         notes.remove(no_fit)
-    if chosen.recompute != est.assumptions["recompute"]:
-        est = estimate_training(w, spec, gpus, spec.interconnect, Recompute(chosen.recompute), catalog=catalog,
-                                moe_factor=moe_factor)
+    est = keyed
     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
     f = float(est.assumptions["interconnect_factor"]) / chosen.efficiency
     notes.append(chosen.describe())

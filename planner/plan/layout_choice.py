@@ -17,6 +17,7 @@ wins, and ``alternatives`` names the best of the other family first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,13 @@ from planner.perf.moe_routing import a2a_overlapped
 from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted
 from planner.workload.spec import Precision, Recompute, Sharding, TrainingWorkload
 
+Rate = Callable[[int, Recompute], float]  # FLOP/s of a GPU at (micro-batch, recompute)
+
 GLOBAL_BATCH_TOKENS = 4e6  # Llama 2 (Touvron et al. 2023, table 1): 4M-token global batch, the default
 ALTERNATIVES_SHOWN = 3
+# a data-parallel layout across nodes keeping less than this (its traffic exposed on the network) has tensor/pipeline
+# layouts searched too, whatever the model's size: a search-scope rule (the search's cost), not physics
+EXPOSED_DP = 0.85
 
 
 def global_batch(w: TrainingWorkload) -> float:
@@ -139,14 +145,16 @@ def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes:
 
 
 def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: int, link: comm.Link,
-         net: links.Network | None, flops_per_s: float) -> tuple[Scaling | None, str | None]:
+         net: links.Network | None, flops_per_s: float | Rate) -> tuple[Scaling | None, str | None]:
     gpus = per_node * nodes
     state = _state_bytes(w, gpus)
     batch = global_batch(w)
     share = max(1, int(batch / gpus / w.seq_len))
     mb = w.micro_batch or max(1, min(lay.max_batch or 1, share))
     k = max(1.0, batch / gpus / (mb * w.seq_len))
-    compute = comm.compute_seconds(w.arch.active_params or w.arch.params, mb * w.seq_len, flops_per_s,
+    # the GPU's pace may depend on the micro-batch and recompute (utilisation keyed by the work)
+    rate = flops_per_s(mb, lay.recompute) if callable(flops_per_s) else flops_per_s
+    compute = comm.compute_seconds(w.arch.active_params or w.arch.params, mb * w.seq_len, rate,
                                    lay.recompute is Recompute.FULL)
     if strategy == "hsdp":  # ZeRO-3 inside the node; replicas all-reduce once per step across nodes
         intra_mb, intra_step = comm.comm_seconds("zero3", state, per_node, link.bus_gbytes_s)
@@ -184,6 +192,15 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
                    hidden_intra=link.hidden_share), None
 
 
+def _useful(w: TrainingWorkload, s: Scaling) -> float:
+    """Tokens each GPU trains per second: a micro-batch's tokens over its compute time and the layout's efficiency,
+    per GPU of a tensor x pipeline replica. At one pace for every candidate this ranks as :func:`_throughput` does (full
+    recompute's extra pass is in the compute time); where the utilisation depends on the work it counts each
+    candidate's own pace."""
+    split = s.parallel["tensor_parallel"] * s.parallel["pipeline_parallel"] if s.parallel else 1
+    return s.efficiency * s.micro_batch * w.seq_len / (s.compute_s_per_microbatch * split)
+
+
 def _throughput(s: Scaling) -> float:
     """Useful work per second, relative: full recompute does 8N instead of 6N per token."""
     return s.efficiency * (6.0 / 8.0 if s.recompute == Recompute.FULL.value else 1.0)
@@ -209,13 +226,17 @@ def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -
 
 
 def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-             net: links.Network | None, flops_per_s: float, floor: float = 0.0) -> list[Scaling]:
-    """Tensor/pipeline/expert layouts with ZeRO-1 (:mod:`planner.perf.parallel3d`), as scalings; none for a model
-    under 30B (data parallelism hides its traffic there, see ``MIN_PARAMS_3D``), a pinned ZeRO-2/3 or DDP, or a node
-    without NVLink."""
+             net: links.Network | None, flops_per_s: float | Rate, floor: float = 0.0,
+             dp_efficiency: float = 1.0) -> list[Scaling]:
+    """Tensor/pipeline/expert layouts with ZeRO-1 (:mod:`planner.perf.parallel3d`), as scalings; none for a pinned
+    ZeRO-2/3 or DDP or a node without NVLink, nor for a model under 30B (data parallelism hides its traffic there,
+    see ``MIN_PARAMS_3D``) unless the best data-parallel layout across nodes keeps under ``EXPOSED_DP``: over a
+    slow network (ZeRO-3 over 25 Gbps TCP) keeping the weights whole inside a node moves far fewer bytes between
+    nodes. ``floor`` is in tokens per GPU-second (:func:`_useful`)."""
     from planner.perf import parallel3d as p3
 
-    if w.arch.params < p3.MIN_PARAMS_3D or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
+    exposed = nodes > 1 and dp_efficiency < EXPOSED_DP
+    if (w.arch.params < p3.MIN_PARAMS_3D and not exposed) or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
         return []
     if w.method.value != "full":  # LoRA/QLoRA: frozen base, no optimizer states to shard
         return []
@@ -243,7 +264,7 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
 
 
 def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-           nic_gbps: float | None, flops_per_s: float, fabric: str = "unknown") -> Scaling | str:
+           nic_gbps: float | None, flops_per_s: float | Rate, fabric: str = "unknown") -> Scaling | str:
     """The fastest layout's scaling, or why every candidate's traffic cannot be hidden.
 
     ``lay`` (the least-memory layout) is tried too, so a pinned micro-batch or layout always has a candidate;
@@ -264,11 +285,13 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
             scored.append(s)
     # splits that cannot come within 10% of the best data-parallel layout are not timed (the search's cost); the
     # best tensor/pipeline layout is still shown among the alternatives when it comes that close
-    floor = 0.9 * max(map(_throughput, scored), default=0.0)
-    scored += _three_d(w, vram_gb, per_node, nodes, link, net, flops_per_s, floor)
+    dp_best = max(scored, key=lambda s: _useful(w, s), default=None)
+    floor = 0.9 * _useful(w, dp_best) if dp_best else 0.0
+    scored += _three_d(w, vram_gb, per_node, nodes, link, net, flops_per_s, floor,
+                       dp_best.efficiency if dp_best else 0.0)
     if not scored:
         return why or "no layout fits the GPUs' memory"
-    scored.sort(key=_throughput, reverse=True)
+    scored.sort(key=lambda s: _useful(w, s), reverse=True)
     best = scored[0]
     lost = []
     # the best of the other family (data-parallel vs tensor/pipeline) first, so --explain says why it lost
@@ -285,7 +308,8 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
             continue
         seen.add(key)
         bub = f", {s.parallel['bubble']:.1%} bubble" if s.parallel else ""
-        lost.append(f"{s.layout} at micro-batch {s.micro_batch}: {_throughput(s):.0%} useful "
-                    f"({s.intra_node:.0%} inside, {s.inter_node:.0%} across nodes{bub}"
-                    + (", 6/8 for full recompute" if s.recompute == Recompute.FULL.value else "") + ")")
+        lost.append(f"{s.layout} at micro-batch {s.micro_batch}: {_useful(w, s) / _useful(w, best):.0%} of the "
+                    f"chosen layout's tokens per GPU-second ({s.intra_node:.0%} inside, {s.inter_node:.0%} across "
+                    f"nodes{bub}" + (", full recompute's extra pass" if s.recompute == Recompute.FULL.value else "")
+                    + ")")
     return Scaling(**{**best.__dict__, "alternatives": tuple(lost)})

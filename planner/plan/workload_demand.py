@@ -34,6 +34,7 @@ class WorkloadDemand:
         from planner.perf.links import collective_link
         from planner.perf.speed import WorkloadClass
         from planner.perf.parallel3d import MIN_PARAMS_3D
+        from planner.plan.keyed_choice import KeyedRate, choose_keyed
         from planner.plan.layout_choice import choose, global_batch
         from planner.workload.memory import image_max_batch, layout, usable_vram
 
@@ -70,13 +71,14 @@ class WorkloadDemand:
                     net = self.catalog.network(offer.provider, offer.name) if nodes > 1 else None
                     if nodes > 1 and (net is None or net.gbps is None):
                         return "its network is unknown to the catalog, so scaling across nodes cannot be estimated"
-                    chosen = choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, rate,
-                                    str(net.fabric) if net else "unknown")
+                    # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
+                    chosen, keyed = choose_keyed(
+                        KeyedRate(w, spec, count, offer.interconnect, self.catalog),
+                        lambda r: choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, r,
+                                         str(net.fabric) if net else "unknown"))
                     if isinstance(chosen, str):
                         return chosen if lay else _no_fit_reason(w, vram, gpus, count, spec)
-                    if chosen.recompute != est.assumptions["recompute"]:
-                        est = estimate_training(w, spec, count, offer.interconnect, Recompute(chosen.recompute),
-                                                catalog=self.catalog)
+                    est = keyed
                     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
                     ic = float(est.assumptions["interconnect_factor"])
                     wall_f = est.wall_hours * ic / chosen.efficiency

@@ -7,8 +7,11 @@ N is the active parameter count of a mixture of experts; LoRA/QLoRA train with
 (4*N + 6*N_adapter)*D (``planner.workload.params``). The calibrated low/high range around each
 estimate is ``planner.workload.ranges``.
 
-Utilization defaults come from ``data/mfu.csv`` (sourced MFU/HFU anchors): the median,
-per GPU architecture and scale (up to 64 GPUs: one node or a few; more: a cluster), of
+Utilization defaults come from ``data/mfu.csv`` (sourced MFU/HFU anchors). Where the micro-batch is known (the
+layout model fixes it) and the architecture has enough anchors with their work sourced, the utilisation is keyed
+by that work (``planner.workload.utilisation``: hidden size, tokens per micro-batch, attention share of the
+hardware FLOPs), with no step in the GPU count. Otherwise (a published run, FP8, an architecture without keyed
+anchors) it is the median, per GPU architecture and scale (up to 64 GPUs: one node or a few; more: a cluster), of
 the hardware FLOP utilization each run reached: HFU where the source gives it (runs
 with recompute count the recompute), else MFU, else reported TFLOP/s over the dense
 peak. The anchors ran on NVLink machines; on PCIe the time grows by the ratio of the
@@ -105,8 +108,9 @@ def peak_tflops(spec: GpuSpec, precision: Precision) -> tuple[float, str]:
     return spec.fp32_tflops, "FP32 (no tensor-core figure in the catalog)"
 
 
+@lru_cache(maxsize=1024)  # a plan asks for every offer's GPU, count and precision, often the same ones
 def _anchor_utilizations(spec: GpuSpec, gpus: float, precision: Precision,
-                         catalog: Catalog) -> tuple[list[float], str, bool]:
+                         catalog: Catalog) -> tuple[tuple[float, ...], str, bool]:
     """The utilizations of the anchors closest to this GPU architecture, scale and precision, which anchors they
     are, and whether they are of the GPU's own architecture."""
     cat = catalog
@@ -132,8 +136,46 @@ def _anchor_utilizations(spec: GpuSpec, gpus: float, precision: Precision,
     for keep, basis, of_its_own in tiers:
         vals = [u for a in usable if keep(a) and (u := a.utilization(cat)) is not None]
         if vals:
-            return vals, basis, of_its_own
+            return tuple(vals), basis, of_its_own
     raise InputError("no MFU anchors for this precision", "give --mfu")
+
+
+def work_utilization(w: TrainingWorkload, spec: GpuSpec, precision: Precision, full: bool, dense_per_token: float,
+                     micro_batch: int | None, catalog: Catalog) -> tuple[float, float, str] | None:
+    """(utilisation of the dense hardware FLOPs, attention FLOPs per token, why) from the model keyed by the work
+    (:mod:`planner.workload.utilisation`), or None where the architecture and precision have too few keyed anchors.
+
+    The fitted utilisation is of the hardware FLOPs with the attention scores counted; the planner's FLOPs count
+    (and the layout model's compute time) leaves them out, so the figure returned is that utilisation times
+    dense / (dense + attention): the same seconds per token either way."""
+    from planner.workload import utilisation as ut
+
+    fitted = ut.coefficients(catalog, spec.arch, precision is Precision.FP8)
+    if fitted is None:
+        return None
+    coef, n = fitted
+    a = w.arch
+    layers, hidden = a.layers, a.hidden
+    if layers is None or hidden is None:
+        from planner.workload.shapes import infer_shape
+
+        shape = infer_shape(a.compute_params, layers=layers, hidden=hidden, heads=a.heads)
+        layers, hidden = shape.layers, shape.hidden
+    mb = micro_batch or w.micro_batch
+    if not mb:
+        # the work is unknown (a published run, an estimate with no layout): the median tiers describe whole runs
+        # at that scale, their communication included, which the keyed model leaves to the layout model
+        return None
+    tokens = float(mb * w.seq_len)
+    attn = ut.attention_flops_per_token(layers, hidden, w.seq_len, full)
+    work = ut.Work(hidden, tokens, attn / (dense_per_token + attn))
+    kernel = ut.predict(coef, ut.clamp(work, catalog, spec.arch, precision is Precision.FP8))
+    util = kernel * dense_per_token / (dense_per_token + attn)
+    mb_text = f"micro-batch {mb} x {w.seq_len}"
+    why = (f"{kernel:.3f} of the hardware FLOPs with attention counted, keyed by the work: hidden {hidden}, "
+           f"{mb_text} tokens per micro-batch, attention {work.attention_share:.0%} of the FLOPs; fitted on {n} "
+           f"{spec.arch} anchors of data/mfu.csv (planner.workload.utilisation)")
+    return util, attn, why
 
 
 def default_mfu(spec: GpuSpec, gpus: float, precision: Precision, catalog: Catalog) -> tuple[float, str]:
@@ -319,8 +361,10 @@ def estimate_training(
     *,
     catalog: Catalog,
     moe_factor: float | None = None,
+    micro_batch: int | None = None,
 ) -> Estimate:
-    """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` is the layout's choice when known.
+    """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` and ``micro_batch`` are the layout's choice when
+    known (the workload's own micro-batch wins; neither: the keyed anchors' median tokens per micro-batch).
 
     ``moe_factor``: the mixture-of-experts utilisation share to use (None: :func:`moe_utilization`; 1.0: as dense)."""
     if w.tokens is None:
@@ -332,14 +376,20 @@ def estimate_training(
     per_token, hw_per_token, formula = step_flops_per_token(w, full)
     model_flops, hw_flops = per_token * w.tokens, hw_per_token * w.tokens
     peak, peak_basis = peak_tflops(spec, w.precision)
+    attn_per_token = 0.0
     if w.mfu is not None:
         util, util_basis = w.mfu, "given (--mfu)"
+    elif (keyed := work_utilization(w, spec, w.precision, full, hw_per_token, micro_batch, catalog)) is not None:
+        util, attn_per_token, util_basis = keyed
+        if (board := board_factor(spec, catalog)) is not None:
+            util, util_basis = util * board[0], f"{util_basis}; {board[1]}"
     else:
         util, util_basis = default_mfu(spec, gpus, w.precision, catalog)
-        if w.arch.moe:
-            factor, why = (moe_factor, "given") if moe_factor is not None else moe_utilization(catalog)
-            if factor != 1.0:
-                util, util_basis = util * factor, f"{util_basis}; {why}"
+    if w.mfu is None and w.arch.moe:
+        # the MoE share (fitted on the tiers, published runs having no micro-batch) applies to either dense figure
+        factor, why = (moe_factor, "given") if moe_factor is not None else moe_utilization(catalog)
+        if factor != 1.0:
+            util, util_basis = util * factor, f"{util_basis}; {why}"
     ic, ic_note = interconnect_factor(gpus, interconnect)
     overhead, overhead_basis = _overhead(w.overhead, catalog)
     step_hours = hw_flops / (gpus * peak * 1e12 * util * ic) / 3600
@@ -378,6 +428,8 @@ def estimate_training(
             "peak_basis": peak_basis,
             "mfu": round(util * model_flops / hw_flops, 4),
             "hardware_utilization": round(util, 4),
+            "attention_flops_per_token": attn_per_token,
+            "micro_batch": micro_batch or w.micro_batch,
             "mfu_basis": util_basis,
             "goodput_overhead": round(overhead, 4),
             "overhead_basis": overhead_basis,

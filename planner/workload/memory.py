@@ -296,6 +296,7 @@ def _choices(chosen: Sharding | Recompute, order: tuple) -> tuple:  # type: igno
     return (_norm_shard(chosen) if isinstance(chosen, Sharding) else chosen,)
 
 
+@lru_cache(maxsize=8192)  # the layout search asks the same GPU memory, count and layout for many offers
 def fitted(w: TrainingWorkload, vram_gb: float, gpus: int, sharding: Sharding, recompute: Recompute,
            headroom: bool = True) -> Layout | None:
     """``w`` on ``gpus`` GPUs with that sharding and recompute, if its micro-batch (else one sample) fits in
