@@ -209,14 +209,8 @@ def utilisation_points(catalog: Catalog) -> list[Point]:
                   "data/mfu.csv (llm-foundry benchmark table)") for k, pred in leave_one_out(catalog)]
 
 
-def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]:
-    """(tokens/s per GPU gpuplan's estimate path predicts for a heldout_throughput.csv row, the layout it chose).
-
-    The path of `gpuplan estimate --gpus N` (:func:`planner.plan.estimate_cluster.estimate_with_layout`): the node
-    shape `plan` would time it on, the layout search (data-parallel and tensor/pipeline) at the published
-    micro-batch, recompute and global batch, and the utilisation keyed by that work. Where no layout fits with the
-    published recompute in gpuplan's memory count, the recompute gpuplan picks. Goodput overhead is set to 0: the
-    sources time steady training steps."""
+def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str) -> tuple[float, str]:
+    """(tokens/s per GPU, layout) of gpuplan's estimate path for a heldout_throughput.csv row at one recompute."""
     from planner.plan.estimate_cluster import estimate_with_layout
     from planner.workload.inputs import workload_from_options
     from planner.workload.spec import Recompute, TrainingWorkload
@@ -227,7 +221,7 @@ def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]
              if r[k]}
     model = None if r["model"] == "custom" else r["model"]
     w = workload_from_options(model=model, tokens=1e12, seq_len=seq, batch=mb, precision=r["precision"],
-                              recompute=r["recompute"], overhead=0.0,
+                              recompute=recompute, overhead=0.0,
                               global_batch=float(r["global_batch"]) * seq, **shape)  # type: ignore[arg-type]
     assert isinstance(w, TrainingWorkload) and w.tokens is not None
     spec = catalog.gpus[r["gpu_key"]]
@@ -235,11 +229,34 @@ def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]
     note = ""
     if scaling is None:
         # gpuplan's memory count says the published recompute does not fit: predicted with the recompute it picks
-        w, note = w.model_copy(update={"recompute": Recompute.AUTO}), f" ({r['recompute']} does not fit in gpuplan)"
+        w, note = w.model_copy(update={"recompute": Recompute.AUTO}), f" ({recompute} does not fit in gpuplan)"
         est, scaling = estimate_with_layout(w, spec, gpus, catalog)
     if scaling is None:
         return 0.0, "does not fit"
     return w.tokens / (est.wall_hours * 3600) / gpus, str(scaling["layout"]) + note
+
+
+def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]:
+    """(tokens/s per GPU gpuplan's estimate path predicts for a heldout_throughput.csv row, the layout it chose).
+
+    The path of `gpuplan estimate --gpus N` (:func:`planner.plan.estimate_cluster.estimate_with_layout`): the node
+    shape `plan` would time it on, the layout search (data-parallel and tensor/pipeline) at the published
+    micro-batch, recompute and global batch, and the utilisation keyed by that work. Where no layout fits with the
+    published recompute in gpuplan's memory count, the recompute gpuplan picks. Goodput overhead is set to 0: the
+    sources time steady training steps.
+
+    Recompute 'partial:F' (torchtitan's selective AC, which checkpoints every second layer or recomputes every second
+    matmul of a layer, and MaxText's custom remat that recomputes the MLP up-projections): a share F of the layers'
+    forward matmul FLOPs runs twice, (6 + 2F)N FLOPs a token between none (6N) and full (8N). gpuplan has no such
+    setting, and its 'selective' is Korthikanti's (attention scores only, ~6N), so such a row is timed as a share F of
+    its work with full recompute and the rest without: seconds per token (1 - F) t_none + F t_full."""
+    if not r["recompute"].startswith("partial:"):
+        return _heldout_estimate(r, catalog, r["recompute"])
+    share = float(r["recompute"].split(":")[1])
+    (none_tps, none_lay), (full_tps, full_lay) = (_heldout_estimate(r, catalog, rc) for rc in ("none", "full"))
+    if not (none_tps and full_tps):
+        return 0.0, "does not fit"
+    return 1.0 / ((1.0 - share) / none_tps + share / full_tps), f"{share:g} of {full_lay}, rest {none_lay}"
 
 
 def measured_tokens_per_s(r: dict[str, str]) -> float:
@@ -249,6 +266,8 @@ def measured_tokens_per_s(r: dict[str, str]) -> float:
     value = float(r["measured"])
     if r["unit"] == "tokens/s/GPU":
         return value
+    if r["unit"] == "tokens/s":  # the whole job's tokens per second (NVIDIA's dgxc-benchmarking tables)
+        return value / int(r["gpus"])
     assert r["unit"].startswith("TFLOP/s/GPU (Narayanan eq. 3)"), r["unit"]
     layers, h, s, v = int(r["layers"]), int(r["hidden"]), int(r["seq"]), int(r["vocab"])
     per_token = 96.0 * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
