@@ -1,14 +1,23 @@
 """The independent held-out check of issue 41: measured tokens/s per GPU at 16-512 A100/H100 GPUs
-(data/heldout_throughput.csv, none of it in data/mfu.csv) against gpuplan's estimate path."""
+(data/heldout_throughput.csv, none of it in data/mfu.csv) against gpuplan's estimate path.
+
+The bounds hold the error as measured when written (python examples/physics_holdout.py), a little above it, so
+that a model change that makes any group worse fails here; a change that makes it better passes and should
+tighten them."""
 
 from __future__ import annotations
 
 import statistics
 
-from planner.perf.holdout import heldout_points
-from pricing.catalog import Catalog
+import pytest
 
-POINTS = heldout_points(Catalog.shipped())
+from planner.perf.holdout import heldout_points, heldout_prediction
+from pricing.catalog import Catalog
+from pricing.datafiles import data_rows
+
+CATALOG = Catalog.shipped()
+POINTS = heldout_points(CATALOG)
+ROWS = data_rows("heldout_throughput.csv", "planner.data")
 
 
 def ratio(p: object) -> float:
@@ -16,36 +25,79 @@ def ratio(p: object) -> float:
     return max(pred / meas, meas / pred)
 
 
-def test_rows_are_in_range_and_predicted() -> None:
-    assert len(POINTS) >= 10
+def group(prefix: str, gpu: str = "") -> list[object]:
+    return [p for p, r in zip(POINTS, ROWS, strict=True) if r["run"].startswith(prefix) and gpu in r["gpu_key"]]
+
+
+def test_rows_are_in_the_bars_scope_and_predicted() -> None:
+    # the bar speaks of 16-512 A100/H100 GPUs
+    assert len(POINTS) == len(ROWS) >= 30
+    assert all(16 <= int(r["gpus"]) <= 512 and r["gpu_key"].startswith(("A100", "H100")) for r in ROWS)
     assert all(p.predicted > 0 for p in POINTS)
 
 
 def test_whole_set_error_as_measured() -> None:
-    # the issue's bar (median |error| <= 12%, worst <= 1.25x) is NOT met on the whole set: median 29.3%, worst 1.79x
-    # when written. These bounds hold that figure so a regression shows; the subsets below say where the error is.
-    assert statistics.median(abs(p.error) for p in POINTS) <= 0.30
-    assert max(ratio(p) for p in POINTS) <= 1.85
+    # the issue's bar (median |error| <= 12%, worst <= 1.25x) is NOT met on the whole set of 34 rows: median 25.4%,
+    # worst 1.78x (Nemotron-4 340B on 128 H100, predicted slower) when written. The groups below say where.
+    assert statistics.median(abs(p.error) for p in POINTS) <= 0.27
+    assert max(ratio(p) for p in POINTS) <= 1.80
 
 
-def test_fsdp_rows_the_layout_model_covers() -> None:
-    # torchtitan's FSDP2 runs, the layout gpuplan models: within 1.35x each. The worst is Llama 2 70B with selective
-    # op recompute at micro-batch 1, which gpuplan's memory count says does not fit, so it is predicted with full
-    # recompute (8N instead of 6N a token: 355 measured against 264 predicted, 1.34x)
-    fsdp = [p for p in POINTS if p.name.startswith("torchtitan")]
-    assert len(fsdp) == 7
-    assert max(ratio(p) for p in fsdp) <= 1.35
-    assert statistics.median(abs(p.error) for p in fsdp) <= 0.10
+def test_torchtitan_fsdp_on_a100() -> None:
+    # torchtitan's FSDP2 runs on 64 A100: median 8.0%, worst 1.21x when written, every row predicted slower. The worst
+    # is Llama 2 70B with op-level selective AC at micro-batch 1 (355 measured, 294 predicted): gpuplan's memory
+    # count says no data-parallel layout fits it without recompute, so the 64% of its work timed without recompute
+    # runs as tp8+pp8 with a pipeline bubble, where torchtitan ran plain FSDP.
+    tt = group("torchtitan", "A100")
+    assert len(tt) == 7
+    assert statistics.median(abs(p.error) for p in tt) <= 0.09
+    assert max(ratio(p) for p in tt) <= 1.23
 
 
-def test_tensor_and_pipeline_parallel_fp8_rows_are_the_known_gap() -> None:
-    # NeMo's FP8 runs use tensor/pipeline parallelism (TP4 PP4 for 70B) that gpuplan does not model, and FP8 has
-    # three keyed anchors, so it keeps the fp8 median tier: every such row is predicted slower than measured, the
-    # worst by 1.79x, short of the issue's 1.25x. The bound here catches a regression; closing the gap is the
-    # TP/PP work of issue 41 item 2.
-    nemo = [p for p in POINTS if p.name.startswith("NeMo")]
-    assert nemo and all(p.predicted < p.measured for p in nemo)
-    assert max(ratio(p) for p in nemo) <= 1.85
+def test_nvidia_h100_bf16_tables_are_predicted_slower() -> None:
+    # NVIDIA's DGX H100 benchmark tables (dgxc-benchmarking v24.11.1: NeMo Llama 3.1 8B/70B, GPT-3 175B, Nemotron-4
+    # 15B/340B; MaxText Llama 2 70B) reach 49-62% of the 989 TFLOP/s peak in bf16; gpuplan's Hopper utilisation is
+    # keyed on llm-foundry's 2023 H100 runs (35-44% MFU), so each is predicted 23-44% slower: median 27.6%, worst 1.78x
+    # when written.
+    nv = group("dgxc")
+    assert len(nv) == 12
+    assert statistics.median(abs(p.error) for p in nv) <= 0.29
+    assert max(ratio(p) for p in nv) <= 1.80
+
+
+@pytest.mark.parametrize("config", ["Llama 3.1 8B", "Llama 3.1 70B", "MaxText Llama 2 70B", "GPT-3 175B",
+                                    "Nemotron-4 15B", "Nemotron-4 340B"])
+def test_weak_scaling_per_gpu_follows_the_tables(config: str) -> None:
+    # each NVIDIA table runs one configuration at its fewest and most GPUs in 16-512 (global batch grows with the
+    # GPUs): per-GPU throughput falls by 0.8-3.1% over InfiniBand (e.g. Nemotron-4 15B 5789.4 -> 5611.0 tokens/s per
+    # GPU from 16 to 512 H100, 0.969). Whatever the absolute level, gpuplan's network and layout model must keep
+    # that ratio within 5% of the measured one (it does within 3.8% when written).
+    pair = [(p, r) for p, r in zip(POINTS, ROWS, strict=True) if r["run"].startswith("dgxc") and config in r["run"]]
+    assert len(pair) == 2
+    (small, rs), (large, rl) = sorted(pair, key=lambda x: int(x[1]["gpus"]))
+    assert int(rs["gpus"]) < int(rl["gpus"])
+    measured = large.measured / small.measured  # type: ignore[attr-defined]
+    predicted = large.predicted / small.predicted  # type: ignore[attr-defined]
+    assert abs(predicted / measured - 1) <= 0.05
+
+
+def test_other_h100_bf16_rows() -> None:
+    # torchtitan on Grand Teton H100 (500 W, HBM2e: slower than the 700 W SXM5 gpuplan times) and NeMo AutoModel's
+    # FSDP2 70B on DGX H100: median 16.5%, worst 1.40x when written. The two over-predicted rows are torchtitan's
+    # FSDP x TP8 demonstrations (vanilla, not async, TP): gpuplan times the layout it would choose (ZeRO-2/3), which
+    # such a run did not use.
+    rows = group("torchtitan", "H100") + group("NeMo AutoModel")
+    assert len(rows) == 6
+    assert statistics.median(abs(p.error) for p in rows) <= 0.18
+    assert max(ratio(p) for p in rows) <= 1.42
+
+
+def test_tensor_and_pipeline_parallel_fp8_rows() -> None:
+    # NeMo 24.07's FP8 runs (TP/PP/CP on DGX H100): predicted 20-36% slower when written, worst 1.57x. Most of it is
+    # the H100 bf16 level above (the same source family's bf16 rows miss by 23-44%), not FP8 alone.
+    nemo = group("NeMo 24.07")
+    assert len(nemo) == 3
+    assert max(ratio(p) for p in nemo) <= 1.60
 
 
 def test_megatron_2021_rows_are_over_predicted() -> None:
@@ -53,6 +105,39 @@ def test_megatron_2021_rows_are_over_predicted() -> None:
     # peak on A100 with their own FLOP count; the keyed anchors (llm-foundry 2023, FlashAttention, FSDP) reach 60-75%
     # on the same GPU. gpuplan predicts today's software, so every such row comes out faster than measured, by
     # 1.33-1.47x when written (the 1.7B row is pure data parallelism, a layout gpuplan models: 1.35x)
-    meg = [p for p in POINTS if p.name.startswith("Megatron-LM")]
+    meg = group("Megatron-LM")
     assert len(meg) == 6
-    assert all(1.2 < p.predicted / p.measured <= 1.5 for p in meg)
+    assert all(1.2 < p.predicted / p.measured <= 1.5 for p in meg)  # type: ignore[attr-defined]
+
+
+def _layer_matmuls(model: str) -> tuple[float, float]:
+    """(recomputed, all) forward matmul weights of one Llama layer under torchtitan's op-level SAC, which keeps every
+    op's output except every second matmul of the layer: of wq wk wv wo w1 w3 w2 it recomputes wk, wo and w3."""
+    m = next(r for r in data_rows("models.csv", "planner.data") if r["name"] == model)
+    h, kv, ffn = int(m["hidden"]), int(m["kv_heads"]) * int(m["hidden"]) // int(m["heads"]), int(m["ffn_hidden"])
+    return h * kv + h * h + h * ffn, 2 * h * h + 2 * h * kv + 3 * h * ffn
+
+
+def test_partial_recompute_shares_follow_the_layer_shapes() -> None:
+    # op-level SAC rows carry F = recomputed / all forward matmuls of a layer; by hand for Llama 3 8B:
+    # (4096*1024 + 4096^2 + 4096*14336) / (2*4096^2 + 2*4096*1024 + 3*4096*14336) = 79.7M / 218.1M = 0.365
+    done, total = _layer_matmuls("llama-3-8b")
+    assert done == pytest.approx(79.69e6, rel=1e-3) and total == pytest.approx(218.1e6, rel=1e-3)
+    # every torchtitan partial row but 'selective layer' (every second layer: 0.5) is op-level SAC
+    op_rows = [r for r in ROWS if r["run"].startswith("torchtitan") and r["recompute"].startswith("partial:")
+               and "selective layer" not in r["run"]]
+    assert len(op_rows) == 5
+    for r in op_rows:
+        d, t = _layer_matmuls(r["model"])
+        assert float(r["recompute"].split(":")[1]) == pytest.approx(d / t, abs=0.002), r["run"]
+
+
+def test_partial_recompute_lies_between_none_and_full() -> None:
+    # recomputing a share of the forward costs more than recomputing nothing and less than recomputing everything
+    row = next(r for r in ROWS if r["run"] == "torchtitan Llama 3 8B selective layer AC")
+    part, _ = heldout_prediction(row, CATALOG)
+    none, _ = heldout_prediction(dict(row, recompute="none"), CATALOG)
+    full, _ = heldout_prediction(dict(row, recompute="full"), CATALOG)
+    assert full < part < none
+    # F = 0.5: seconds per token the mean of the two, so tokens/s their harmonic mean
+    assert part == pytest.approx(2 / (1 / none + 1 / full), rel=1e-9)
