@@ -37,10 +37,30 @@ def test_rows_are_in_the_bars_scope_and_predicted() -> None:
 
 
 def test_whole_set_error_as_measured() -> None:
-    # the bar (median |error| <= 12%, worst <= 1.25x) is NOT met on the whole set of 34 rows: median 25.4%,
+    # the bar (median |error| <= 12%, worst <= 1.25x) is NOT met on the whole set of 40 rows: median 24.5%,
     # worst 1.78x (Nemotron-4 340B on 128 H100, predicted slower) when written. The groups below say where.
-    assert statistics.median(abs(p.error) for p in POINTS) <= 0.27
+    assert statistics.median(abs(p.error) for p in POINTS) <= 0.26
     assert max(ratio(p) for p in POINTS) <= 1.80
+
+
+def test_modern_a100_fsdp_rows_meet_the_bar() -> None:
+    # the 2024 PyTorch FSDP runs on 64-128 A100 (torchtitan 7, IBM 3) are the one group that meets the bar:
+    # median 8.4%, worst 1.21x when written
+    a100 = group("torchtitan", "A100") + group("IBM", "A100")
+    assert len(a100) == 10
+    assert statistics.median(abs(p.error) for p in a100) <= 0.12
+    assert max(ratio(p) for p in a100) <= 1.25
+
+
+def test_ibm_fsdp_on_a100_and_h100() -> None:
+    # IBM's FSDP runs (Llama 2 7B/13B/70B at batch 2 x 4096 on 128 A100 and 96 H100, no torch.compile) reached 50-57%
+    # MFU on A100 and 34-37% on H100: gpuplan is within 1.12x on A100 but over-predicts all three H100 rows, by up to
+    # 1.24x (7B), the opposite of NVIDIA's H100 tables below: on H100 the software stack decides more than gpuplan's
+    # one level can.
+    ibm = group("IBM")
+    assert len(ibm) == 6
+    assert statistics.median(abs(p.error) for p in ibm) <= 0.11
+    assert max(ratio(p) for p in ibm) <= 1.26
 
 
 def test_torchtitan_fsdp_on_a100() -> None:
