@@ -145,7 +145,7 @@ def tcp_points() -> list[Point]:
 
 def all_points(catalog: Catalog) -> list[Point]:
     return (sharded_points(catalog) + bandwidth_points() + bandwidth_points(8.0) + tcp_points() + cluster_points()
-            + moe_points(catalog) + utilisation_points(catalog) + heldout_points(catalog))
+            + moe_points(catalog) + utilisation_points(catalog) + heldout_points(catalog) + fp8_points(catalog))
 
 
 def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
@@ -283,3 +283,12 @@ def heldout_points(catalog: Catalog) -> list[Point]:
                          f"{r['run']} [{lay}]", pred,
                          measured_tokens_per_s(r), r["source"]))
     return out
+
+
+def fp8_points(catalog: Catalog) -> list[Point]:
+    """Each measured bf16/FP8 pair of data/fp8_pairs.csv: its FP8-over-bf16 speed-up predicted with the GEMM speed-up
+    calibrated on the other pairs (planner.workload.fp8)."""
+    from planner.workload.fp8 import leave_one_out
+
+    return [Point("fp8 speed-up (leave-one-out)", f"{p.name} (g {g:.2f})", pred, p.ratio, p.source)
+            for p, g, pred in leave_one_out(catalog)]

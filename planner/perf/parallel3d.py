@@ -18,6 +18,14 @@ Each term is bytes over a link's achievable bytes per second, or a share of the 
   gradient (backward) cross, ``tokens*h*2`` bytes each, split over the ``t`` tensor ranks (the paper's
   scatter/gather optimisation, section 4.1). Without interleaving Megatron batches these sends and receives rather
   than overlapping them (``overlap_p2p_comm`` only with virtual stages, same NeMo page): charged exposed.
+- **Interleaved stages** (``v`` model chunks per GPU, "virtual pipeline" in Megatron/NeMo; Narayanan et al. 2021,
+  section 2.2.2): each GPU holds ``v`` chunks of ``L/(p*v)`` whole layers, so the bubble shrinks to ``(p-1)/(v*m)``
+  while every micro-batch crosses ``v`` times as many stage boundaries: ``v`` x the sends above ("the amount of
+  communication also increases by v", same section), still charged exposed (Megatron may overlap them with virtual
+  stages; not counted, so interleaving is not flattered). The first stage holds more activations:
+  :func:`planner.workload.memory_3d.activation_bytes_3d`. Searched for ``v`` in 1, 2, 4, ... where ``L/(p*v)`` is
+  whole and each pipeline runs at least ``p`` micro-batches a step (Megatron's interleaved schedule runs micro-batches
+  in groups of ``p``).
 - **Data parallelism** over the remaining ``d`` replicas with the distributed optimizer (ZeRO-1): a reduce-scatter of
   the gradients and an all-gather of the updated weights once per step, ``2 S (d-1)/d`` bytes per GPU for its
   ``S`` bytes of 16-bit gradients, i.e. its ``1/(t*p)`` share of the dense weights and ``1/(p*ep)`` of the experts
@@ -69,9 +77,9 @@ class Degrees:
 
     @property
     def name(self) -> str:
-        """The layout's name, e.g. ``tp4+pp4+ep8+zero1``."""
+        """The layout's name, e.g. ``tp4+pp4+ep8+zero1``; ``pp4v5`` for 4 stages of 5 interleaved chunks each."""
         parts = [f"tp{self.tp}"] if self.tp > 1 else []
-        parts += [f"pp{self.pp}"] if self.pp > 1 else []
+        parts += [f"pp{self.pp}" + (f"v{self.v}" if self.v > 1 else "")] if self.pp > 1 else []
         parts += [f"ep{self.ep}"] if self.ep > 1 else []
         return "+".join([*parts, "zero1"])
 
@@ -90,10 +98,10 @@ def tp_bytes(tokens: float, hidden: int, layers: float, t: int, full_recompute: 
     return layers * per_layer * 2.0 * (t - 1) / t * tokens * hidden * 2.0
 
 
-def p2p_bytes(tokens: float, hidden: int, t: int) -> float:
+def p2p_bytes(tokens: float, hidden: int, t: int, v: int = 1) -> float:
     """Bytes one GPU sends per micro-batch at its stage boundaries: activations forward and their gradient backward,
-    ``tokens*h*2`` each, split over the ``t`` tensor ranks."""
-    return 2.0 * tokens * hidden * 2.0 / t
+    ``tokens*h*2`` each, split over the ``t`` tensor ranks; ``v`` interleaved chunks send at ``v`` boundaries."""
+    return v * 2.0 * tokens * hidden * 2.0 / t
 
 
 def dp_bytes(dense_bytes: float, expert_bytes: float, d: int, expert_replicas: int) -> float:
@@ -161,6 +169,21 @@ class Timing:
     dp_s: float  # per optimizer step
     bubble: float
     efficiency: float  # m x compute / step time
+    per_mb_s: float = 0.0  # compute and exposed traffic of one micro-batch (TP, PP, all-to-all)
+    dp_exposed_s: float = 0.0  # the data-parallel step's exposed seconds
+
+    def interleaved(self, v: int) -> Timing:
+        """The same split, micro-batch and pace with ``v`` interleaved chunks per GPU instead of one: the bubble over
+        ``v``, ``v`` x the stage-boundary sends (module docstring); everything else unchanged."""
+        assert self.degrees.v == 1 and self.degrees.pp > 1
+        d = self.degrees
+        pp_s = self.pp_s * v
+        per_mb = self.per_mb_s + (pp_s - self.pp_s) * (1 - P2P_HIDDEN)
+        b = bubble(d.pp, self.micro_batches, v)
+        m = self.micro_batches
+        step = (m + m * b) * per_mb + self.dp_exposed_s
+        return Timing(Degrees(d.tp, d.pp, d.ep, d.dp, v), self.micro_batch, m, self.compute_s, self.tp_s, pp_s,
+                      self.a2a_s, self.dp_s, b, m * self.compute_s / step, per_mb, self.dp_exposed_s)
 
     @property
     def intra_node(self) -> float:
@@ -187,7 +210,7 @@ def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: 
     tp_s = tp_bytes(tokens, a.hidden, stage_layers, t, full) / (link.bus_gbytes_s * 1e9)
     nic = net.gbytes_s * 1e9 if net is not None else None
     # a node's GPUs all send their stage's boundary traffic through its NIC at once
-    pp_s = per_node * p2p_bytes(tokens, a.hidden, t) / nic if p > 1 and nic else 0.0
+    pp_s = per_node * p2p_bytes(tokens, a.hidden, t, deg.v) / nic if p > 1 and nic else 0.0
     a2a = a2a_seconds(w, tokens / t, stage_layers, deg.ep, per_node, link, net)
     g = _groups(w)
     per = 4.0 if w.precision is Precision.FP32 else 2.0
@@ -206,8 +229,9 @@ def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: 
     hidden_dp = net.hidden_share if (deg.dp > in_node and net is not None) else link.hidden_share
     per_mb = compute + tp_s * (1 - TP_HIDDEN) + pp_s * (1 - P2P_HIDDEN) + a2a_exp
     b = bubble(p, m, deg.v)
-    step = (m + m * b) * per_mb + _exposed(dp_s, compute, hidden_dp, slow)
-    return Timing(deg, micro_batch, m, compute, tp_s, pp_s, a2a, dp_s, b, m * compute / step)
+    dp_exposed = _exposed(dp_s, compute, hidden_dp, slow)
+    step = (m + m * b) * per_mb + dp_exposed
+    return Timing(deg, micro_batch, m, compute, tp_s, pp_s, a2a, dp_s, b, m * compute / step, per_mb, dp_exposed)
 
 
 def nvlink_node(link: comm.Link, per_node: int) -> bool:
@@ -223,9 +247,19 @@ def _powers(top: int) -> list[int]:
     return out
 
 
+@lru_cache(maxsize=256)
+def interleavings(layers: int, p: int) -> tuple[int, ...]:
+    """Interleaved chunks per GPU (``v > 1``) searched for ``p`` stages, largest first: ..., 4, 2 while ``layers/(p*v)``
+    is whole. The largest needs the least first-stage memory (``1 + (p-1)/(p*v)`` x the plain schedule's)."""
+    if p <= 1:
+        return ()
+    return tuple(sorted((v for v in _powers(layers // p) if v > 1 and layers % (p * v) == 0), reverse=True))
+
+
 def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
     """Every tensor (2, 4, 8 inside a node) x pipeline (powers of two up to the nodes and the layers) x
-    expert (powers of two dividing the experts and a stage's GPUs) split of ``per_node`` x ``nodes`` GPUs."""
+    expert (powers of two dividing the experts and a stage's GPUs) split of ``per_node`` x ``nodes`` GPUs, not
+    interleaved (:func:`search` times each pipeline split's interleavings beside it)."""
     a = w.arch
     out = []
     # t = 1 with pipeline or expert parallelism too (DeepSeek-V3 trained with 16-way pipeline and 64-way expert
@@ -262,7 +296,8 @@ def _bound(w: TrainingWorkload, deg: Degrees, link: comm.Link, slowest: float, f
     assert a.hidden and a.layers
     tp = tp_bytes(1.0, a.hidden, a.layers / deg.pp, deg.tp) / (link.bus_gbytes_s * 1e9)
     c = comm.compute_seconds((a.active_params or a.params) / (deg.tp * deg.pp), 1.0, slowest)
-    eff = c / (c + tp) / (1.0 + bubble(deg.pp, global_tokens / (deg.dp * w.seq_len), deg.v))
+    v = max((deg.v, *interleavings(a.layers, deg.pp)))  # the least bubble among the split's interleavings
+    eff = c / (c + tp) / (1.0 + bubble(deg.pp, global_tokens / (deg.dp * w.seq_len), v))
     return eff * fastest / (6.0 * (a.active_params or a.params))
 
 
@@ -274,7 +309,9 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
     per GPU-second, :func:`useful_rate`); empty where the node has no NVLink or the model no shape. ``rate`` is one
     GPU's achieved FLOP/s, or a hashable callable of (micro-batch, recompute) where the utilisation depends on the
     work (:class:`planner.plan.keyed_choice.KeyedRate`). Splits whose :func:`_bound` is under ``floor`` (tokens per
-    GPU-second) or under the best split already timed are skipped."""
+    GPU-second) or under the best split already timed are skipped. A pipeline split is timed with each of its
+    interleavings too (:meth:`Timing.interleaved`) where it fits and runs ``p`` micro-batches a step; the best is
+    kept."""
     from planner.workload.memory_3d import max_micro_batch
 
     a = w.arch
@@ -304,9 +341,17 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
             if not sizes or sizes[-1] <= reached:
                 continue
             reached, last = sizes[-1], -1.0
+            inter = interleavings(a.layers, deg.pp)
             for mb in sizes:
                 tm = time_layout(w, deg, mb, rc, per_node, link, net, _pace(rate, mb, rc), global_tokens)
                 useful = useful_rate(tm, w.seq_len)
+                # the interleaved schedule runs micro-batches in groups of p: it needs p of them a step
+                plain = tm
+                for v in (inter if plain.micro_batches >= deg.pp else ()):
+                    if mb > max_micro_batch(w, Degrees(deg.tp, deg.pp, deg.ep, deg.dp, v), rc, vram_gb):
+                        break  # smaller v hold more activations on the first stage: they do not fit either
+                    if (u := useful_rate(tv := plain.interleaved(v), w.seq_len)) > useful:
+                        tm, useful = tv, u
                 if best is None or useful > best[0]:
                     best = (useful, tm, rc)
                 if useful < last:  # traffic amortised, bubble growing: larger micro-batches only lose from here

@@ -247,8 +247,8 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
         if min(tm.intra_node, tm.inter_node) < comm.MIN_EFFICIENCY:  # as for data-parallel layouts: not sensible
             continue
         d = tm.degrees
-        parallel = {"tensor_parallel": d.tp, "pipeline_parallel": d.pp, "expert_parallel": d.ep,
-                    "data_parallel": d.dp, "bubble": round(tm.bubble, 4),
+        parallel = {"tensor_parallel": d.tp, "pipeline_parallel": d.pp, "interleaved_stages": d.v,
+                    "expert_parallel": d.ep, "data_parallel": d.dp, "bubble": round(tm.bubble, 4),
                     "micro_batches_per_pipeline": round(tm.micro_batches, 2),
                     "tp_s_per_microbatch": round(tm.tp_s, 4), "pp_s_per_microbatch": round(tm.pp_s, 4),
                     "all_to_all_s_per_microbatch": round(tm.a2a_s, 4), "dp_s_per_step": round(tm.dp_s, 4)}

@@ -10,7 +10,11 @@
   2022, arXiv 2205.05198, sections 4.2.2 and 5, Table 2). Under 1F1B the first stage holds ``p`` micro-batches of its
   ``L/p`` layers, i.e. ``L`` layers' worth of one micro-batch, whatever ``p`` (same paper, section 4.2.3); the last
   stage holds one micro-batch of its layers plus the logits and their gradient, split over the vocabulary by the
-  tensor ranks. The larger of the two sets the micro-batch.
+  tensor ranks. The larger of the two sets the micro-batch. With ``v`` interleaved chunks per GPU the first stage holds
+  ``1 + (p-1)/(p*v)`` times that (Megatron-LM ``megatron/training/theoretical_memory_usage.py``,
+  ``compute_activation_memory``, "interleaved_schedule_memory_penalty", NVIDIA/Megatron-LM
+  @38644dd756c46142787b1bd5dc08ed82ca0e6de1, read 2026-12-07; it multiplies the first stage's layer and embedding
+  activations), i.e. more than without interleaving, falling towards it as ``v`` grows.
 - Headroom, CUDA overhead and NCCL buffers as in :func:`planner.workload.memory.fitted`.
 """
 
@@ -45,7 +49,10 @@ def activation_bytes_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute)
         per_layer, extra = s * h * 34.0 / t * scale, 0.0
     else:
         per_layer, extra = 2.0 * s * h / t * scale, full_layer
-    first = layers * per_layer + extra  # p micro-batches in flight x L/p layers
+    first = layers * per_layer  # p micro-batches in flight x L/p layers
+    if deg.v > 1 and deg.pp > 1:
+        first *= 1.0 + (deg.pp - 1) / (deg.pp * deg.v)  # Megatron's interleaved-schedule memory penalty
+    first += extra
     last = layers / deg.pp * per_layer + extra + s * (a.vocab or 0) * LOGIT_BYTES[w.precision.mixed] / t
     return max(first, last)
 

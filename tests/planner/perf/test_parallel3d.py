@@ -75,3 +75,55 @@ def test_tensor_parallelism_never_leaves_an_nvlink_node() -> None:
 def test_names() -> None:
     assert p3.Degrees(4, 4, 8, 16).name == "tp4+pp4+ep8+zero1"
     assert p3.Degrees(8, 4, 1, 16).name == "tp8+pp4+zero1"
+
+
+def test_interleaved_names_and_chunks() -> None:
+    assert p3.Degrees(4, 4, 1, 4, v=5).name == "tp4+pp4v5+zero1"
+    assert p3.Degrees(4, 4, 1, 4).name == "tp4+pp4+zero1"
+    # 80 layers over 4 stages: v = 2 (10 layers a chunk) and 4 (5 a chunk); 8 would be 2.5 layers, 16 1.25
+    assert p3.interleavings(80, 4) == (4, 2)
+    # 48 layers over 2 stages: 24 a stage, v = 2, 4, 8 (3 layers a chunk); 16 would be 1.5
+    assert p3.interleavings(48, 2) == (8, 4, 2)
+    assert p3.interleavings(80, 1) == ()
+
+
+def test_interleaved_megatron_39b_by_hand() -> None:
+    net = links.network(1600.0, "rdma")
+    w = _w39()
+    plain = p3.time_layout(w, p3.Degrees(8, 2, 1, 32), 1, Recompute.SELECTIVE, 8, A100_NVSWITCH, net, 138e12,
+                           1536 * 2048)
+    tm = plain.interleaved(2)
+    # bubble (p-1)/(v*m) = 1/(2 x 48) = 1/96 (against 1/48 plain)
+    assert tm.bubble == pytest.approx(1 / 96)
+    # boundary sends: v x 2 x 2048 x 8192 x 2 B / 8 = 16,777,216 B a GPU a micro-batch; 8 GPUs through 170 GB/s
+    assert p3.p2p_bytes(2048, 8192, 8, v=2) == 16_777_216
+    assert tm.pp_s == pytest.approx(8 * 16_777_216 / 170e9, rel=1e-4)  # 0.79 ms
+    # step: (48 + 0.5) x (compute + TP + 0.79 ms) + the same exposed DP as the plain schedule (test above: 0.311 s)
+    c = 3.00288e13 / 138e12
+    step = 48.5 * (c + 5.6371e9 / 225e9 + 8 * 16_777_216 / 170e9) + (0.44562 - 2 / 3 * c) + 0.075 * 2 / 3 * c
+    assert tm.efficiency == pytest.approx(48 * c / step, rel=1e-3)
+    # the shortcut agrees with timing the interleaved degrees from scratch
+    full = p3.time_layout(w, p3.Degrees(8, 2, 1, 32, v=2), 1, Recompute.SELECTIVE, 8, A100_NVSWITCH, net, 138e12,
+                          1536 * 2048)
+    assert full.efficiency == pytest.approx(tm.efficiency, rel=1e-12)
+    assert full.bubble == pytest.approx(tm.bubble)
+
+
+def test_interleaved_first_stage_memory_by_hand() -> None:
+    # Megatron-LM's interleaved-schedule penalty 1 + (p-1)/(p*v): p = 2, v = 2 -> 1.25 x the first stage's
+    # 48 layers' worth (2 micro-batches x 24 layers) of 2048 x 8192 x 34 / 8 B; v = 8 -> 1 + 1/16
+    per_layer = 2048 * 8192 * 34 / 8
+    m2 = memory_3d(_w39(), p3.Degrees(8, 2, 1, 32, v=2), Recompute.SELECTIVE)
+    m8 = memory_3d(_w39(), p3.Degrees(8, 2, 1, 32, v=8), Recompute.SELECTIVE)
+    assert m2.activations_per_sample * GIB == pytest.approx(1.25 * 48 * per_layer)  # type: ignore[operator]
+    assert m8.activations_per_sample * GIB == pytest.approx(1.0625 * 48 * per_layer)  # type: ignore[operator]
+
+
+def test_search_names_an_interleaved_layout_where_the_bubble_is_large() -> None:
+    # 39.1B on 512 A100 at micro-batch 1: the plain 2-stage bubble is 1/48 of the step; interleaving halves it or
+    # better for a few ms of sends, so the search's pick for pipeline splits is interleaved
+    net = links.network(1600.0, "rdma")
+    w = _w39(micro_batch=1)
+    found = p3.search(w, 80.0, 8, 64, A100_NVSWITCH, net, 138e12, 1536 * 2048, (Recompute.SELECTIVE,))
+    piped = [tm for tm, _ in found if tm.degrees.pp > 1]
+    assert piped and all(tm.degrees.v > 1 and f"v{tm.degrees.v}" in tm.degrees.name for tm in piped)
