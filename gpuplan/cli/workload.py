@@ -151,8 +151,9 @@ def estimate(
         raise InputError("estimate covers training", "use `gpuplan fit --infer` for inference memory")
     if isinstance(w, TrainingWorkload):
         from planner.plan.estimate_cluster import estimate_with_layout
+        from planner.plan.moe_share import share
 
-        est, scaling = estimate_with_layout(w, spec, gpus, cat, notes=notes)
+        est, scaling = estimate_with_layout(w, spec, gpus, cat, moe_factor=share(w, cat), notes=notes)
     else:
         est = estimate_images(w, spec, gpus, spec.interconnect, catalog=cat)
     from planner.workload.fit import model_summary

@@ -98,12 +98,8 @@ def cluster_points() -> list[Point]:
 
 def moe_points(catalog: Catalog) -> list[Point]:
     """Published MoE pretraining GPU-hours, each predicted with the MoE share fitted on the other MoE runs."""
-    from planner.workload.estimate import (
-        moe_run_gpu_hours,
-        moe_utilization,
-        published_runs,
-        run_workload,
-    )
+    from planner.plan.moe_share import moe_run_gpu_hours, moe_utilization
+    from planner.workload.estimate import published_runs, run_workload
 
     out = []
     for r in published_runs():
@@ -212,6 +208,7 @@ def utilisation_points(catalog: Catalog) -> list[Point]:
 def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str) -> tuple[float, str]:
     """(tokens/s per GPU, layout) of gpuplan's estimate path for a heldout_throughput.csv row at one recompute."""
     from planner.plan.estimate_cluster import estimate_with_layout
+    from planner.plan.moe_share import share
     from planner.workload.inputs import workload_from_options
     from planner.workload.spec import Recompute, TrainingWorkload
 
@@ -225,12 +222,12 @@ def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str) -> tu
                               global_batch=float(r["global_batch"]) * seq, **shape)  # type: ignore[arg-type]
     assert isinstance(w, TrainingWorkload) and w.tokens is not None
     spec = catalog.gpus[r["gpu_key"]]
-    est, scaling = estimate_with_layout(w, spec, gpus, catalog)
+    est, scaling = estimate_with_layout(w, spec, gpus, catalog, moe_factor=share(w, catalog))
     note = ""
     if scaling is None:
         # gpuplan's memory count says the published recompute does not fit: predicted with the recompute it picks
         w, note = w.model_copy(update={"recompute": Recompute.AUTO}), f" ({recompute} does not fit in gpuplan)"
-        est, scaling = estimate_with_layout(w, spec, gpus, catalog)
+        est, scaling = estimate_with_layout(w, spec, gpus, catalog, moe_factor=share(w, catalog))
     if scaling is None:
         return 0.0, "does not fit"
     return w.tokens / (est.wall_hours * 3600) / gpus, str(scaling["layout"]) + note

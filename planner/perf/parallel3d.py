@@ -46,10 +46,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from collections.abc import Callable
-from typing import Any
 
 from planner.perf import comm, links
 from planner.perf.moe_routing import a2a_overlapped, max_nodes_per_token
+from planner.perf.split import Degrees, groups
 from planner.workload.spec import Precision, Recompute, TrainingWorkload
 
 TP_DEGREES = (2, 4, 8)  # tensor parallelism stays inside one NVLink node: its traffic is per layer
@@ -63,25 +63,6 @@ P2P_HIDDEN = 0.0  # non-interleaved 1F1B: batched sends/receives, not overlapped
 MIN_PARAMS_3D = 30e9
 
 Rate = float | Callable[[int, Recompute], float]  # one GPU's FLOP/s, or as a function of the work
-
-
-@dataclass(frozen=True)
-class Degrees:
-    """Tensor, pipeline, expert and data-parallel degrees; ``v`` interleaved stages per GPU."""
-
-    tp: int
-    pp: int
-    ep: int
-    dp: int
-    v: int = 1
-
-    @property
-    def name(self) -> str:
-        """The layout's name, e.g. ``tp4+pp4+ep8+zero1``; ``pp4v5`` for 4 stages of 5 interleaved chunks each."""
-        parts = [f"tp{self.tp}"] if self.tp > 1 else []
-        parts += [f"pp{self.pp}" + (f"v{self.v}" if self.v > 1 else "")] if self.pp > 1 else []
-        parts += [f"ep{self.ep}"] if self.ep > 1 else []
-        return "+".join([*parts, "zero1"])
 
 
 def bubble(p: int, m: float, v: int = 1) -> float:
@@ -141,13 +122,6 @@ def a2a_seconds(w: TrainingWorkload, tokens: float, layers: float, ep: int, per_
         remote = min(remote, cap * (m - 1) / m)
     t_nic = per_node * per_copy * remote / (net.gbytes_s * 1e9)
     return max(t_link, t_nic)
-
-
-@lru_cache(maxsize=256)
-def _groups(w: TrainingWorkload) -> Any:
-    from planner.workload.params import param_groups
-
-    return param_groups(w)
 
 
 def _exposed(traffic: float, compute: float, hidden: float, slowdown: float) -> float:
@@ -212,7 +186,7 @@ def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: 
     # a node's GPUs all send their stage's boundary traffic through its NIC at once
     pp_s = per_node * p2p_bytes(tokens, a.hidden, t, deg.v) / nic if p > 1 and nic else 0.0
     a2a = a2a_seconds(w, tokens / t, stage_layers, deg.ep, per_node, link, net)
-    g = _groups(w)
+    g = groups(w)
     per = 4.0 if w.precision is Precision.FP32 else 2.0
     expert_replicas = max(1, t * deg.dp // deg.ep) if deg.ep > 1 else 1
     dense_share = (g.dense if deg.ep > 1 else a.params) / (t * p) * per

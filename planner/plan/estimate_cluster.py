@@ -68,7 +68,8 @@ def estimate_cluster(spec: GpuSpec, gpus: int, catalog: Catalog) -> EstimateClus
                            f"{nodes} nodes of {per_node} GPUs over {gbps:,.0f} Gbps {fabric}, as {name}{where}")
 
 
-def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog, moe_factor: float | None = None,
+def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
+                         moe_factor: float | tuple[float, str] | None = None,
                          notes: list[str] | None = None) -> tuple[Any, dict[str, Any] | None]:
     """`estimate`'s GPU-hours of ``w`` on ``gpus`` x ``spec``: the utilisation estimate divided by the chosen layout's
     efficiency on the nodes and network :func:`estimate_cluster` gives (the layout search `plan` runs), with its

@@ -28,7 +28,7 @@ class KeyedRate:
     gpus: float
     interconnect: Interconnect
     catalog: Catalog
-    moe_factor: float | None = None
+    moe_factor: float | tuple[float, str] | None = None  # the MoE share (planner.plan.moe_share), with its basis
 
     def estimate(self, recompute: Recompute | None, micro_batch: int | None) -> Any:
         return _estimate(self, recompute, micro_batch)

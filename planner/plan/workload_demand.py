@@ -35,6 +35,7 @@ class WorkloadDemand:
         from planner.perf.speed import WorkloadClass
         from planner.perf.parallel3d import MIN_PARAMS_3D
         from planner.plan.keyed_choice import KeyedRate, choose_keyed
+        from planner.plan.moe_share import share
         from planner.plan.layout_choice import choose, global_batch
         from planner.workload.memory import image_max_batch, layout, usable_vram
 
@@ -53,8 +54,9 @@ class WorkloadDemand:
                 # no data-parallel layout fits: a tensor/pipeline layout (planner.perf.parallel3d) still may
                 if lay is None and (nodes * per_node < 2 or w.arch.params < MIN_PARAMS_3D):
                     return _no_fit_reason(w, vram, gpus, count, spec)
+                moe = share(w, self.catalog)
                 est = estimate_training(w, spec, count, offer.interconnect, lay.recompute if lay else None,
-                                        catalog=self.catalog)
+                                        catalog=self.catalog, moe_factor=moe)
                 notes.append(f"fits with {lay.describe()}" + (f", max micro-batch {lay.max_batch}"
                                                                if lay.max_batch else "") if lay else "")
                 grad_bytes = w.arch.params * (4.0 if w.precision is Precision.FP32 else 2.0)
@@ -73,7 +75,7 @@ class WorkloadDemand:
                         return "its network is unknown to the catalog, so scaling across nodes cannot be estimated"
                     # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
                     chosen, keyed = choose_keyed(
-                        KeyedRate(w, spec, count, offer.interconnect, self.catalog),
+                        KeyedRate(w, spec, count, offer.interconnect, self.catalog, moe),
                         lambda r: choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, r,
                                          str(net.fabric) if net else "unknown"))
                     if isinstance(chosen, str):

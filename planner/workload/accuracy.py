@@ -7,12 +7,11 @@ import statistics
 from pydantic import BaseModel, ConfigDict
 
 from pricing.catalog import Catalog
+from planner.plan.moe_share import moe_run_gpu_hours, moe_utilization
 from planner.workload.estimate import (
     UNREPORTED_COUNT,
     estimate_images,
     estimate_training,
-    moe_run_gpu_hours,
-    moe_utilization,
     published_runs,
     run_workload,
 )

@@ -36,78 +36,10 @@ from pydantic import BaseModel, ConfigDict
 from pricing.catalog import Catalog, GpuSpec, Interconnect
 from pricing.datafiles import data_rows
 from pricing.errors import InputError
+from planner.workload.anchors import FP8_ARCHS, TF32_ARCHS, MfuAnchor, mfu_anchors, peak_tflops  # noqa: F401 (API)
 from planner.workload.spec import ImageWorkload, Method, Precision, Recompute, TrainingWorkload
 
 NODE_SCALE_MAX_GPUS = 64
-FP8_ARCHS = frozenset({"Hopper", "Ada Lovelace", "Blackwell"})
-TF32_ARCHS = frozenset({"Ampere", "Ada Lovelace", "Hopper", "Blackwell"})
-
-
-class MfuAnchor(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    run: str
-    gpu_key: str
-    gpu_count: int | None
-    mfu: float | None
-    hfu: float | None
-    tflops_per_gpu: float | None
-    precision: str
-    recompute: str
-    source: str
-
-    @property
-    def fp8(self) -> bool:
-        return self.precision == "fp8"
-
-    def utilization(self, catalog: Catalog) -> float | None:
-        """Hardware FLOP utilization: HFU, else MFU, else TFLOP/s over the dense peak."""
-        if self.hfu is not None:
-            return self.hfu
-        if self.mfu is not None:
-            return self.mfu
-        if self.tflops_per_gpu is not None:
-            peak, _ = peak_tflops(catalog.gpus[self.gpu_key], Precision.FP8 if self.fp8 else Precision.BF16)
-            return self.tflops_per_gpu / peak
-        return None
-
-
-def _opt(text: str) -> float | None:
-    return float(text) if text.strip() else None
-
-
-@lru_cache(maxsize=1)
-def mfu_anchors() -> tuple[MfuAnchor, ...]:
-    return tuple(
-        MfuAnchor(
-            run=r["run"], gpu_key=r["gpu_key"], gpu_count=int(r["gpu_count"]) if r["gpu_count"] else None,
-            mfu=_opt(r["mfu"]), hfu=_opt(r["hfu"]), tflops_per_gpu=_opt(r["tflops_per_gpu"]),
-            precision=r["precision"], recompute=r["recompute"], source=r["source"],
-        )
-        for r in data_rows("mfu.csv", "planner.data")
-    )
-
-
-def peak_tflops(spec: GpuSpec, precision: Precision) -> tuple[float, str]:
-    """Dense peak TFLOP/s for the precision, and which spec figure it is."""
-    tensor = spec.tensor_fp16_tflops
-    if precision is Precision.FP8:
-        if spec.arch not in FP8_ARCHS or tensor is None:
-            raise InputError(f"{spec.key} ({spec.arch}) has no FP8 tensor cores", "use --precision bf16")
-        return 2 * tensor, "FP8 dense = 2x FP16 dense tensor"
-    if precision is Precision.FP32:
-        if spec.arch in TF32_ARCHS and tensor is not None:
-            return tensor / 2, "TF32 dense = 1/2 FP16 dense tensor"
-        if spec.fp32_tflops is None:
-            raise InputError(f"no FP32 TFLOPS for {spec.key} in the catalog")
-        return spec.fp32_tflops, "FP32"
-    if tensor is not None:
-        return tensor, "FP16/BF16 dense tensor"
-    if spec.fp32_tflops is None:
-        raise InputError(f"no TFLOPS figure for {spec.key} in the catalog")
-    return spec.fp32_tflops, "FP32 (no tensor-core figure in the catalog)"
-
-
 @lru_cache(maxsize=1024)  # a plan asks for every offer's GPU, count and precision, often the same ones
 def _anchor_utilizations(spec: GpuSpec, gpus: float, precision: Precision,
                          catalog: Catalog) -> tuple[tuple[float, ...], str, bool]:
@@ -300,43 +232,6 @@ def _moe_preset(name: str, arch: Any) -> Any:
     return a if same and a.experts and a.has_shape else None
 
 
-def moe_run_gpu_hours(w: TrainingWorkload, spec: GpuSpec, gpus: int, catalog: Catalog,
-                      moe_factor: float | None) -> float:
-    """Predicted GPU-hours of a published MoE run: with its shape and experts known (a preset), the utilisation
-    estimate divided by the chosen layout's efficiency (expert parallelism and its all-to-all on the nodes `estimate`
-    splits the GPUs into, :func:`planner.plan.estimate_cluster.estimate_with_layout`); else the utilisation estimate."""
-    if w.arch.experts and w.arch.has_shape:
-        from planner.plan.estimate_cluster import estimate_with_layout
-
-        return float(estimate_with_layout(w, spec, gpus, catalog, moe_factor=moe_factor)[0].gpu_hours)
-    return float(estimate_training(w, spec, gpus, spec.interconnect, catalog=catalog, moe_factor=moe_factor).gpu_hours)
-
-
-@lru_cache(maxsize=16)
-def moe_utilization(catalog: Catalog, leave_out: str | None = None) -> tuple[float, str]:
-    """The share of the dense utilisation a mixture of experts reaches: the geometric mean of published / predicted
-    GPU-hours over the included MoE runs (predicted as if dense), ``leave_out`` left out of it.
-
-    Expert routing moves every token's activations to its experts and back (all-to-all) and balances load
-    unevenly; the dense MFU anchors see neither, and the published MoE runs all took longer than they give.
-    """
-    import math
-
-    runs = [r for r in published_runs() if r["active_params"] and r["tokens"] and r["include"] == "yes"
-            and r["run"] != leave_out]
-    if not runs:
-        return 1.0, "no published MoE run to derive it from"
-    logs = []
-    for r in runs:
-        w, n = run_workload(r)
-        spec = catalog.gpus[r["gpu_key"]]
-        dense = moe_run_gpu_hours(w, spec, n, catalog, 1.0)
-        logs.append(math.log(dense / float(r["gpu_hours"])))
-    factor = math.exp(sum(logs) / len(logs))
-    return factor, (f"x{factor:.2f} for a mixture of experts: the geometric mean of predicted-as-dense / published "
-                    f"GPU-hours over {len(runs)} published MoE runs ({', '.join(r['run'] for r in runs)})")
-
-
 def interconnect_factor(gpus: float, interconnect: Interconnect) -> tuple[float, str | None]:
     """Slow-down against the NVLink machines the MFU anchors ran on."""
     from planner.perf.scaling import efficiency
@@ -377,13 +272,14 @@ def estimate_training(
     recompute: Recompute | None = None,
     *,
     catalog: Catalog,
-    moe_factor: float | None = None,
+    moe_factor: float | tuple[float, str] | None = None,
     micro_batch: int | None = None,
 ) -> Estimate:
     """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` and ``micro_batch`` are the layout's choice when
     known (the workload's own micro-batch wins; neither: the keyed anchors' median tokens per micro-batch).
 
-    ``moe_factor``: the mixture-of-experts utilisation share to use (None: :func:`moe_utilization`; 1.0: as dense)."""
+    ``moe_factor``: the mixture-of-experts utilisation share, alone or as (share, why)
+    (:func:`planner.plan.moe_share.moe_utilization`); None or 1.0: as dense."""
     if w.tokens is None:
         raise InputError("no training tokens given", "give --tokens, e.g. --tokens 2e10")
     from planner.workload.params import param_groups, step_flops_per_token
@@ -403,9 +299,12 @@ def estimate_training(
     else:
         util, util_basis = default_mfu(spec, gpus, w.precision, catalog)
     if w.mfu is None and w.arch.moe:
-        # the MoE share (fitted on the tiers, published runs having no micro-batch) applies to either dense figure
-        factor, why = (moe_factor, "given") if moe_factor is not None else moe_utilization(catalog)
-        if factor != 1.0:
+        # the MoE share applies to either dense figure; it is fitted on the layout path (planner.plan.moe_share),
+        # which the plan layer's callers pass in with its basis
+        factor, why = (moe_factor if isinstance(moe_factor, tuple) else
+                       (moe_factor, "given") if moe_factor is not None else
+                       (1.0, "as dense: no mixture-of-experts share given"))
+        if factor != 1.0 or moe_factor is None:
             util, util_basis = util * factor, f"{util_basis}; {why}"
     ic, ic_note = interconnect_factor(gpus, interconnect)
     overhead, overhead_basis = _overhead(w.overhead, catalog)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from planner.perf.parallel3d import Degrees
+from planner.perf.split import Degrees, groups
 from planner.workload.memory import (
     DEFAULT_OVERHEAD_GB,
     GIB,
@@ -59,10 +59,8 @@ def activation_bytes_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute)
 
 def _parts(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> tuple[float, float, float, float, float]:
     """(weights, gradients, optimizer, activations per sequence, overhead) in GiB: plain floats, for the search."""
-    from planner.perf.parallel3d import _groups
-
     wb, gb, ob = state_bytes_per_param(w.precision, w.optimizer)
-    g = _groups(w)
+    g = groups(w)
     t, p = deg.tp, deg.pp
     dense, experts = (g.dense, g.experts) if deg.ep > 1 else (w.arch.params, 0.0)
     dense_share = dense / (t * p)

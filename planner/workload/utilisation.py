@@ -90,7 +90,7 @@ class Keyed:
 def keyed_anchors(catalog: Catalog) -> tuple[Keyed, ...]:
     """The anchors whose micro-batch, sequence and shape are sourced (llm-foundry's table); the others (cluster runs
     with tensor/pipeline parallelism, no micro-batch given) stay out of the keyed model."""
-    from planner.workload.estimate import mfu_anchors
+    from planner.workload.anchors import mfu_anchors
     from pricing.datafiles import data_rows
 
     by_run = {(r["run"], r["gpu_key"], r["gpu_count"], r["precision"]): r for r in data_rows("mfu.csv", "planner.data")}

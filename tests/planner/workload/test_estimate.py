@@ -114,7 +114,8 @@ def test_each_moe_run_is_predicted_with_a_factor_from_the_others_only() -> None:
     """The MoE utilisation share is derived from published MoE runs; a run's own hours never feed its prediction."""
     import math
 
-    from planner.workload.estimate import moe_run_gpu_hours, moe_utilization, published_runs, run_workload
+    from planner.plan.moe_share import moe_run_gpu_hours, moe_utilization
+    from planner.workload.estimate import published_runs, run_workload
 
     rows = {r.run: r for r in accuracy_rows(CAT)}
     moe = ["deepseek-v2", "deepseek-v3", "llama-4-scout", "llama-4-maverick"]

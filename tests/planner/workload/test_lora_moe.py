@@ -183,17 +183,23 @@ def test_qlora_65b_full_recompute_is_chosen_when_needed() -> None:
 
 
 def test_a_mixture_of_experts_runs_at_a_share_of_the_dense_utilisation() -> None:
-    from planner.workload.estimate import estimate_training, moe_utilization
+    from planner.plan.moe_share import moe_utilization, share
+    from planner.workload.estimate import estimate_training
 
     w = workload_from_options(model="mixtral-8x7b", tokens=1e12)
     spec = CAT.gpus["H100-SXM5-80GB"]
-    moe = estimate_training(w, spec, 256, spec.interconnect, catalog=CAT)
+    # the plan layer passes the share fitted on the layout path (planner.plan.moe_share) with its basis
+    moe = estimate_training(w, spec, 256, spec.interconnect, catalog=CAT, moe_factor=share(w, CAT))
     dense = estimate_training(w, spec, 256, spec.interconnect, catalog=CAT, moe_factor=1.0)
     factor = moe_utilization(CAT)[0]
     assert moe.gpu_hours == pytest.approx(dense.gpu_hours / factor, rel=1e-9)
     assert "mixture of experts" in moe.assumptions["mfu_basis"]
+    # without a share the workload estimate says it counts the model as dense
+    bare = estimate_training(w, spec, 256, spec.interconnect, catalog=CAT)
+    assert bare.gpu_hours == pytest.approx(dense.gpu_hours, rel=1e-9) and "as dense" in bare.assumptions["mfu_basis"]
     given = workload_from_options(model="mixtral-8x7b", tokens=1e12, mfu=0.3)
-    assert "mixture" not in estimate_training(given, spec, 256, spec.interconnect, catalog=CAT).assumptions["mfu_basis"]
+    assert "mixture" not in estimate_training(given, spec, 256, spec.interconnect, catalog=CAT,
+                                              moe_factor=share(given, CAT)).assumptions["mfu_basis"]
 
 
 def test_a_job_that_fits_one_gpu_is_found_there_though_two_gpus_add_nccl_buffers() -> None:

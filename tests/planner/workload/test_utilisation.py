@@ -108,11 +108,11 @@ def test_leave_one_out_error() -> None:
 def test_moe_share_applies_on_the_keyed_path() -> None:
     # a mixture of experts at a known micro-batch: the keyed dense utilisation times the MoE share, as on the tiers
     # (found when Llama 4 Scout's plan lost its x0.68 and came out 0.78x of its published GPU-hours)
-    from planner.workload.estimate import moe_utilization
+    from planner.plan.moe_share import moe_utilization
 
     w = tw("llama-4-scout")
     spec = CAT.gpu("h100")
-    moe = estimate_training(w, spec, 256, catalog=CAT, micro_batch=2)
+    moe = estimate_training(w, spec, 256, catalog=CAT, micro_batch=2, moe_factor=moe_utilization(CAT))
     dense = estimate_training(w, spec, 256, catalog=CAT, micro_batch=2, moe_factor=1.0)
     assert "keyed by the work" in moe.assumptions["mfu_basis"]
     share = moe_utilization(CAT)[0]
