@@ -95,9 +95,14 @@ def words(scaling: dict[str, Any]) -> str:
     """A ``plan --json`` scaling object in words, for notes and --explain."""
     rc = f", {scaling['recompute']} recompute" if scaling["recompute"] != Recompute.NONE.value else ""
     if "tensor_parallel" in scaling:
-        return (f"{scaling['strategy']} (tensor {scaling['tensor_parallel']} inside a node, pipeline "
-                f"{scaling['pipeline_parallel']} stages with a {scaling['bubble']:.1%} bubble, expert "
-                f"{scaling['expert_parallel']}, ZeRO-1 over {scaling['data_parallel']} replicas) at micro-batch "
+        # name only the splits the layout has: a dense model has no experts, one node no pipeline
+        v = scaling.get("interleaved_stages", 1)
+        parts = [f"tensor {scaling['tensor_parallel']} inside a node" if scaling["tensor_parallel"] > 1 else "",
+                 (f"pipeline {scaling['pipeline_parallel']} stages" + (f" of {v} interleaved chunks" if v > 1 else "")
+                  + f" with a {scaling['bubble']:.1%} bubble") if scaling["pipeline_parallel"] > 1 else "",
+                 f"experts over {scaling['expert_parallel']} GPUs" if scaling["expert_parallel"] > 1 else "",
+                 f"ZeRO-1 over {scaling['data_parallel']} replicas"]
+        return (f"{scaling['strategy']} ({', '.join(x for x in parts if x)}) at micro-batch "
                 f"{scaling['micro_batch']}{rc}: {scaling['intra_node']:.0%} inside a node (tensor-parallel traffic), "
                 f"{scaling['inter_node']:.0%} for the bubble and traffic across nodes")
     return (f"{_LABEL.get(scaling['strategy'], scaling['strategy'])} at micro-batch {scaling['micro_batch']}{rc}: "
