@@ -17,13 +17,24 @@ traffic exceeds twice its compute (efficiency under 1/3) cannot be trained sensi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from pricing.datafiles import data_rows
 
 HIDDEN_SHARE = 2.0 / 3.0  # share of compute that can hide communication (backward pass)
 MIN_EFFICIENCY = 1.0 / 3.0  # exposed traffic over 2x compute: excluded
+
+# One GPU's achieved FLOP/s, or a function of (micro-batch, recompute) where the utilisation depends on the work
+# (planner.plan.keyed_choice.KeyedRate); hashable either way, as the cached layout searches take it.
+Rate = float | Callable[[int, Any], float]
+
+
+def pace(rate: Rate, micro_batch: int, recompute: Any) -> float:
+    """FLOP/s of one GPU at ``micro_batch`` and ``recompute`` under ``rate``."""
+    return rate(micro_batch, recompute) if callable(rate) else rate
 
 
 @dataclass(frozen=True)
@@ -81,13 +92,15 @@ def efficiency(compute_s: float, comm_mb_s: float, comm_step_s: float = 0.0, mic
     overlaps compute, compute runs ``slowdown`` slower for the overlapped seconds.
     """
     k = max(1.0, microbatches)
+    waits = k * exposed(comm_mb_s, compute_s, hidden, slowdown) + exposed(comm_step_s, compute_s, hidden, slowdown)
+    return k * compute_s / (k * compute_s + waits)
 
-    def cost(traffic: float) -> float:
-        hid = min(traffic, hidden * compute_s)
-        return traffic - hid + slowdown * hid
 
-    exposed = k * cost(comm_mb_s) + cost(comm_step_s)
-    return k * compute_s / (k * compute_s + exposed)
+def exposed(traffic_s: float, compute_s: float, hidden: float, slowdown: float) -> float:
+    """Seconds ``traffic_s`` adds to a micro-batch of ``compute_s``: what ``hidden`` of the compute cannot hide, plus
+    ``slowdown`` of the seconds it does hide (compute runs slower while it overlaps traffic)."""
+    hid = min(traffic_s, hidden * compute_s)
+    return traffic_s - hid + slowdown * hid
 
 
 def needed_gbytes_s(compute_s: float, bytes_mb: float, bytes_step: float = 0.0, microbatches: float = 1.0,

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from collections.abc import Callable
 
 from planner.perf import comm, links
 from planner.perf.moe_routing import a2a_overlapped, max_nodes_per_token
@@ -61,8 +60,6 @@ P2P_HIDDEN = 0.0  # non-interleaved 1F1B: batched sends/receives, not overlapped
 # only adds exposed per-layer traffic; Megatron's Table 1 starts tensor parallelism at 1.7B on 32 GPUs for weak
 # scaling, but its 18B-and-down rows would beat ZeRO only where memory forces it, which the fit below also catches.
 MIN_PARAMS_3D = 30e9
-
-Rate = float | Callable[[int, Recompute], float]  # one GPU's FLOP/s, or as a function of the work
 
 
 def bubble(p: int, m: float, v: int = 1) -> float:
@@ -122,11 +119,6 @@ def a2a_seconds(w: TrainingWorkload, tokens: float, layers: float, ep: int, per_
         remote = min(remote, cap * (m - 1) / m)
     t_nic = per_node * per_copy * remote / (net.gbytes_s * 1e9)
     return max(t_link, t_nic)
-
-
-def _exposed(traffic: float, compute: float, hidden: float, slowdown: float) -> float:
-    hid = min(traffic, hidden * compute)
-    return traffic - hid + slowdown * hid
 
 
 @dataclass(frozen=True)
@@ -199,11 +191,11 @@ def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: 
         dp_s = max(dp_s, t * step_bytes / nic)
     m = max(1.0, global_tokens / (deg.dp * tokens))
     slow = links.overlap_slowdown()
-    a2a_exp = (_exposed(a2a, compute, link.hidden_share, slow) if a2a_overlapped(a.name) else a2a)
+    a2a_exp = (comm.exposed(a2a, compute, link.hidden_share, slow) if a2a_overlapped(a.name) else a2a)
     hidden_dp = net.hidden_share if (deg.dp > in_node and net is not None) else link.hidden_share
     per_mb = compute + tp_s * (1 - TP_HIDDEN) + pp_s * (1 - P2P_HIDDEN) + a2a_exp
     b = bubble(p, m, deg.v)
-    dp_exposed = _exposed(dp_s, compute, hidden_dp, slow)
+    dp_exposed = comm.exposed(dp_s, compute, hidden_dp, slow)
     step = (m + m * b) * per_mb + dp_exposed
     return Timing(deg, micro_batch, m, compute, tp_s, pp_s, a2a, dp_s, b, m * compute / step, per_mb, dp_exposed)
 
@@ -257,10 +249,6 @@ def useful_rate(tm: Timing, seq_len: int) -> float:
     return tm.efficiency * tm.micro_batch * seq_len / (tm.compute_s * tm.degrees.tp * tm.degrees.pp)
 
 
-def _pace(rate: Rate, micro_batch: int, recompute: Recompute) -> float:
-    return rate(micro_batch, recompute) if callable(rate) else rate
-
-
 def _bound(w: TrainingWorkload, deg: Degrees, link: comm.Link, slowest: float, fastest: float,
            global_tokens: float) -> float:
     """An upper bound on a split's tokens per GPU-second: its efficiency bound (TP's exposed share per token, the
@@ -277,7 +265,7 @@ def _bound(w: TrainingWorkload, deg: Degrees, link: comm.Link, slowest: float, f
 
 @lru_cache(maxsize=4096)  # plan asks for the same GPU, node size and count across providers, regions and billings
 def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-           net: links.Network | None, rate: Rate, global_tokens: float,
+           net: links.Network | None, rate: comm.Rate, global_tokens: float,
            levels: tuple[Recompute, ...], floor: float = 0.0) -> list[tuple[Timing, Recompute]]:
     """Each tensor/pipeline/expert split at its best micro-batch and recompute level that fits, fastest first (tokens
     per GPU-second, :func:`useful_rate`); empty where the node has no NVLink or the model no shape. ``rate`` is one
@@ -292,8 +280,8 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
     if not (nvlink_node(link, per_node) and a.hidden and a.layers and a.heads):
         return []
     most = max(1, int(global_tokens / w.seq_len))
-    slowest = min(_pace(rate, 1, rc) for rc in levels)
-    fastest = max(_pace(rate, most, rc) for rc in levels)
+    slowest = min(comm.pace(rate, 1, rc) for rc in levels)
+    fastest = max(comm.pace(rate, most, rc) for rc in levels)
     found: list[tuple[float, Timing, Recompute]] = []
     top_useful = floor
     splits = sorted(((_bound(w, d, link, slowest, fastest, global_tokens), d) for d in degrees(w, per_node, nodes)),
@@ -317,7 +305,7 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
             reached, last = sizes[-1], -1.0
             inter = interleavings(a.layers, deg.pp)
             for mb in sizes:
-                tm = time_layout(w, deg, mb, rc, per_node, link, net, _pace(rate, mb, rc), global_tokens)
+                tm = time_layout(w, deg, mb, rc, per_node, link, net, comm.pace(rate, mb, rc), global_tokens)
                 useful = useful_rate(tm, w.seq_len)
                 # the interleaved schedule runs micro-batches in groups of p: it needs p of them a step
                 plain = tm

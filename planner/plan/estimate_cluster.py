@@ -76,9 +76,8 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     ``scaling`` JSON; without a layout (one GPU, no fit, no link row) the utilisation estimate alone.
     ``moe_factor`` as :func:`planner.workload.estimate.estimate_training` takes it; ``notes`` collects the layout's."""
     from planner.perf.links import collective_link
-    from planner.perf.parallel3d import MIN_PARAMS_3D
-    from planner.plan.keyed_choice import KeyedRate, choose_keyed
-    from planner.plan.layout_choice import choose, global_batch
+    from planner.plan.keyed_choice import KeyedRate
+    from planner.plan.layout_choice import choose, global_batch, split_may_fit
     from planner.workload.estimate import estimate_training
     from planner.workload.memory import layout, usable_vram
 
@@ -94,7 +93,7 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     mb = (w.micro_batch or max(1, min(lay.max_batch or 1, int(global_batch(w) / w.seq_len)))) if lay else None
     est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=catalog,
                             moe_factor=moe_factor, micro_batch=mb if gpus <= 1 else None)
-    if gpus <= 1 or (lay is None and w.arch.params < MIN_PARAMS_3D):
+    if gpus <= 1 or (lay is None and not split_may_fit(w, int(gpus))):
         return est, None
     # nodes and network as `plan` has them for that many GPUs, so both paths share one layout model
     shape = estimate_cluster(spec, max(1, int(gpus)), catalog)
@@ -104,15 +103,14 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     if shape.basis:
         notes.append(f"timed as {shape.basis}")
     # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
-    chosen, keyed = choose_keyed(KeyedRate(w, spec, gpus, spec.interconnect, catalog, moe_factor),
-                                 lambda r: choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, r,
-                                                  shape.fabric))
+    keyed = KeyedRate(w, spec, gpus, spec.interconnect, catalog, moe_factor)
+    chosen = choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, keyed, shape.fabric)
     if isinstance(chosen, str):
         notes.append(chosen)
         return est, None
     if lay is None:  # a tensor/pipeline layout fits where no data-parallel one does
         notes.remove(no_fit)
-    est = keyed
+    est = keyed.at(chosen)
     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
     f = float(est.assumptions["interconnect_factor"]) / chosen.efficiency
     notes.append(chosen.describe())

@@ -2,7 +2,8 @@
 
 The layout model (``layout_choice.choose``) needs the compute time of a micro-batch, and the utilisation
 (``planner.workload.utilisation``) depends on the micro-batch and recompute a candidate layout runs: each candidate
-is timed at its own pace, and the chosen one re-estimated at its micro-batch and recompute.
+is timed at its own pace (``layout_choice.choose`` takes the rate), and the chosen one re-estimated at its
+micro-batch and recompute (:meth:`KeyedRate.at`).
 
 The pace is a :class:`KeyedRate`, a plain hashable value: the tensor/pipeline search
 (:func:`planner.perf.parallel3d.search`) is cached per rate, so offers of one GPU and node shape share one search.
@@ -10,7 +11,6 @@ The pace is a :class:`KeyedRate`, a plain hashable value: the tensor/pipeline se
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -33,6 +33,10 @@ class KeyedRate:
     def estimate(self, recompute: Recompute | None, micro_batch: int | None) -> Any:
         return _estimate(self, recompute, micro_batch)
 
+    def at(self, chosen: Any) -> Any:
+        """The estimate at a chosen layout's (a ``layout_choice.Scaling``) recompute and micro-batch."""
+        return self.estimate(Recompute(chosen.recompute), chosen.micro_batch)
+
     def __call__(self, micro_batch: int, recompute: Recompute) -> float:
         a = self.estimate(recompute, micro_batch).assumptions
         return float(a["peak_tflops"]) * 1e12 * float(a["hardware_utilization"])
@@ -44,13 +48,3 @@ def _estimate(rate: KeyedRate, recompute: Recompute | None, micro_batch: int | N
 
     return estimate_training(rate.workload, rate.spec, rate.gpus, rate.interconnect, recompute,
                              catalog=rate.catalog, moe_factor=rate.moe_factor, micro_batch=micro_batch)
-
-
-def choose_keyed(rate: KeyedRate, choose_at: Callable[[KeyedRate], Any]) -> tuple[Any, Any]:
-    """(the chosen Scaling or why none, the estimate at its recompute and micro-batch, or None with no Scaling).
-
-    ``choose_at(rate)`` runs the layout choice with ``rate(micro_batch, recompute)``."""
-    chosen = choose_at(rate)
-    if isinstance(chosen, str):
-        return chosen, None
-    return chosen, rate.estimate(Recompute(chosen.recompute), chosen.micro_batch)

@@ -6,18 +6,19 @@ and across several nodes hybrid sharding (ZeRO-3 inside a node, replicas across 
 one node. Each is timed per micro-batch by :mod:`planner.perf.comm` at the largest micro-batch that fits (up to
 the GPU's share of the global batch), with gradient accumulation up to the global batch, over the node's link
 and network as :mod:`planner.perf.links` describes them (topology, achievable share of line rate, hidden share).
-The one with the most useful throughput (efficiency x 6/8 with full recompute) wins; at one node count that is
-also the cheapest. A layout whose traffic cannot be hidden (efficiency under 1/3 on either link) is dropped, and
-if none is left the option is excluded with the bandwidth it would need.
+The one that trains the most tokens per GPU-second (:func:`_useful`: each candidate at its own micro-batch's pace,
+full recompute's extra pass included) wins; at one node count that is also the cheapest. A layout whose traffic
+cannot be hidden (efficiency under 1/3 on either link) is dropped, and if none is left the option is excluded with
+the bandwidth it would need.
 
-For models of 30B and up on NVLink nodes the search also tries tensor/pipeline/expert-parallel layouts with
-ZeRO-1 (:mod:`planner.perf.parallel3d`, memory in :mod:`planner.workload.memory_3d`); the fastest of both families
-wins, and ``alternatives`` names the best of the other family first.
+For models of 30B and up on NVLink nodes, and for any model whose best data-parallel layout keeps under
+``EXPOSED_DP`` across nodes, the search also tries tensor/pipeline/expert-parallel layouts with ZeRO-1
+(:mod:`planner.perf.parallel3d`, memory in :mod:`planner.workload.memory_3d`); the fastest of both families wins, and
+``alternatives`` names the best of the other family first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,6 @@ from planner.perf import comm, links
 from planner.perf.moe_routing import a2a_overlapped
 from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted
 from planner.workload.spec import Precision, Recompute, Sharding, TrainingWorkload
-
-Rate = Callable[[int, Recompute], float]  # FLOP/s of a GPU at (micro-batch, recompute)
 
 GLOBAL_BATCH_TOKENS = 4e6  # Llama 2 (Touvron et al. 2023, table 1): 4M-token global batch, the default
 ALTERNATIVES_SHOWN = 3
@@ -150,7 +149,7 @@ def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes:
 
 
 def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: int, link: comm.Link,
-         net: links.Network | None, flops_per_s: float | Rate) -> tuple[Scaling | None, str | None]:
+         net: links.Network | None, flops_per_s: comm.Rate) -> tuple[Scaling | None, str | None]:
     gpus = per_node * nodes
     state = _state_bytes(w, gpus)
     batch = global_batch(w)
@@ -158,8 +157,8 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
     mb = w.micro_batch or max(1, min(lay.max_batch or 1, share))
     k = max(1.0, batch / gpus / (mb * w.seq_len))
     # the GPU's pace may depend on the micro-batch and recompute (utilisation keyed by the work)
-    rate = flops_per_s(mb, lay.recompute) if callable(flops_per_s) else flops_per_s
-    compute = comm.compute_seconds(w.arch.active_params or w.arch.params, mb * w.seq_len, rate,
+    compute = comm.compute_seconds(w.arch.active_params or w.arch.params, mb * w.seq_len,
+                                   comm.pace(flops_per_s, mb, lay.recompute),
                                    lay.recompute is Recompute.FULL)
     if strategy == "hsdp":  # ZeRO-3 inside the node; replicas all-reduce once per step across nodes
         intra_mb, intra_step = comm.comm_seconds("zero3", state, per_node, link.bus_gbytes_s)
@@ -199,16 +198,10 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
 
 def _useful(w: TrainingWorkload, s: Scaling) -> float:
     """Tokens each GPU trains per second: a micro-batch's tokens over its compute time and the layout's efficiency,
-    per GPU of a tensor x pipeline replica. At one pace for every candidate this ranks as :func:`_throughput` does (full
-    recompute's extra pass is in the compute time); where the utilisation depends on the work it counts each
-    candidate's own pace."""
+    per GPU of a tensor x pipeline replica. Full recompute's extra pass is in the compute time, and where the
+    utilisation depends on the work each candidate is timed at its own pace."""
     split = s.parallel["tensor_parallel"] * s.parallel["pipeline_parallel"] if s.parallel else 1
     return s.efficiency * s.micro_batch * w.seq_len / (s.compute_s_per_microbatch * split)
-
-
-def _throughput(s: Scaling) -> float:
-    """Useful work per second, relative: full recompute does 8N instead of 6N per token."""
-    return s.efficiency * (6.0 / 8.0 if s.recompute == Recompute.FULL.value else 1.0)
 
 
 def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -> list[tuple[Layout, str]]:
@@ -230,8 +223,16 @@ def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -
     return out
 
 
+def split_may_fit(w: TrainingWorkload, gpus: int) -> bool:
+    """Whether a tensor/pipeline layout may hold ``w`` on ``gpus`` GPUs where no data-parallel layout fits: the search
+    tries them for models of ``MIN_PARAMS_3D`` and up on two GPUs or more (callers skip the search otherwise)."""
+    from planner.perf.parallel3d import MIN_PARAMS_3D
+
+    return gpus >= 2 and w.arch.params >= MIN_PARAMS_3D
+
+
 def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-             net: links.Network | None, flops_per_s: float | Rate, floor: float = 0.0,
+             net: links.Network | None, flops_per_s: comm.Rate, floor: float = 0.0,
              dp_efficiency: float = 1.0) -> list[Scaling]:
     """Tensor/pipeline/expert layouts with ZeRO-1 (:mod:`planner.perf.parallel3d`), as scalings; none for a pinned
     ZeRO-2/3 or DDP or a node without NVLink, nor for a model under 30B (data parallelism hides its traffic there,
@@ -269,7 +270,7 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
 
 
 def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-           nic_gbps: float | None, flops_per_s: float | Rate, fabric: str = "unknown") -> Scaling | str:
+           nic_gbps: float | None, flops_per_s: comm.Rate, fabric: str = "unknown") -> Scaling | str:
     """The fastest layout's scaling, or why every candidate's traffic cannot be hidden.
 
     ``lay`` (the least-memory layout) is tried too, so a pinned micro-batch or layout always has a candidate;

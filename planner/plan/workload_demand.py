@@ -33,10 +33,9 @@ class WorkloadDemand:
         from planner.perf.cluster import internode
         from planner.perf.links import collective_link
         from planner.perf.speed import WorkloadClass
-        from planner.perf.parallel3d import MIN_PARAMS_3D
-        from planner.plan.keyed_choice import KeyedRate, choose_keyed
+        from planner.plan.keyed_choice import KeyedRate
         from planner.plan.moe_share import share
-        from planner.plan.layout_choice import choose, global_batch
+        from planner.plan.layout_choice import choose, global_batch, split_may_fit
         from planner.workload.memory import image_max_batch, layout, usable_vram
 
         w = self.workload
@@ -52,7 +51,7 @@ class WorkloadDemand:
             if isinstance(w, TrainingWorkload):
                 lay = layout(w, vram, gpus)
                 # no data-parallel layout fits: a tensor/pipeline layout (planner.perf.parallel3d) still may
-                if lay is None and (nodes * per_node < 2 or w.arch.params < MIN_PARAMS_3D):
+                if lay is None and not split_may_fit(w, gpus):
                     return _no_fit_reason(w, vram, gpus, count, spec)
                 moe = share(w, self.catalog)
                 est = estimate_training(w, spec, count, offer.interconnect, lay.recompute if lay else None,
@@ -74,13 +73,12 @@ class WorkloadDemand:
                     if nodes > 1 and (net is None or net.gbps is None):
                         return "its network is unknown to the catalog, so scaling across nodes cannot be estimated"
                     # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
-                    chosen, keyed = choose_keyed(
-                        KeyedRate(w, spec, count, offer.interconnect, self.catalog, moe),
-                        lambda r: choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, r,
-                                         str(net.fabric) if net else "unknown"))
+                    keyed = KeyedRate(w, spec, count, offer.interconnect, self.catalog, moe)
+                    chosen = choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, keyed,
+                                    str(net.fabric) if net else "unknown")
                     if isinstance(chosen, str):
                         return chosen if lay else _no_fit_reason(w, vram, gpus, count, spec)
-                    est = keyed
+                    est = keyed.at(chosen)
                     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
                     ic = float(est.assumptions["interconnect_factor"])
                     wall_f = est.wall_hours * ic / chosen.efficiency

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from pricing.catalog import GpuSpec
-from planner.workload.estimate import FP8_ARCHS, peak_tflops
+from planner.workload.anchors import FP8_ARCHS, peak_tflops
 from planner.workload.memory import GIB, kv_bytes_per_token
 from planner.workload.spec import Precision, TransformerArch
 

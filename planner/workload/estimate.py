@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from pricing.catalog import Catalog, GpuSpec, Interconnect
 from pricing.datafiles import data_rows
 from pricing.errors import InputError
-from planner.workload.anchors import FP8_ARCHS, TF32_ARCHS, MfuAnchor, mfu_anchors, peak_tflops  # noqa: F401 (API)
+from planner.workload.anchors import MfuAnchor, mfu_anchors, peak_tflops
 from planner.workload.spec import ImageWorkload, Method, Precision, Recompute, TrainingWorkload
 
 NODE_SCALE_MAX_GPUS = 64
@@ -276,7 +276,8 @@ def estimate_training(
     micro_batch: int | None = None,
 ) -> Estimate:
     """Time to train ``w`` on ``gpus`` x ``spec``; ``recompute`` and ``micro_batch`` are the layout's choice when
-    known (the workload's own micro-batch wins; neither: the keyed anchors' median tokens per micro-batch).
+    known (``micro_batch``, else the workload's own, keys the utilisation by the work; with neither it is the median
+    of the anchors at that GPU architecture and scale).
 
     ``moe_factor``: the mixture-of-experts utilisation share, alone or as (share, why)
     (:func:`planner.plan.moe_share.moe_utilization`); None or 1.0: as dense."""

@@ -84,12 +84,16 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
     return out
 
 
-def _infer_edge_note(mem: Any, vram: float, room: float, need: int) -> str | None:
-    """What keeping the headroom free changed for an inference fit, in words; None where it changed nothing."""
+def _keeps(vram: float, peaks: str) -> str:
+    """The headroom a fit keeps, in words, with what its transient ``peaks`` are."""
     from planner.workload.memory import headroom_gb
 
-    keep = (f"keeps {headroom_gb(vram):.1f} GiB of {vram:g} free for transient peaks (allocator, CUDA graphs, "
-            "workspaces)")
+    return f"keeps {headroom_gb(vram):.1f} GiB of {vram:g} free for transient peaks ({peaks})"
+
+
+def _infer_edge_note(mem: Any, vram: float, room: float, need: int) -> str | None:
+    """What keeping the headroom free changed for an inference fit, in words; None where it changed nothing."""
+    keep = _keeps(vram, "allocator, CUDA graphs, workspaces")
     edge, kept = mem.max_batch(vram), mem.max_batch(room)
     if mem.total(need) <= vram and mem.total(need) > room:
         return (f"would fill {mem.total(need) / vram:.0%} of usable memory at batch {need}; not counted as fitting: "
@@ -101,12 +105,12 @@ def _infer_edge_note(mem: Any, vram: float, room: float, need: int) -> str | Non
 
 def _edge_note(w: Any, vram: float, gpus: int, lay: Any) -> str | None:
     """What keeping the headroom free changed, in words; None where it changed nothing."""
-    from planner.workload.memory import headroom_gb, layout
+    from planner.workload.memory import layout
 
     edge = layout(w, vram, gpus, headroom=False)
     if edge is None:
         return None
-    keep = f"keeps {headroom_gb(vram):.1f} GiB of {vram:g} free for transient peaks (allocator, workspaces)"
+    keep = _keeps(vram, "allocator, workspaces")
     if lay is None:
         return (f"would fill {edge.memory.total(w.micro_batch or 1) / vram:.0%} of usable memory with "
                 f"{edge.describe()}; "

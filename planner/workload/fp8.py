@@ -30,13 +30,12 @@ from functools import lru_cache
 from pricing.catalog import Catalog
 from planner.workload import utilisation as ut
 
-S_MAX = 2.0  # FP8 dense peak = 2x the bf16 dense peak on Hopper/Ada (planner.workload.estimate.peak_tflops)
+S_MAX = 2.0  # FP8 dense peak = 2x the bf16 dense peak on Hopper/Ada (planner.workload.anchors.peak_tflops)
 
 
 def gemm_share(coef: tuple[float, ...], work: ut.Work) -> float:
     """``g``: the share of the bf16 time per hardware FLOP the linear layers' GEMMs take, ``c0*(1-a) / (1/u)``."""
-    inv_u = sum(c * x for c, x in zip(coef, work.features(), strict=True))
-    return coef[0] * (1.0 - work.attention_share) / inv_u
+    return coef[0] * (1.0 - work.attention_share) * ut.predict(coef, work)
 
 
 def speedup(g: float, s: float) -> float:

@@ -169,26 +169,34 @@ def _norm_shard(s: Sharding) -> Sharding:
     return Sharding.ZERO3 if s is Sharding.FSDP else s
 
 
+def layer_activation_bytes(w: TrainingWorkload, recompute: Recompute, tensor_parallel: int = 1) -> tuple[float, float]:
+    """(bytes one sequence keeps per layer for the backward pass, bytes of one layer's activations held while it is
+    recomputed: 0 but with full recompute), per GPU of ``tensor_parallel`` ranks with sequence parallelism, which
+    split every term (Korthikanti et al. 2022). Needs the model's shape."""
+    a = w.arch
+    s, h, heads = w.seq_len, a.hidden, a.heads
+    assert h is not None and heads is not None
+    # Korthikanti's coefficients count 2-byte activations; fp32 doubles them (the 1-byte
+    # dropout masks stay, so this slightly overstates fp32).
+    scale = (1.0 if w.precision.mixed else 2.0) / tensor_parallel
+    quadratic = 0.0 if w.flash_attention else 5.0 * heads * s / h
+    full_layer = s * h * (34.0 + quadratic) * scale
+    if recompute is Recompute.NONE:
+        return full_layer, 0.0
+    if recompute is Recompute.SELECTIVE:
+        return s * h * 34.0 * scale, 0.0
+    # layer inputs for every layer, plus one layer's activations while it is recomputed
+    return 2.0 * s * h * scale, full_layer
+
+
 def activation_bytes_per_sample(w: TrainingWorkload, recompute: Recompute) -> float | None:
     """Activation bytes one sequence keeps for the backward pass, or None without the model's shape."""
     a = w.arch
     if not a.has_shape:
         return None
-    s, h, heads, layers = w.seq_len, a.hidden, a.heads, a.layers
-    assert h is not None and heads is not None and layers is not None
-    # Korthikanti's coefficients count 2-byte activations; fp32 doubles them (the 1-byte
-    # dropout masks stay, so this slightly overstates fp32).
-    scale = 1.0 if w.precision.mixed else 2.0
-    quadratic = 0.0 if w.flash_attention else 5.0 * heads * s / h
-    full_layer = s * h * (34.0 + quadratic) * scale
-    if recompute is Recompute.NONE:
-        per_model = layers * full_layer
-    elif recompute is Recompute.SELECTIVE:
-        per_model = layers * s * h * 34.0 * scale
-    else:
-        # layer inputs for every layer, plus one layer's activations while it is recomputed
-        per_model = layers * 2.0 * s * h * scale + full_layer
-    return per_model + s * (a.vocab or 0) * LOGIT_BYTES[w.precision.mixed]
+    assert a.layers is not None
+    per_layer, extra = layer_activation_bytes(w, recompute)
+    return a.layers * per_layer + extra + w.seq_len * (a.vocab or 0) * LOGIT_BYTES[w.precision.mixed]
 
 
 def expert_parallel(w: TrainingWorkload, gpus: int) -> int:

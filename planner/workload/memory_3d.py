@@ -30,6 +30,7 @@ from planner.workload.memory import (
     NCCL_BUFFERS_GB,
     MemoryBreakdown,
     headroom_gb,
+    layer_activation_bytes,
     state_bytes_per_param,
 )
 from planner.workload.spec import Recompute, TrainingWorkload
@@ -39,16 +40,8 @@ def activation_bytes_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute)
     """Activation bytes per sequence on the fuller of the first and last pipeline stage."""
     a = w.arch
     assert a.hidden and a.heads and a.layers
-    s, h, t, layers = w.seq_len, a.hidden, deg.tp, a.layers
-    scale = 1.0 if w.precision.mixed else 2.0
-    quadratic = 0.0 if w.flash_attention else 5.0 * a.heads * s / h
-    full_layer = s * h * (34.0 + quadratic) / t * scale
-    if recompute is Recompute.NONE:
-        per_layer, extra = full_layer, 0.0
-    elif recompute is Recompute.SELECTIVE:
-        per_layer, extra = s * h * 34.0 / t * scale, 0.0
-    else:
-        per_layer, extra = 2.0 * s * h / t * scale, full_layer
+    s, t, layers = w.seq_len, deg.tp, a.layers
+    per_layer, extra = layer_activation_bytes(w, recompute, t)
     first = layers * per_layer  # p micro-batches in flight x L/p layers
     if deg.v > 1 and deg.pp > 1:
         first *= 1.0 + (deg.pp - 1) / (deg.pp * deg.v)  # Megatron's interleaved-schedule memory penalty
