@@ -175,8 +175,12 @@ def test_one_process_writes_it_all_when_switched_off_or_off_linux(monkeypatch: p
     assert "".join(in_halves(500, _numbers)) == "".join(_numbers(0, 500))
 
 
+# The child gets Python's own Ctrl-C handler, as in a terminal: run from a background job without job control
+# (`(pytest &)`), SIGINT arrives ignored, Python keeps it ignored, and so (rightly) does halves, so the SIGINT case
+# would wait out its 30 s. Found on a new user's run of the README's test command started that way.
 _TERMINATED = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from gpuplan.render import halves
 halves.BLOCK, halves.MIN_ITEMS = 10, 2
 parent, mark = os.getpid(), sys.argv[1]
