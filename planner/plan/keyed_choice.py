@@ -11,7 +11,7 @@ The pace is a :class:`KeyedRate`, a plain hashable value: the tensor/pipeline se
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -29,9 +29,15 @@ class KeyedRate:
     interconnect: Interconnect
     catalog: Catalog
     moe_factor: float | tuple[float, str] | None = None  # the MoE share (planner.plan.moe_share), with its basis
+    # estimates already made with this rate, by (recompute, micro-batch): a search asks for the same few thousands of
+    # times, and hashing the whole rate (workload, GPU, catalog) for the shared cache each time cost more than the rest
+    _made: dict[tuple[Recompute | None, int | None], Any] = field(default_factory=dict, compare=False, repr=False)
 
     def estimate(self, recompute: Recompute | None, micro_batch: int | None) -> Any:
-        return _estimate(self, recompute, micro_batch)
+        key = (recompute, micro_batch)
+        if (made := self._made.get(key)) is None:
+            made = self._made[key] = _estimate(self, recompute, micro_batch)
+        return made
 
     def at(self, chosen: Any) -> Any:
         """The estimate at a chosen layout's (a ``layout_choice.Scaling``) recompute and micro-batch."""
