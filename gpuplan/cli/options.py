@@ -92,6 +92,9 @@ class WorkloadFlags(TypedDict, total=False):
     flash: Annotated[Optional[bool], typer.Option("--flash/--no-flash", help="Flash attention. [default: on]")]
     sharding: Annotated[Optional[str], typer.Option(
         "--sharding", help="auto, none, zero1, zero2, zero3 or fsdp. [default: auto]")]
+    stack: Annotated[Optional[str], typer.Option(
+        "--stack", help="Training software: pytorch (FSDP, DeepSpeed, torchtitan), megatron (Megatron-Core, NeMo) or "
+                        "jax (MaxText); sets the per-micro-batch costs. [default: pytorch]")]
     mfu: Annotated[Optional[float], typer.Option(
         "--mfu", help="Model FLOPs utilization, e.g. 0.4 (default: per GPU generation).")]
     overhead: Annotated[Optional[float], typer.Option(
@@ -127,7 +130,7 @@ MODEL_AND_TRAINING = frozenset({
     "workload_file", "model", "params", "seq_len", "batch", "optimizer", "recompute", "sharding", "method",
     "lora_rank", "lora_targets", "active_params", "experts", "experts_per_token",
 })
-RUN = frozenset({"tokens", "mfu", "overhead", "images", "epochs", "global_batch"})
+RUN = frozenset({"tokens", "stack", "mfu", "overhead", "images", "epochs", "global_batch"})
 SHAPE = frozenset({"layers", "hidden", "heads", "kv_heads", "vocab", "precision", "flash"})
 MEMORY = frozenset({"overhead_gb", "infer", "weight_bits", "context"})
 # With --serve the workload flags describe the served model: its size, its experts and SHAPE but flash.

@@ -88,7 +88,8 @@ def work_utilization(w: TrainingWorkload, spec: GpuSpec, precision: Precision, f
     fitted = ut.coefficients(catalog, spec.arch, False)
     if fitted is None:
         return None
-    coef, n = fitted
+    coef, stack_text = ut.for_stack(fitted[0], str(w.stack))
+    n = fitted[1]
     a = w.arch
     layers, hidden = a.layers, a.hidden
     if layers is None or hidden is None:
@@ -123,7 +124,7 @@ def work_utilization(w: TrainingWorkload, spec: GpuSpec, precision: Precision, f
     why = (f"{kernel:.3f} of the {'FP8' if fp8 else 'bf16'} peak in hardware FLOPs with attention counted, keyed by "
            f"the work: hidden {hidden}, {mb_text} tokens per micro-batch, attention {work.attention_share:.0%} of "
            f"the FLOPs; fitted on {n} {spec.arch} bf16 anchors of data/mfu.csv (planner.workload.utilisation)"
-           f"{fp8_text}")
+           f"{stack_text}{fp8_text}")
     return util, attn, why
 
 

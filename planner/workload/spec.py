@@ -80,6 +80,14 @@ class Sharding(StrEnum):
     FSDP = "fsdp"  # FSDP FULL_SHARD shards like ZeRO-3
 
 
+class Stack(StrEnum):
+    """The training software a run uses: it sets which per-micro-batch costs its GPUs pay (planner/data/stacks.csv)."""
+
+    PYTORCH = "pytorch"  # PyTorch FSDP/FSDP2, DeepSpeed, Composer/llm-foundry, torchtitan: the keyed anchors' stack
+    MEGATRON = "megatron"  # Megatron-LM/Megatron-Core, NeMo, Megatron-Bridge
+    JAX = "jax"  # MaxText and other XLA-compiled stacks
+
+
 class Method(StrEnum):
     """How the weights are trained: all of them, or low-rank adapters on a frozen base."""
 
@@ -180,6 +188,7 @@ class TrainingWorkload(BaseModel):
     recompute: Recompute = Recompute.AUTO
     flash_attention: bool = True
     sharding: Sharding = Sharding.AUTO
+    stack: Stack = Stack.PYTORCH
     method: Method = Method.FULL
     lora_rank: int = Field(default=DEFAULT_LORA_RANK, gt=0)
     lora_targets: LoraTargets = LoraTargets.ALL_LINEAR

@@ -146,6 +146,25 @@ def predict(coef: tuple[float, ...], work: Work) -> float:
     return 1.0 / sum(c * x for c, x in zip(coef, work.features(), strict=True))
 
 
+@lru_cache(maxsize=1)
+def _stacks() -> dict[str, tuple[bool, str]]:
+    from pricing.datafiles import data_rows
+
+    return {r["stack"]: (r["per_microbatch_term"] == "charged", r["basis"])
+            for r in data_rows("stacks.csv", "planner.data")}
+
+
+def for_stack(coef: tuple[float, ...], stack: str) -> tuple[tuple[float, ...], str]:
+    """The coefficients a GPU pays under ``stack`` (``data/stacks.csv``), and a note where they differ: the
+    per-micro-batch term c2 was fitted on PyTorch FSDP runs, whose per-layer hooks and weight gathers a stack without
+    them (Megatron-Core's distributed optimizer, XLA-compiled JAX) does not pay."""
+    charged, basis = _stacks()[stack]
+    if charged:
+        return coef, ""
+    return ((coef[0], coef[1], 0.0, coef[3]),
+            f"; {stack} stack: the per-micro-batch term fitted on PyTorch FSDP runs is not charged ({basis})")
+
+
 def _group(catalog: Catalog, arch: str, fp8: bool) -> tuple[Keyed, ...]:
     return tuple(k for k in keyed_anchors(catalog) if k.arch == arch and k.fp8 == fp8)
 

@@ -37,10 +37,12 @@ def test_rows_are_in_the_bars_scope_and_predicted() -> None:
 
 
 def test_whole_set_error_as_measured() -> None:
-    # the issue's bar (median |error| <= 12%, worst <= 1.25x) is NOT met on the whole set of 40 rows: median 24.5%,
-    # worst 1.78x (Nemotron-4 340B on 128 H100, predicted slower) when written. The groups below say where.
-    assert statistics.median(abs(p.error) for p in POINTS) <= 0.26
-    assert max(ratio(p) for p in POINTS) <= 1.80
+    # each row timed with the software stack it ran on (its stack column, --stack): the issue's bar (median |error| <=
+    # 12%, worst <= 1.25x) is NOT met on the whole set of 41 rows: median 12.4%, worst 1.69x (Megatron-LM's 2021
+    # 18.4B run, predicted faster) when written. Every row timed as PyTorch FSDP (the fourth pass's starting point):
+    # median 22.9% over the first 40, worst 1.78x. The groups below say where.
+    assert statistics.median(abs(p.error) for p in POINTS) <= 0.13
+    assert max(ratio(p) for p in POINTS) <= 1.70
 
 
 def test_modern_a100_fsdp_rows_meet_the_bar() -> None:
@@ -74,15 +76,31 @@ def test_torchtitan_fsdp_on_a100() -> None:
     assert max(ratio(p) for p in tt) <= 1.23
 
 
-def test_nvidia_h100_bf16_tables_are_predicted_slower() -> None:
+def test_nvidia_h100_tables_with_their_stack() -> None:
     # NVIDIA's DGX H100 benchmark tables (dgxc-benchmarking v24.11.1: NeMo Llama 3.1 8B/70B, GPT-3 175B, Nemotron-4
-    # 15B/340B; MaxText Llama 2 70B) reach 49-62% of the 989 TFLOP/s peak in bf16; gpuplan's Hopper utilisation is
-    # keyed on llm-foundry's 2023 H100 runs (35-46% MFU), so each is predicted 23-44% slower: median 27.6%, worst 1.78x
-    # when written.
+    # 15B/340B; MaxText Llama 2 70B) reach 49-62% of the 989 TFLOP/s peak in bf16. Timed as PyTorch FSDP (the keyed
+    # anchors' stack, whose per-micro-batch term NeMo and MaxText do not pay: data/stacks.csv) each came out 18-44%
+    # slower (median 26.7%, worst 1.78x); timed with their own stack (megatron, jax), median 10.6%, worst 1.28x
+    # (Nemotron-4 340B on 128 GPUs, where gpuplan's memory count fits neither NVIDIA's layout nor interleaving) when
+    # written.
     nv = group("dgxc")
     assert len(nv) == 12
-    assert statistics.median(abs(p.error) for p in nv) <= 0.29
-    assert max(ratio(p) for p in nv) <= 1.80
+    assert statistics.median(abs(p.error) for p in nv) <= 0.12
+    assert max(ratio(p) for p in nv) <= 1.28
+
+
+def test_megatron_and_jax_stacks_on_h100() -> None:
+    # every H100 row not run on PyTorch (dgxc's 12, NeMo 24.07's 3 FP8, Megatron-Bridge 26.04.01's FP8 Llama 3 70B on
+    # 64: the one row added after the stack rule was written): median 10.6%, worst 1.28x when written. The same rows
+    # timed as PyTorch FSDP miss by a median of 30.3%, all slower (computed below): the stack was most of the old miss.
+    rows = [(p, r) for p, r in zip(POINTS, ROWS, strict=True) if r["stack"] != "pytorch" and "H100" in r["gpu_key"]]
+    assert len(rows) == 16
+    assert statistics.median(abs(p.error) for p, _ in rows) <= 0.12  # type: ignore[attr-defined]
+    assert max(ratio(p) for p, _ in rows) <= 1.28
+    as_pytorch = [heldout_prediction({**r, "stack": "pytorch"}, CATALOG)[0] / p.measured - 1  # type: ignore[attr-defined]
+                  for p, r in rows]
+    assert statistics.median(abs(e) for e in as_pytorch) >= 0.2
+    assert all(e < 0 for e in as_pytorch)  # as PyTorch FSDP every one of them is predicted slower
 
 
 # Llama 3.1 70B and Nemotron-4 340B are left out since interleaved stages were searched: gpuplan times the two counts
@@ -93,7 +111,9 @@ def test_nvidia_h100_bf16_tables_are_predicted_slower() -> None:
 # GPUs needs ~84 GB a GPU in gpuplan's count at micro-batch 1 with selective recompute, over the 8% headroom a fit
 # keeps, so tp8+pp16 without interleaving, against tp8+pp8v4 at 512: 1.261 against 0.981). What differs there is
 # the layout, not the network.
-@pytest.mark.parametrize("config", ["Llama 3.1 8B", "MaxText Llama 2 70B", "GPT-3 175B", "Nemotron-4 15B"])
+# MaxText Llama 2 70B is left out since its stack is timed (jax): the 45% of its work timed without recompute runs
+# tp4+pp4 at 64 GPUs and tp4+pp4v4 at 512 in gpuplan's choice, another change of layout with the count.
+@pytest.mark.parametrize("config", ["Llama 3.1 8B", "GPT-3 175B", "Nemotron-4 15B"])
 def test_weak_scaling_per_gpu_follows_the_tables(config: str) -> None:
     # each NVIDIA table runs one configuration at its fewest and most GPUs in 16-512 (global batch grows with the
     # GPUs): per-GPU throughput falls by 0.8-3.1% over InfiniBand (e.g. Nemotron-4 15B 5789.4 -> 5611.0 tokens/s per
@@ -120,21 +140,24 @@ def test_other_h100_bf16_rows() -> None:
 
 
 def test_tensor_and_pipeline_parallel_fp8_rows() -> None:
-    # NeMo 24.07's FP8 runs (TP/PP/CP on DGX H100): predicted 20-36% slower when written, worst 1.57x. Most of it is
-    # the H100 bf16 level above (the same source family's bf16 rows miss by 23-44%), not FP8 alone.
-    nemo = group("NeMo 24.07")
-    assert len(nemo) == 3
-    assert max(ratio(p) for p in nemo) <= 1.60
+    # NeMo 24.07's FP8 runs (TP/PP/CP on DGX H100) and Megatron-Bridge 26.04.01's Llama 3 70B: timed as PyTorch FSDP
+    # they came out 31-37% slower (Megatron-Bridge 33%); with the megatron stack -1.6%, -4.1%, -12.9% (CP2, not
+    # modelled) and -15.6% when written.
+    nemo = group("NeMo 24.07") + group("Megatron-Bridge")
+    assert len(nemo) == 4
+    assert max(ratio(p) for p in nemo) <= 1.20
+    assert all(p.error < 0.05 for p in nemo)  # type: ignore[attr-defined]
 
 
 def test_megatron_2021_rows_are_over_predicted() -> None:
-    # Megatron-LM's 2021 weak-scaling runs (Narayanan et al., Table 1; and its ZeRO-3 175B row) reached 43-46% of
-    # peak on A100 with their own FLOP count; the keyed anchors (llm-foundry 2023, FlashAttention, FSDP) reach 60-75%
-    # on the same GPU. gpuplan predicts today's software, so every such row comes out faster than measured, by
-    # 1.33-1.47x when written (the 1.7B row is pure data parallelism, a layout gpuplan models: 1.35x)
+    # Megatron-LM's 2021 weak-scaling runs (Narayanan et al., Table 1; and its ZeRO-3 175B row, run on DeepSpeed)
+    # reached 43-46% of peak on A100 with their own FLOP count; the keyed anchors (llm-foundry 2023, FlashAttention,
+    # FSDP) reach 60-75% on the same GPU. gpuplan predicts today's software (FlashAttention-era kernels), so every
+    # such row comes out faster than measured: as PyTorch FSDP 1.33-1.47x, and the five Megatron runs with their own
+    # stack 1.40-1.69x, the ZeRO-3 row (pytorch) 1.37x, when written. The 2021 kernels' cost is not modelled.
     meg = group("Megatron-LM")
     assert len(meg) == 6
-    assert all(1.2 < p.predicted / p.measured <= 1.5 for p in meg)  # type: ignore[attr-defined]
+    assert all(1.3 < p.predicted / p.measured <= 1.7 for p in meg)  # type: ignore[attr-defined]
 
 
 def _layer_matmuls(model: str) -> tuple[float, float]:
