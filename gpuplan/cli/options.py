@@ -92,6 +92,8 @@ class WorkloadFlags(TypedDict, total=False):
     flash: Annotated[Optional[bool], typer.Option("--flash/--no-flash", help="Flash attention. [default: on]")]
     sharding: Annotated[Optional[str], typer.Option(
         "--sharding", help="auto, none, zero1, zero2, zero3 or fsdp. [default: auto]")]
+    offload: Annotated[Optional[str], typer.Option(
+        "--offload", help="Optimizer states in host RAM (ZeRO-Offload): auto, none or cpu. [default: auto]")]
     mfu: Annotated[Optional[float], typer.Option(
         "--mfu", help="Model FLOPs utilization, e.g. 0.4 (default: per GPU generation).")]
     overhead: Annotated[Optional[float], typer.Option(
@@ -124,7 +126,7 @@ class WorkloadFlags(TypedDict, total=False):
 # inference and framework memory (MEMORY). plan's --precision is its own option: it also sets
 # the speed class of --gpu-hours work.
 MODEL_AND_TRAINING = frozenset({
-    "workload_file", "model", "params", "seq_len", "batch", "optimizer", "recompute", "sharding", "method",
+    "workload_file", "model", "params", "seq_len", "batch", "optimizer", "recompute", "sharding", "offload", "method",
     "lora_rank", "lora_targets", "active_params", "experts", "experts_per_token",
 })
 RUN = frozenset({"tokens", "mfu", "overhead", "images", "epochs", "global_batch"})

@@ -18,6 +18,7 @@ from planner.workload.spec import (
     InferenceWorkload,
     LoraTargets,
     Method,
+    Offload,
     Optimizer,
     Precision,
     Recompute,
@@ -89,7 +90,7 @@ def _toml_arch(data: dict[str, Any]) -> TransformerArch:
     return arch_for(data.pop("model", None), data.pop("params", None), **shape)
 
 
-_NAME_KEYS = ("kind", "model", "ref_gpu", "workload_class", "precision", "optimizer", "recompute", "sharding",
+_NAME_KEYS = ("kind", "model", "ref_gpu", "workload_class", "precision", "optimizer", "recompute", "sharding", "offload",
               "method", "lora_targets")
 
 
@@ -201,6 +202,7 @@ def workload_from_options(
     recompute: str | None = None,
     flash: bool | None = None,
     sharding: str | None = None,
+    offload: str | None = None,
     mfu: float | None = None,
     overhead: float | None = None,
     overhead_gb: float | None = None,
@@ -256,6 +258,7 @@ def workload_from_options(
         TrainingWorkload, arch=arch, tokens=tokens, seq_len=seq_len, micro_batch=batch, precision=prec,
         optimizer=parse_enum(Optimizer, optimizer, "--optimizer"),
         recompute=parse_enum(Recompute, recompute, "--recompute"),
-        flash_attention=flash, sharding=parse_enum(Sharding, sharding, "--sharding"), mfu=mfu, overhead=overhead,
+        flash_attention=flash, sharding=parse_enum(Sharding, sharding, "--sharding"),
+        offload=parse_enum(Offload, offload, "--offload"), mfu=mfu, overhead=overhead,
         overhead_gb=overhead_gb, global_batch_tokens=count(global_batch, "--global-batch"), **lora,
     )
