@@ -90,8 +90,8 @@ def _toml_arch(data: dict[str, Any]) -> TransformerArch:
     return arch_for(data.pop("model", None), data.pop("params", None), **shape)
 
 
-_NAME_KEYS = ("kind", "model", "ref_gpu", "workload_class", "precision", "optimizer", "recompute", "sharding", "offload",
-              "method", "lora_targets")
+_NAME_KEYS = ("kind", "model", "ref_gpu", "workload_class", "precision", "optimizer", "recompute", "sharding",
+              "offload", "method", "lora_targets")
 
 
 def _check_keys(p: Path, kind: str, data: dict[str, Any]) -> None:

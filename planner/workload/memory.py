@@ -86,8 +86,9 @@ HEADROOM_MIN_GB = 1.5
 NCCL_BUFFERS_GB = 0.5
 # ZeRO-Offload (Ren et al. 2021, arXiv 2101.06840; DeepSpeed stage 1/2 with offload_optimizer.device "cpu"): the fp32
 # master weights and optimizer states live in host RAM and the CPU updates them; reduced gradients leave the GPU bucket
-# by bucket during backward (stage_1_and_2.py copy_grads_in_partition -> async_inplace_copy_grad_to_fp32_buffer_from_gpu)
-# into an fp32 gradient partition in host RAM. The GPU keeps the 16-bit weights and one reduce bucket of gradients:
+# by bucket during backward (stage_1_and_2.py copy_grads_in_partition ->
+# async_inplace_copy_grad_to_fp32_buffer_from_gpu) into an fp32 gradient partition in host RAM. The GPU keeps the
+# 16-bit weights and one reduce bucket of gradients:
 # DeepSpeed's default reduce_bucket_size is 5e8 elements (deepspeed/runtime/zero/config.py,
 # `reduce_bucket_size: int = Field(pp_int(5e8), ge=0)`, deepspeedai/DeepSpeed @edaa7221, 2026-08-22), one buffer for
 # stages 1/2 (overlap_comm defaults to True only for stage 3, same file: a second buffer then).

@@ -207,8 +207,8 @@ class TrainingWorkload(BaseModel):
             raise ValueError("--offload cpu moves full training's optimizer states to host RAM; LoRA/QLoRA adapters' "
                              "states are too small for it to help (use --offload none or auto)")
         if self.offload is Offload.CPU and self.sharding in (Sharding.ZERO1, Sharding.ZERO3, Sharding.FSDP):
-            raise ValueError(f"--offload cpu is modelled with ZeRO-2 (DeepSpeed ZeRO-Offload), not {self.sharding.value}"
-                             " (use --sharding zero2 or auto)")
+            raise ValueError("--offload cpu is modelled with ZeRO-2 (DeepSpeed ZeRO-Offload), not "
+                             f"{self.sharding.value} (use --sharding zero2 or auto)")
         return self
 
 
