@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from planner.perf import comm, links
+from planner.perf.offload import host_for, offload_seconds
 from planner.perf.moe_routing import a2a_overlapped
 from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted, offload_stage
 from planner.workload.spec import Offload, Precision, Recompute, Sharding, TrainingWorkload
@@ -163,8 +164,6 @@ def _offload(w: TrainingWorkload, gpus: int, per_node: int, k: float, host: Host
     """Offload's seconds (:mod:`planner.perf.offload`) for one of ``gpus`` GPUs owning 1/gpus of the parameters (ZeRO-2
     partitions), ``per_node`` of them sharing a host, ``k`` micro-batches per step; PCIe Gen4 where the host is
     unknown."""
-    from planner.perf.offload import host_for, offload_seconds
-
     h = host or host_for(None, None)
     per = 4.0 if w.precision is Precision.FP32 else 2.0
     o = offload_seconds(w.arch.params / gpus, per, per, k, h.pcie_gbytes_s, per_node)
@@ -248,13 +247,19 @@ def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int,
                                                               else w.sharding,)
     levels = RECOMPUTE_ORDER if w.recompute is Recompute.AUTO else (w.recompute,)
     out: list[tuple[Layout, str]] = []
+    offloaded: list[tuple[Layout, str]] = []
     if (stage := offload_stage(w, gpus)) is not None and host is not None and host.ram_gb:
         for rc in levels:
             if (lay := fitted(w, vram_gb, gpus, stage, rc, True, True)) and host.holds(lay.memory.host_offloaded,
                                                                                        per_node):
-                out.append((lay, _strategy(stage)))
+                offloaded.append((lay, _strategy(stage)))
     if w.offload is Offload.CPU:
-        return out
+        return offloaded
+    share = max(1, int(global_batch(w) / gpus / w.seq_len))
+
+    def runs(lay: Layout) -> int:  # the micro-batch _one runs the layout at
+        return w.micro_batch or max(1, min(lay.max_batch or 1, share))
+
     for rc in levels:
         for sh in stages:
             if gpus == 1 and sh is not Sharding.NONE and w.sharding is Sharding.AUTO:
@@ -264,7 +269,10 @@ def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int,
         hybrid = nodes > 1 and any(sh in (Sharding.ZERO2, Sharding.ZERO3) for sh in stages)
         if hybrid and (in_node := fitted(w, vram_gb, per_node, Sharding.ZERO3, rc)) is not None:
             out.append((in_node, "hsdp"))
-    return out
+    # offload only adds time to the same layout at the same micro-batch: it is timed only where it runs a larger one
+    # than that layout does without it (or where that layout does not fit), to keep the search's cost down
+    plain = {(c.sharding, c.recompute): runs(c) for c, s in out if s != "hsdp"}
+    return [*(c for c in offloaded if plain.get((c[0].sharding, c[0].recompute), 0) < runs(c[0])), *out]
 
 
 def split_may_fit(w: TrainingWorkload, gpus: int) -> bool:
@@ -353,7 +361,7 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
         return why or "no layout fits the GPUs' memory"
     scored.sort(key=lambda s: _useful(w, s), reverse=True)
     best = scored[0]
-    lost = []
+    lost: list[str] = []
     # the best of the other family (data-parallel vs tensor/pipeline) first, so --explain says why it lost
     other = next((s for s in scored[1:] if (s.parallel is None) != (best.parallel is None)), None)
     if other is not None:
