@@ -103,7 +103,9 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     mb = (w.micro_batch or max(1, min(lay.max_batch or 1, int(global_batch(w) / w.seq_len)))) if lay else None
     est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=catalog,
                             moe_factor=moe_factor, micro_batch=mb if gpus <= 1 else None)
-    if gpus <= 1 or (lay is None and not split_may_fit(w, int(gpus))):
+    # one GPU has no traffic, but an optimizer offloaded to the CPU still costs its step: that layout is timed
+    offloaded = lay is not None and lay.offload
+    if (gpus <= 1 and not offloaded) or (lay is None and not split_may_fit(w, int(gpus))):
         return est, None
     # nodes and network as `plan` has them for that many GPUs, so both paths share one layout model
     shape = estimate_cluster(spec, max(1, int(gpus)), catalog)
@@ -116,9 +118,10 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     keyed = KeyedRate(w, spec, gpus, spec.interconnect, catalog, moe_factor)
     from planner.perf.offload import host_for
 
-    # host RAM as the catalog sells such a node (the least listed), so `estimate` searches offload as `plan` does
+    # host RAM as the catalog sells such a node (the least listed), so `estimate` searches offload as `plan` does; on
+    # one GPU (often the user's own machine) RAM is unknown: an offloaded fit is timed, not refused
     chosen = choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, keyed, shape.fabric,
-                    host_for(spec.arch, shape.ram_gb))
+                    host_for(spec.arch, shape.ram_gb if gpus > 1 else None))
     if isinstance(chosen, str):
         notes.append(chosen)
         return est, None
