@@ -95,6 +95,8 @@ class WorkloadFlags(TypedDict, total=False):
     stack: Annotated[Optional[str], typer.Option(
         "--stack", help="Training software: pytorch (FSDP, DeepSpeed, torchtitan), megatron (Megatron-Core, NeMo) or "
                         "jax (MaxText); sets the per-micro-batch costs. [default: pytorch]")]
+    offload: Annotated[Optional[str], typer.Option(
+        "--offload", help="Optimizer states in host RAM (ZeRO-Offload): auto, none or cpu. [default: auto]")]
     mfu: Annotated[Optional[float], typer.Option(
         "--mfu", help="Model FLOPs utilization, e.g. 0.4 (default: per GPU generation).")]
     overhead: Annotated[Optional[float], typer.Option(
@@ -127,7 +129,7 @@ class WorkloadFlags(TypedDict, total=False):
 # inference and framework memory (MEMORY). plan's --precision is its own option: it also sets
 # the speed class of --gpu-hours work.
 MODEL_AND_TRAINING = frozenset({
-    "workload_file", "model", "params", "seq_len", "batch", "optimizer", "recompute", "sharding", "method",
+    "workload_file", "model", "params", "seq_len", "batch", "optimizer", "recompute", "sharding", "offload", "method",
     "lora_rank", "lora_targets", "active_params", "experts", "experts_per_token",
 })
 RUN = frozenset({"tokens", "stack", "mfu", "overhead", "images", "epochs", "global_batch"})

@@ -102,6 +102,7 @@ GPUs when sharded."""
         name += f", {w.method.value} rank {w.lora_rank}"
     notes = " ".join(f"Note: {n}." for n in workload_notes(w))
     notes += "".join(f" Note: {e['gpu']}: {e['headroom_note']}." for e in entries if e.get("headroom_note"))
+    notes += "".join(f" Note: {e['gpu']}: {e['offload_note']}." for e in entries if e.get("offload_note"))
     emit(render_rows(rows, cols, fmt, title=f"Memory fit of {name} per GPU ({gpus} GPU{'s' if gpus > 1 else ''}), GB",
                       caption="GB = GiB. total is at --batch if given, else at the max batch (batch 1 if none fits); "
                               "JSON: total_at_batch. usable: the memory a process can use, which the fit is against "
@@ -250,6 +251,8 @@ def _layout_text(lay: dict[str, Any]) -> str:
     sharding, recompute = lay.get("sharding") or "none", lay.get("recompute") or "none"
     if sharding != "none":
         parts.append(sharding.upper().replace("ZERO", "ZeRO-"))
+    if lay.get("offload"):
+        parts.append("CPU offload")
     if recompute != "none":
         parts.append(f"{recompute} recompute")
     return " + ".join(parts) or "-"

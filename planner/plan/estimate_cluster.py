@@ -28,6 +28,14 @@ class EstimateCluster:
     gbps: float | None = None
     fabric: str = "unknown"
     basis: str = ""
+    ram_gb: float | None = None  # host RAM of such a node (the least the catalog lists), for optimizer offload
+
+
+def _node_ram(catalog: Catalog, key: str, per_node: int) -> float | None:
+    """The least RAM (GiB) the catalog lists for a node of ``per_node`` x ``key``: offload is searched only where any
+    such node holds it; None where no such instance is listed (offload is then not searched)."""
+    rams = [float(r.mem_gb) for r in catalog.instances if r.gpu == key and int(r.gpu_count) == per_node and r.mem_gb]
+    return min(rams) if rams else None
 
 
 def _node_gpus(spec: GpuSpec, catalog: Catalog) -> int:
@@ -52,7 +60,7 @@ def estimate_cluster(spec: GpuSpec, gpus: int, catalog: Catalog) -> EstimateClus
     fastest network the catalog lists for such a node."""
     per_node = _node_gpus(spec, catalog)
     if gpus <= per_node:
-        return EstimateCluster(gpus, 1)
+        return EstimateCluster(gpus, 1, ram_gb=_node_ram(catalog, spec.key, gpus))
     nodes = -(-gpus // per_node)
     found = _fastest_network(catalog, {spec.key}, per_node)
     where = ""
@@ -62,10 +70,12 @@ def estimate_cluster(spec: GpuSpec, gpus: int, catalog: Catalog) -> EstimateClus
         found, where = _fastest_network(catalog, twins, per_node), f" (no {spec.key} node in the catalog)"
     if found is None:
         return EstimateCluster(per_node, nodes, basis=f"{nodes} nodes of {per_node} GPUs; no network known for such a "
-                                                      "node, so traffic between nodes is not charged")
+                                                      "node, so traffic between nodes is not charged",
+                               ram_gb=_node_ram(catalog, spec.key, per_node))
     gbps, fabric, name = found
     return EstimateCluster(per_node, nodes, gbps, fabric,
-                           f"{nodes} nodes of {per_node} GPUs over {gbps:,.0f} Gbps {fabric}, as {name}{where}")
+                           f"{nodes} nodes of {per_node} GPUs over {gbps:,.0f} Gbps {fabric}, as {name}{where}",
+                           _node_ram(catalog, spec.key, per_node))
 
 
 def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
@@ -93,7 +103,9 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     mb = (w.micro_batch or max(1, min(lay.max_batch or 1, int(global_batch(w) / w.seq_len)))) if lay else None
     est = estimate_training(w, spec, gpus, spec.interconnect, lay.recompute if lay else None, catalog=catalog,
                             moe_factor=moe_factor, micro_batch=mb if gpus <= 1 else None)
-    if gpus <= 1 or (lay is None and not split_may_fit(w, int(gpus))):
+    # one GPU has no traffic, but an optimizer offloaded to the CPU still costs its step: that layout is timed
+    offloaded = lay is not None and lay.offload
+    if (gpus <= 1 and not offloaded) or (lay is None and not split_may_fit(w, int(gpus))):
         return est, None
     # nodes and network as `plan` has them for that many GPUs, so both paths share one layout model
     shape = estimate_cluster(spec, max(1, int(gpus)), catalog)
@@ -104,7 +116,12 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
         notes.append(f"timed as {shape.basis}")
     # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
     keyed = KeyedRate(w, spec, gpus, spec.interconnect, catalog, moe_factor)
-    chosen = choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, keyed, shape.fabric)
+    from planner.perf.offload import host_for
+
+    # host RAM as the catalog sells such a node (the least listed), so `estimate` searches offload as `plan` does; on
+    # one GPU (often the user's own machine) RAM is unknown: an offloaded fit is timed, not refused
+    chosen = choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, keyed, shape.fabric,
+                    host_for(spec.arch, shape.ram_gb if gpus > 1 else None))
     if isinstance(chosen, str):
         notes.append(chosen)
         return est, None

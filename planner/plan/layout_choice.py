@@ -20,12 +20,16 @@ For models of 30B and up on NVLink nodes, and for any model whose best data-para
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.perf import comm, links
+from planner.perf.offload import host_for, offload_seconds
 from planner.perf.moe_routing import a2a_overlapped
-from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted
-from planner.workload.spec import Precision, Recompute, Sharding, TrainingWorkload
+from planner.workload.memory import RECOMPUTE_ORDER, SHARD_ORDER, Layout, fitted, offload_stage
+from planner.workload.spec import Offload, Precision, Recompute, Sharding, TrainingWorkload
+
+if TYPE_CHECKING:
+    from planner.perf.offload import Host
 
 GLOBAL_BATCH_TOKENS = 4e6  # Llama 2 (Touvron et al. 2023, table 1): 4M-token global batch, the default
 ALTERNATIVES_SHOWN = 3
@@ -59,6 +63,8 @@ class Scaling:
     alternatives: tuple[str, ...] = field(default=())  # the best layouts that lost, in words, with why
     # tensor/pipeline/expert layouts (planner.perf.parallel3d): degrees, bubble and per-micro-batch seconds
     parallel: dict[str, Any] | None = None
+    # CPU optimizer offload (planner.perf.offload): its seconds per micro-batch and per step
+    offload: dict[str, float] | None = None
 
     @property
     def efficiency(self) -> float:
@@ -67,7 +73,8 @@ class Scaling:
     @property
     def layout(self) -> str:
         """The layout's name, e.g. ``zero1+full-recompute``."""
-        return self.strategy + ("" if self.recompute == Recompute.NONE.value else f"+{self.recompute}-recompute")
+        return (self.strategy + ("+offload" if self.offload else "")
+                + ("" if self.recompute == Recompute.NONE.value else f"+{self.recompute}-recompute"))
 
     def as_json(self) -> dict[str, Any]:
         return {"layout": self.layout, "strategy": self.strategy, "intra_node": round(self.intra_node, 4),
@@ -76,7 +83,8 @@ class Scaling:
                 "compute_s_per_microbatch": round(self.compute_s_per_microbatch, 4),
                 "micro_batch": self.micro_batch, "recompute": self.recompute,
                 "accumulation_steps": self.accumulation, "global_batch_tokens": self.global_batch_tokens,
-                **(self.parallel or {}), "alternatives": list(self.alternatives)}
+                **(self.parallel or {}), **({"offload": self.offload} if self.offload else {}),
+                "alternatives": list(self.alternatives)}
 
     def describe(self) -> str:
         net = f"; between nodes {self.network}" if self.network else ""
@@ -104,7 +112,11 @@ def words(scaling: dict[str, Any]) -> str:
         return (f"{scaling['strategy']} ({', '.join(x for x in parts if x)}) at micro-batch "
                 f"{scaling['micro_batch']}{rc}: {scaling['intra_node']:.0%} inside a node (tensor-parallel traffic), "
                 f"{scaling['inter_node']:.0%} for the bubble and traffic across nodes")
-    return (f"{_LABEL.get(scaling['strategy'], scaling['strategy'])} at micro-batch {scaling['micro_batch']}{rc}: "
+    off = ""
+    if o := scaling.get("offload"):
+        off = (f" with the optimizer on the CPU ({o['cpu_step_s'] + o['params_back_s']:.2f} s exposed per optimizer "
+               "step)")
+    return (f"{_LABEL.get(scaling['strategy'], scaling['strategy'])}{off} at micro-batch {scaling['micro_batch']}{rc}: "
             f"{scaling['intra_node']:.0%} scaling inside a node, {scaling['inter_node']:.0%} across nodes")
 
 
@@ -148,8 +160,21 @@ def all_to_all_seconds(w: TrainingWorkload, tokens: float, per_node: int, nodes:
     return a2a_seconds(w, tokens, a.layers, ep, per_node, link, net)
 
 
+def _offload(w: TrainingWorkload, gpus: int, per_node: int, k: float, host: Host | None) -> dict[str, float]:
+    """Offload's seconds (:mod:`planner.perf.offload`) for one of ``gpus`` GPUs owning 1/gpus of the parameters (ZeRO-2
+    partitions), ``per_node`` of them sharing a host, ``k`` micro-batches per step; PCIe Gen4 where the host is
+    unknown."""
+    h = host or host_for(None, None)
+    per = 4.0 if w.precision is Precision.FP32 else 2.0
+    o = offload_seconds(w.arch.params / gpus, per, per, k, h.pcie_gbytes_s, per_node)
+    return {"pcie_s_per_microbatch": round(o.pcie_s_per_microbatch, 4),
+            "pcie_s_per_step_hidden": round(o.pcie_s_per_step_hidden, 4), "cpu_step_s": round(o.cpu_step_s, 4),
+            "params_back_s": round(o.params_back_s, 4), "pcie_gbytes_s": h.pcie_gbytes_s}
+
+
 def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: int, link: comm.Link,
-         net: links.Network | None, flops_per_s: comm.Rate) -> tuple[Scaling | None, str | None]:
+         net: links.Network | None, flops_per_s: comm.Rate, host: Host | None = None
+         ) -> tuple[Scaling | None, str | None]:
     gpus = per_node * nodes
     state = _state_bytes(w, gpus)
     batch = global_batch(w)
@@ -172,7 +197,15 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
     # the two links carry the same collective at once: its time is the slower link's
     comm_s = max(intra_mb + intra_step / k, inter_mb + inter_step / k)
     slow = links.overlap_slowdown()
+    off = _offload(w, gpus, per_node, k, host) if lay.offload else None
+    if off:
+        # the host copies run in backward hooks beside the collectives: they share the hidden share of compute
+        intra_mb += off["pcie_s_per_microbatch"]
+        intra_step += off["pcie_s_per_step_hidden"]
     intra = comm.efficiency(compute, intra_mb, intra_step, k, link.hidden_share, slow)
+    if off:
+        # the CPU step and the updated weights' return stall the GPU once per step: k micro-batches wait for them
+        intra = 1.0 / (1.0 / intra + (off["cpu_step_s"] + off["params_back_s"]) / (k * compute))
     inter = comm.efficiency(compute, inter_mb, inter_step, k, net.hidden_share if net else comm.HIDDEN_SHARE, slow)
     if (a2a := all_to_all_seconds(w, mb * w.seq_len, per_node, nodes, link, net)) > 0:
         if a2a_overlapped(w.arch.name):
@@ -183,17 +216,18 @@ def _one(w: TrainingWorkload, lay: Layout, strategy: str, per_node: int, nodes: 
             # exposed on every micro-batch: charged on the node's link, where compute waits for it
             intra = compute / (compute / intra + a2a)
         comm_s += a2a
+    label = _LABEL[strategy] + (" with CPU optimizer offload" if lay.offload else "")
     if inter < comm.MIN_EFFICIENCY:
         assert net is not None
         need = comm.needed_gbytes_s(compute, inter_mb_b, inter_step_b, k, hidden=net.hidden_share) * 8 / net.fraction
-        return None, (f"{_LABEL[strategy]} traffic cannot be hidden across nodes: needs >= {need:,.0f} Gbps "
+        return None, (f"{label} traffic cannot be hidden across nodes: needs >= {need:,.0f} Gbps "
                       "between nodes")
     if intra < comm.MIN_EFFICIENCY:
-        return None, f"{_LABEL[strategy]} traffic cannot be hidden over {link.name} inside a node"
+        return None, f"{label} traffic cannot be hidden over {link.name} inside a node"
     fits = lay.describe() + (f", max micro-batch {lay.max_batch}" if lay.max_batch else "")
     return Scaling(strategy, intra, inter, comm_s, compute, mb, lay.recompute.value, link.name, fits,
                    accumulation=round(k), global_batch_tokens=batch, network=net.describe() if nic and net else "",
-                   hidden_intra=link.hidden_share), None
+                   hidden_intra=link.hidden_share, offload=off), None
 
 
 def _useful(w: TrainingWorkload, s: Scaling) -> float:
@@ -204,13 +238,28 @@ def _useful(w: TrainingWorkload, s: Scaling) -> float:
     return s.efficiency * s.micro_batch * w.seq_len / (s.compute_s_per_microbatch * split)
 
 
-def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -> list[tuple[Layout, str]]:
-    """Every (layout, strategy) the user's sharding and recompute allow that fits, hybrid sharding included."""
+def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int,
+               host: Host | None = None) -> list[tuple[Layout, str]]:
+    """Every (layout, strategy) the user's sharding, recompute and offload allow that fits, hybrid sharding included;
+    optimizer offload (ZeRO-2, or one GPU unsharded) where ``host``'s RAM holds its GPUs' offloaded states."""
     gpus = per_node * nodes
     stages = SHARD_ORDER if w.sharding is Sharding.AUTO else (Sharding.ZERO3 if w.sharding is Sharding.FSDP
                                                               else w.sharding,)
     levels = RECOMPUTE_ORDER if w.recompute is Recompute.AUTO else (w.recompute,)
     out: list[tuple[Layout, str]] = []
+    offloaded: list[tuple[Layout, str]] = []
+    if (stage := offload_stage(w, gpus)) is not None and host is not None and host.ram_gb:
+        for rc in levels:
+            if (lay := fitted(w, vram_gb, gpus, stage, rc, True, True)) and host.holds(lay.memory.host_offloaded,
+                                                                                       per_node):
+                offloaded.append((lay, _strategy(stage)))
+    if w.offload is Offload.CPU:
+        return offloaded
+    share = max(1, int(global_batch(w) / gpus / w.seq_len))
+
+    def runs(lay: Layout) -> int:  # the micro-batch _one runs the layout at
+        return w.micro_batch or max(1, min(lay.max_batch or 1, share))
+
     for rc in levels:
         for sh in stages:
             if gpus == 1 and sh is not Sharding.NONE and w.sharding is Sharding.AUTO:
@@ -220,7 +269,10 @@ def candidates(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int) -
         hybrid = nodes > 1 and any(sh in (Sharding.ZERO2, Sharding.ZERO3) for sh in stages)
         if hybrid and (in_node := fitted(w, vram_gb, per_node, Sharding.ZERO3, rc)) is not None:
             out.append((in_node, "hsdp"))
-    return out
+    # offload only adds time to the same layout at the same micro-batch: it is timed only where it runs a larger one
+    # than that layout does without it (or where that layout does not fit), to keep the search's cost down
+    plain = {(c.sharding, c.recompute): runs(c) for c, s in out if s != "hsdp"}
+    return [*(c for c in offloaded if plain.get((c[0].sharding, c[0].recompute), 0) < runs(c[0])), *out]
 
 
 def split_may_fit(w: TrainingWorkload, gpus: int) -> bool:
@@ -244,7 +296,7 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
     exposed = nodes > 1 and dp_efficiency < EXPOSED_DP
     if (w.arch.params < p3.MIN_PARAMS_3D and not exposed) or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
         return []
-    if w.method.value != "full":  # LoRA/QLoRA: frozen base, no optimizer states to shard
+    if w.method.value != "full" or w.offload is Offload.CPU:  # LoRA/QLoRA: no optimizer states to shard
         return []
     levels = RECOMPUTE_ORDER if w.recompute is Recompute.AUTO else (w.recompute,)
     batch = global_batch(w)
@@ -270,21 +322,31 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
 
 
 def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
-           nic_gbps: float | None, flops_per_s: comm.Rate, fabric: str = "unknown") -> Scaling | str:
+           nic_gbps: float | None, flops_per_s: comm.Rate, fabric: str = "unknown",
+           host: Host | None = None) -> Scaling | str:
     """The fastest layout's scaling, or why every candidate's traffic cannot be hidden.
 
     ``lay`` (the least-memory layout) is tried too, so a pinned micro-batch or layout always has a candidate;
     ``nic_gbps`` is the node's line rate over ``fabric`` (efa, rdma, ethernet; other values are charged as TCP).
+    ``host`` (:func:`planner.perf.offload.host_for`: the node's RAM and PCIe) lets optimizer-offload layouts be
+    searched; None: they are not, but an offloaded ``lay`` is still timed (at PCIe Gen4).
     """
     net = links.network(nic_gbps, fabric) if nodes > 1 and nic_gbps else None
-    cands = candidates(w, vram_gb, per_node, nodes)
-    if lay is not None and all((c.sharding, c.recompute) != (lay.sharding, lay.recompute) for c, s in cands
-                               if s != "hsdp"):
+    cands = candidates(w, vram_gb, per_node, nodes, host)
+    short = (lay is not None and lay.offload and host is not None and host.ram_gb is not None
+             and not host.holds(lay.memory.host_offloaded, per_node))
+    if short and not cands:
+        assert lay is not None and host is not None and host.ram_gb is not None
+        return (f"fits only with the optimizer offloaded to the CPU, which needs "
+                f"{lay.memory.host_offloaded * per_node:,.0f} GiB of host RAM; the node has {host.ram_gb:,.0f}")
+    if lay is not None and not short and all((c.sharding, c.recompute, c.offload) != (lay.sharding, lay.recompute,
+                                                                                      lay.offload)
+                                             for c, s in cands if s != "hsdp"):
         cands.insert(0, (lay, _strategy(lay.sharding)))
     scored: list[Scaling] = []
     why = ""
     for cand, strategy in cands:
-        s, reason = _one(w, cand, strategy, per_node, nodes, link, net, flops_per_s)
+        s, reason = _one(w, cand, strategy, per_node, nodes, link, net, flops_per_s, host)
         if s is None:
             why = why or (reason or "")
         else:
@@ -299,7 +361,7 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
         return why or "no layout fits the GPUs' memory"
     scored.sort(key=lambda s: _useful(w, s), reverse=True)
     best = scored[0]
-    lost = []
+    lost: list[str] = []
     # the best of the other family (data-parallel vs tensor/pipeline) first, so --explain says why it lost
     other = next((s for s in scored[1:] if (s.parallel is None) != (best.parallel is None)), None)
     if other is not None:

@@ -74,8 +74,12 @@ class WorkloadDemand:
                         return "its network is unknown to the catalog, so scaling across nodes cannot be estimated"
                     # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
                     keyed = KeyedRate(w, spec, count, offer.interconnect, self.catalog, moe)
+                    from planner.perf.offload import host_for
+
+                    # the node's RAM lets the search try optimizer offload (unknown RAM, 0 in the catalog: not tried)
+                    host = host_for(spec.arch, getattr(offer, "mem_gb", None))
                     chosen = choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, keyed,
-                                    str(net.fabric) if net else "unknown")
+                                    str(net.fabric) if net else "unknown", host)
                     if isinstance(chosen, str):
                         return chosen if lay else _no_fit_reason(w, vram, gpus, count, spec)
                     est = keyed.at(chosen)

@@ -18,10 +18,11 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
         image_max_batch,
         inference_memory,
         layout,
+        offload_stage,
         training_memory,
         usable_vram,
     )
-    from planner.workload.spec import ImageWorkload, InferenceWorkload, Recompute, Sharding
+    from planner.workload.spec import ImageWorkload, InferenceWorkload, Offload, Recompute, Sharding
 
     out = []
     for spec in specs:
@@ -66,15 +67,23 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
                 rc = Recompute.FULL if w.recompute is Recompute.AUTO else w.recompute
                 sh = Sharding.ZERO3 if (w.sharding is Sharding.AUTO and gpus > 1) else (
                     Sharding.NONE if w.sharding is Sharding.AUTO else w.sharding)
-                mem = training_memory(w, gpus, sh, rc)
+                pinned = w.offload is Offload.CPU and offload_stage(w, gpus) is not None
+                if pinned:
+                    sh = offload_stage(w, gpus) or sh
+                mem = training_memory(w, gpus, sh, rc, pinned)
                 entry.update(fits=False, max_batch_size=0, memory_gb=mem.as_dict(w.micro_batch or 1),
-                             total_at_batch=w.micro_batch or 1, layout={"sharding": sh.value, "recompute": rc.value})
+                             total_at_batch=w.micro_batch or 1,
+                             layout={"sharding": sh.value, "recompute": rc.value, "offload": pinned})
             else:
                 at = w.micro_batch or lay.max_batch or 1
                 entry.update(fits=True, max_batch_size=lay.max_batch, memory_gb=lay.memory.as_dict(at),
                              total_at_batch=at,
-                             layout={"sharding": lay.sharding.value, "recompute": lay.recompute.value},
+                             layout={"sharding": lay.sharding.value, "recompute": lay.recompute.value,
+                                     "offload": lay.offload},
                              used_share=round(lay.memory.total(at) / vram, 4))
+                if lay.offload:
+                    entry["offload_note"] = (f"optimizer offloaded to the CPU: needs {lay.memory.host_offloaded:,.1f} "
+                                             "GiB of host RAM per GPU for its optimizer states and fp32 gradients")
             entry.update(headroom_gb=round(headroom_gb(vram), 3), headroom_note=_edge_note(w, vram, gpus, lay))
             few = fewest_gpus(w, vram)
             entry["fewest_gpus"] = None if few is None else {

@@ -18,6 +18,7 @@ from planner.workload.spec import (
     InferenceWorkload,
     LoraTargets,
     Method,
+    Offload,
     Optimizer,
     Precision,
     Recompute,
@@ -91,7 +92,7 @@ def _toml_arch(data: dict[str, Any]) -> TransformerArch:
 
 
 _NAME_KEYS = ("kind", "model", "ref_gpu", "workload_class", "precision", "optimizer", "recompute", "sharding",
-              "stack", "method", "lora_targets")
+              "stack", "offload", "method", "lora_targets")
 
 
 def _check_keys(p: Path, kind: str, data: dict[str, Any]) -> None:
@@ -203,6 +204,7 @@ def workload_from_options(
     flash: bool | None = None,
     sharding: str | None = None,
     stack: str | None = None,
+    offload: str | None = None,
     mfu: float | None = None,
     overhead: float | None = None,
     overhead_gb: float | None = None,
@@ -259,6 +261,6 @@ def workload_from_options(
         optimizer=parse_enum(Optimizer, optimizer, "--optimizer"),
         recompute=parse_enum(Recompute, recompute, "--recompute"),
         flash_attention=flash, sharding=parse_enum(Sharding, sharding, "--sharding"),
-        stack=parse_enum(Stack, stack, "--stack"), mfu=mfu, overhead=overhead,
-        overhead_gb=overhead_gb, global_batch_tokens=count(global_batch, "--global-batch"), **lora,
+        stack=parse_enum(Stack, stack, "--stack"), offload=parse_enum(Offload, offload, "--offload"), mfu=mfu,
+        overhead=overhead, overhead_gb=overhead_gb, global_batch_tokens=count(global_batch, "--global-batch"), **lora,
     )

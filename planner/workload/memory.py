@@ -33,6 +33,8 @@ from pricing.catalog import Catalog, GpuSpec
 from planner.workload.spec import (
     ImageWorkload,
     InferenceWorkload,
+    Method,
+    Offload,
     Optimizer,
     Precision,
     Recompute,
@@ -82,6 +84,16 @@ HEADROOM_MIN_GB = 1.5
 # flat buckets. ESTIMATE: 0.5 GiB per GPU when the job has more than one GPU (a few hundred MiB measured per
 # communicator is the usual report; not a sourced table).
 NCCL_BUFFERS_GB = 0.5
+# ZeRO-Offload (Ren et al. 2021, arXiv 2101.06840; DeepSpeed stage 1/2 with offload_optimizer.device "cpu"): the fp32
+# master weights and optimizer states live in host RAM and the CPU updates them; reduced gradients leave the GPU bucket
+# by bucket during backward (stage_1_and_2.py copy_grads_in_partition ->
+# async_inplace_copy_grad_to_fp32_buffer_from_gpu) into an fp32 gradient partition in host RAM. The GPU keeps the
+# 16-bit weights and one reduce bucket of gradients:
+# DeepSpeed's default reduce_bucket_size is 5e8 elements (deepspeed/runtime/zero/config.py,
+# `reduce_bucket_size: int = Field(pp_int(5e8), ge=0)`, deepspeedai/DeepSpeed @edaa7221, 2026-08-22), one buffer for
+# stages 1/2 (overlap_comm defaults to True only for stage 3, same file: a second buffer then).
+OFFLOAD_BUCKET_ELEMENTS = 5e8
+HOST_GRAD_BYTES = 4.0  # the fp32 gradient partition the CPU optimizer reads (single_partition_of_fp32_groups' .grad)
 
 
 def headroom_gb(usable_gb: float) -> float:
@@ -116,6 +128,7 @@ class MemoryBreakdown(BaseModel):
     gradients: float = 0.0
     optimizer: float = 0.0
     gathered: float = 0.0  # ZeRO-3/FSDP: the layers' weights all-gathered whole for compute
+    host_offloaded: float = 0.0  # optimizer offload: host RAM per GPU (its optimizer states + fp32 gradient partition)
     activations_per_sample: float | None = None
     kv_cache_per_sample: float | None = None
     overhead: float
@@ -152,6 +165,7 @@ class MemoryBreakdown(BaseModel):
             "activations_per_sample": r(self.activations_per_sample),
             "kv_cache_per_sample": r(self.kv_cache_per_sample),
             "overhead": r(self.overhead),
+            "host_offloaded": r(self.host_offloaded),
             "total": r(self.total(batch)),
         }
 
@@ -206,7 +220,8 @@ def expert_parallel(w: TrainingWorkload, gpus: int) -> int:
 
 
 def training_memory(
-    w: TrainingWorkload, gpus: int = 1, sharding: Sharding = Sharding.NONE, recompute: Recompute = Recompute.NONE
+    w: TrainingWorkload, gpus: int = 1, sharding: Sharding = Sharding.NONE, recompute: Recompute = Recompute.NONE,
+    offload: bool = False,
 ) -> MemoryBreakdown:
     """Per-GPU memory of ``w`` data-parallel on ``gpus`` GPUs with that sharding and recompute.
 
@@ -216,6 +231,9 @@ def training_memory(
     replicas). Even splits are assumed: the GPU count and E share their factors.
     LoRA/QLoRA: the frozen base has weights only; gradients and optimizer states are the
     adapters' (``planner.workload.params``).
+    ``offload`` (full training, ZeRO-2 or one GPU): optimizer states in host RAM (``host_offloaded``, with the fp32
+    gradient partition, both divided over the GPUs as ZeRO-2 divides them); the GPU keeps its 16-bit weights and one
+    reduce bucket of gradients (``OFFLOAD_BUCKET_ELEMENTS``).
     """
     from planner.workload.params import frozen_bytes_per_param, param_groups
 
@@ -241,6 +259,12 @@ def training_memory(
         weights = per_gpu(g.dense * wb, g.experts * wb, zw)
         gradients = per_gpu(g.dense * gb, g.experts * gb, zg)
         optimizer = per_gpu(g.dense * ob, g.experts * ob, zo)
+    host = 0.0
+    if offload and not g.adapters:
+        # ZeRO-2 partitions: each GPU's host process keeps 1/n of the states (experts split as ZeRO splits them)
+        host = per_gpu(g.dense * (ob + HOST_GRAD_BYTES), g.experts * (ob + HOST_GRAD_BYTES), n)
+        gradients = min(gradients, OFFLOAD_BUCKET_ELEMENTS * gb)
+        optimizer = 0.0
     gathered = 0.0
     if zw > 1 and w.arch.layers:
         # one layer's weights whole (its experts: this GPU's share of them), at the bytes they are kept in
@@ -253,6 +277,7 @@ def training_memory(
         gradients=gradients / GIB,
         optimizer=optimizer / GIB,
         gathered=gathered / GIB,
+        host_offloaded=host / GIB,
         activations_per_sample=None if act is None else act / GIB,
         overhead=(DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb)
         + (NCCL_BUFFERS_GB if gpus > 1 else 0.0),
@@ -288,11 +313,15 @@ class Layout(BaseModel):
     recompute: Recompute
     memory: MemoryBreakdown
     max_batch: int | None
+    offload: bool = False
 
     def describe(self) -> str:
         parts = []
         if self.sharding is not Sharding.NONE:
             parts.append(f"{self.sharding.value.upper().replace('ZERO', 'ZeRO-')} over {self.gpus} GPUs")
+        if self.offload:
+            parts.append(f"optimizer offloaded to the CPU (needs {self.memory.host_offloaded:,.1f} GiB of host RAM "
+                         "per GPU)")
         if self.recompute is not Recompute.NONE:
             parts.append(f"{self.recompute.value} activation recompute")
         return ", ".join(parts) or "no sharding or recompute"
@@ -306,24 +335,42 @@ def _choices(chosen: Sharding | Recompute, order: tuple) -> tuple:  # type: igno
 
 @lru_cache(maxsize=8192)  # the layout search asks the same GPU memory, count and layout for many offers
 def fitted(w: TrainingWorkload, vram_gb: float, gpus: int, sharding: Sharding, recompute: Recompute,
-           headroom: bool = True) -> Layout | None:
-    """``w`` on ``gpus`` GPUs with that sharding and recompute, if its micro-batch (else one sample) fits in
-    ``vram_gb`` less the headroom kept free (:func:`headroom_gb`); None if not."""
-    mem = training_memory(w, gpus, sharding, recompute)
+           headroom: bool = True, offload: bool = False) -> Layout | None:
+    """``w`` on ``gpus`` GPUs with that sharding, recompute and optimizer offload, if its micro-batch (else one
+    sample) fits in ``vram_gb`` less the headroom kept free (:func:`headroom_gb`); None if not."""
+    mem = training_memory(w, gpus, sharding, recompute, offload)
     mb = mem.max_batch(vram_gb - (headroom_gb(vram_gb) if headroom else 0.0))
     if mb is None or mb >= (w.micro_batch or 1):
-        return Layout(gpus=gpus, sharding=_norm_shard(sharding), recompute=recompute, memory=mem, max_batch=mb)
+        return Layout(gpus=gpus, sharding=_norm_shard(sharding), recompute=recompute, memory=mem, max_batch=mb,
+                      offload=offload)
     return None
+
+
+def offload_stage(w: TrainingWorkload, gpus: int) -> Sharding | None:
+    """The sharding an optimizer-offload layout of ``w`` runs on ``gpus`` GPUs, or None where none is modelled: full
+    training only (adapters' states are tiny), not forbidden by ``--offload none``, as DeepSpeed ZeRO-2 (on one GPU
+    that is no sharding). ZeRO-1/3 and DDP with offload are not modelled: a pinned one gets none."""
+    if w.offload is Offload.NONE or w.method is not Method.FULL:
+        return None
+    stage = Sharding.NONE if gpus == 1 else Sharding.ZERO2
+    allowed = (Sharding.AUTO, Sharding.ZERO2) + ((Sharding.NONE,) if gpus == 1 else ())
+    return stage if w.sharding in allowed else None
 
 
 def layout(w: TrainingWorkload, vram_gb: float, gpus: int, headroom: bool = True) -> Layout | None:
     """The least sharding and recompute that fit ``w`` (at its micro-batch, else one sample) on ``gpus`` GPUs,
-    keeping :func:`headroom_gb` of ``vram_gb`` free."""
-    for rc in _choices(w.recompute, RECOMPUTE_ORDER):
-        for sh in _choices(w.sharding, SHARD_ORDER):
-            if gpus == 1 and sh is not Sharding.NONE and w.sharding is Sharding.AUTO:
-                continue
-            if (lay := fitted(w, vram_gb, gpus, sh, rc, headroom)) is not None:
+    keeping :func:`headroom_gb` of ``vram_gb`` free. Optimizer offload (:func:`offload_stage`) is tried only when
+    nothing fits without it, or alone when ``--offload cpu`` pins it."""
+    if w.offload is not Offload.CPU:
+        for rc in _choices(w.recompute, RECOMPUTE_ORDER):
+            for sh in _choices(w.sharding, SHARD_ORDER):
+                if gpus == 1 and sh is not Sharding.NONE and w.sharding is Sharding.AUTO:
+                    continue
+                if (lay := fitted(w, vram_gb, gpus, sh, rc, headroom)) is not None:
+                    return lay
+    if (stage := offload_stage(w, gpus)) is not None:
+        for rc in _choices(w.recompute, RECOMPUTE_ORDER):
+            if (lay := fitted(w, vram_gb, gpus, stage, rc, headroom, True)) is not None:
                 return lay
     return None
 
@@ -336,6 +383,12 @@ def fewest_gpus(w: TrainingWorkload, vram_gb: float, limit: int = 1 << 20) -> La
     bisection finds the fewest. One GPU needs no NCCL buffers: it is tried first, on its own.
     """
     sharding = Sharding.ZERO3 if w.sharding is Sharding.AUTO else _norm_shard(w.sharding)
+    if w.offload is Offload.CPU:
+        # offload is modelled with ZeRO-2 (weights whole on every GPU): more GPUs shrink only host RAM
+        sharding = Sharding.ZERO2 if w.sharding is Sharding.AUTO else sharding
+    else:
+        # "fewest GPUs sharded" counts GPUs that hold the states; offload is what `fit --gpus 1` reports
+        w = w.model_copy(update={"offload": Offload.NONE})
     best: Layout | None = None
     for rc in _choices(w.recompute, RECOMPUTE_ORDER):
         fixed = w.model_copy(update={"sharding": sharding, "recompute": rc})

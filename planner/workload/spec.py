@@ -88,6 +88,15 @@ class Stack(StrEnum):
     JAX = "jax"  # MaxText and other XLA-compiled stacks
 
 
+class Offload(StrEnum):
+    """Optimizer states (and fp32 gradients) in host RAM, updated by the CPU (DeepSpeed ZeRO-Offload, ZeRO-2);
+    AUTO uses it only where nothing fits without it (a layout search may pick it where it trains faster)."""
+
+    AUTO = "auto"
+    NONE = "none"
+    CPU = "cpu"
+
+
 class Method(StrEnum):
     """How the weights are trained: all of them, or low-rank adapters on a frozen base."""
 
@@ -189,6 +198,7 @@ class TrainingWorkload(BaseModel):
     flash_attention: bool = True
     sharding: Sharding = Sharding.AUTO
     stack: Stack = Stack.PYTORCH
+    offload: Offload = Offload.AUTO
     method: Method = Method.FULL
     lora_rank: int = Field(default=DEFAULT_LORA_RANK, gt=0)
     lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
@@ -198,6 +208,17 @@ class TrainingWorkload(BaseModel):
     # tokens per optimizer step over all GPUs; None: 4M (Llama 2, Touvron et al. 2023, table 1). Micro-batches
     # accumulate to it, so it sets how often a once-per-step all-reduce runs.
     global_batch_tokens: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _offload_full(self) -> TrainingWorkload:
+        # LoRA/QLoRA adapters' optimizer states are megabytes: moving them to the CPU saves nothing worth its time
+        if self.offload is Offload.CPU and self.method is not Method.FULL:
+            raise ValueError("--offload cpu moves full training's optimizer states to host RAM; LoRA/QLoRA adapters' "
+                             "states are too small for it to help (use --offload none or auto)")
+        if self.offload is Offload.CPU and self.sharding in (Sharding.ZERO1, Sharding.ZERO3, Sharding.FSDP):
+            raise ValueError("--offload cpu is modelled with ZeRO-2 (DeepSpeed ZeRO-Offload), not "
+                             f"{self.sharding.value} (use --sharding zero2 or auto)")
+        return self
 
 
 class InferenceWorkload(BaseModel):
