@@ -4,7 +4,9 @@ Bytes each GPU moves (S = gradient/parameter bytes, n = GPUs sharing the states;
 ``runtime/engine.py::allreduce_gradients``, PyTorch FSDP2 PR #126166, ZeRO paper sec. 7):
 
 - DDP / ZeRO-1: one all-reduce 2S(n-1)/n per optimizer step (no_sync while accumulating);
-- ZeRO-2: a reduce-scatter S(n-1)/n on every micro-batch;
+- ZeRO-2: a reduce-scatter S(n-1)/n on every micro-batch (the gradients are partitioned, so they cannot accumulate
+  whole), and once per optimizer step an all-gather S(n-1)/n of the updated 16-bit parameters (DeepSpeed stage 2:
+  each rank steps its partition, then all-gathers; the ZeRO paper's 2 x Psi for stage 2, sec. 7.2.1);
 - ZeRO-3 / FSDP: all-gather in forward and backward plus a reduce-scatter, 3S(n-1)/n per micro-batch.
 
 Time = bytes / bus bandwidth. Communication overlaps the backward pass, so up to a link's hidden
@@ -68,7 +70,7 @@ def traffic(strategy: str, state_bytes: float, n: int) -> tuple[float, float]:
     if strategy in ("zero3", "fsdp"):
         return 3.0 * ring, 0.0
     if strategy == "zero2":
-        return ring, 0.0
+        return ring, ring
     return 0.0, 2.0 * ring  # ddp / zero1 / none
 
 

@@ -66,13 +66,14 @@ def test_ibm_fsdp_on_a100_and_h100() -> None:
 
 
 def test_torchtitan_fsdp_on_a100() -> None:
-    # torchtitan's FSDP2 runs on 64 A100: median 8.0%, worst 1.21x when written, every row predicted slower. The worst
+    # torchtitan's FSDP2 runs on 64 A100: median 9.0% (8.0% before ZeRO-2 paid its per-step parameter all-gather,
+    # which moves the 8B rows from ZeRO-2 to HSDP), worst 1.17x when written, every row predicted slower. The worst
     # is Llama 2 70B with op-level selective AC at micro-batch 1 (355 measured, 294 predicted): gpuplan's memory
     # count says no data-parallel layout fits it without recompute, so the 64% of its work timed without recompute
     # runs as tp8+pp8 with a pipeline bubble, where torchtitan ran plain FSDP.
     tt = group("torchtitan", "A100")
     assert len(tt) == 7
-    assert statistics.median(abs(p.error) for p in tt) <= 0.09
+    assert statistics.median(abs(p.error) for p in tt) <= 0.095
     assert max(ratio(p) for p in tt) <= 1.23
 
 
