@@ -205,8 +205,10 @@ def utilisation_points(catalog: Catalog) -> list[Point]:
                   "data/mfu.csv (llm-foundry benchmark table)") for k, pred in leave_one_out(catalog)]
 
 
-def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str) -> tuple[float, str]:
-    """(tokens/s per GPU, layout) of gpuplan's estimate path for a heldout_throughput.csv row at one recompute."""
+def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str, published: bool = True) -> tuple[float, str]:
+    """(tokens/s per GPU, layout) of gpuplan's estimate path for a heldout_throughput.csv row at one recompute: at the
+    run's published tensor/pipeline degrees (its tp, pp columns) where ``published`` and gpuplan's memory count fits
+    them, else at gpuplan's own layout choice (said in the layout text)."""
     from planner.plan.estimate_cluster import estimate_with_layout
     from planner.plan.moe_share import share
     from planner.workload.inputs import workload_from_options
@@ -222,6 +224,18 @@ def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str) -> tu
                               global_batch=float(r["global_batch"]) * seq, **shape)  # type: ignore[arg-type]
     assert isinstance(w, TrainingWorkload) and w.tokens is not None
     spec = catalog.gpus[r["gpu_key"]]
+    if published and r["tp"]:
+        from pricing.errors import InputError
+
+        pinned = w.model_copy(update={"tensor_parallel": int(r["tp"]), "pipeline_parallel": int(r["pp"])})
+        try:
+            est, scaling = estimate_with_layout(pinned, spec, gpus, catalog, moe_factor=share(w, catalog))
+        except InputError:
+            scaling = None  # the published split does not fit gpuplan's memory count at this recompute
+        if scaling is not None:
+            return pinned.tokens / (est.wall_hours * 3600) / gpus, str(scaling["layout"])  # type: ignore[operator]
+        tps, lay = _heldout_estimate(r, catalog, recompute, published=False)
+        return tps, f"{lay} (tp{r['tp']} pp{r['pp']} does not fit in gpuplan)"
     est, scaling = estimate_with_layout(w, spec, gpus, catalog, moe_factor=share(w, catalog))
     note = ""
     if scaling is None:
@@ -233,7 +247,7 @@ def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str) -> tu
     return w.tokens / (est.wall_hours * 3600) / gpus, str(scaling["layout"]) + note
 
 
-def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]:
+def heldout_prediction(r: dict[str, str], catalog: Catalog, published: bool = True) -> tuple[float, str]:
     """(tokens/s per GPU gpuplan's estimate path predicts for a heldout_throughput.csv row, the layout it chose).
 
     The path of `gpuplan estimate --gpus N` (:func:`planner.plan.estimate_cluster.estimate_with_layout`): the node
@@ -248,9 +262,10 @@ def heldout_prediction(r: dict[str, str], catalog: Catalog) -> tuple[float, str]
     setting, and its 'selective' is Korthikanti's (attention scores only, ~6N), so such a row is timed as a share F of
     its work with full recompute and the rest without: seconds per token (1 - F) t_none + F t_full."""
     if not r["recompute"].startswith("partial:"):
-        return _heldout_estimate(r, catalog, r["recompute"])
+        return _heldout_estimate(r, catalog, r["recompute"], published)
     share = float(r["recompute"].split(":")[1])
-    (none_tps, none_lay), (full_tps, full_lay) = (_heldout_estimate(r, catalog, rc) for rc in ("none", "full"))
+    (none_tps, none_lay), (full_tps, full_lay) = (_heldout_estimate(r, catalog, rc, published)
+                                                  for rc in ("none", "full"))
     if not (none_tps and full_tps):
         return 0.0, "does not fit"
     return 1.0 / ((1.0 - share) / none_tps + share / full_tps), f"{share:g} of {full_lay}, rest {none_lay}"
@@ -271,11 +286,13 @@ def measured_tokens_per_s(r: dict[str, str]) -> float:
     return value * 1e12 / per_token
 
 
-def heldout_points(catalog: Catalog) -> list[Point]:
-    """Measured tokens/s per GPU of data/heldout_throughput.csv against gpuplan's prediction: no row was fitted on."""
+def heldout_points(catalog: Catalog, published: bool = True) -> list[Point]:
+    """Measured tokens/s per GPU of data/heldout_throughput.csv against gpuplan's prediction: no row was fitted on. Each
+    run at its published tensor/pipeline degrees where gpuplan fits them (``published``), else at gpuplan's own
+    layout choice."""
     out = []
     for r in data_rows("heldout_throughput.csv", "planner.data"):
-        pred, lay = heldout_prediction(r, catalog)
+        pred, lay = heldout_prediction(r, catalog, published)
         out.append(Point(f"held out, {r['run'].split()[0]} ({r['gpu_key'].split('-')[0]} {r['precision']})",
                          f"{r['run']} [{lay}]", pred,
                          measured_tokens_per_s(r), r["source"]))

@@ -234,13 +234,19 @@ def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
     for t in (x for x in (1, *TP_DEGREES) if x <= per_node and per_node % x == 0):
         # stages need not be whole nodes (13 nodes of 8 at t=4: 26 tensor groups, 2 stages of 13); every boundary is
         # charged over the network all the same
-        for p in (x for x in _powers(min(PP_MAX, nodes, a.layers or 1)) if (per_node * nodes // t) % x == 0):
+        # a pinned pipeline (--pp) may put stages inside a node too (NeMo's 13B runs 4 stages on 2 nodes): boundary
+        # sends are then charged over the NIC all the same, a little pessimistic for the ones that stay on NVLink
+        stages = ([w.pipeline_parallel] if w.pipeline_parallel and w.pipeline_parallel <= (a.layers or 1)
+                  else _powers(min(PP_MAX, nodes, a.layers or 1)))
+        for p in (x for x in stages if (per_node * nodes // t) % x == 0):
             d = per_node * nodes // (t * p)
             eps = [1]
             if a.moe and a.experts:
                 eps = [e for e in _powers(min(a.experts, t * d)) if e > 1 and a.experts % e == 0 and (t * d) % e == 0]
             out += [Degrees(t, p, e, d) for e in eps or [1] if t > 1 or p > 1 or e > 1]
-    return out
+    # a split the user pinned (--tp/--pp): only it, with its experts and interleavings still searched
+    return [d for d in out if (w.tensor_parallel is None or d.tp == w.tensor_parallel)
+            and (w.pipeline_parallel is None or d.pp == w.pipeline_parallel)]
 
 
 def useful_rate(tm: Timing, seq_len: int) -> float:

@@ -280,7 +280,7 @@ def split_may_fit(w: TrainingWorkload, gpus: int) -> bool:
     tries them for models of ``MIN_PARAMS_3D`` and up on two GPUs or more (callers skip the search otherwise)."""
     from planner.perf.parallel3d import MIN_PARAMS_3D
 
-    return gpus >= 2 and w.arch.params >= MIN_PARAMS_3D
+    return gpus >= 2 and (w.arch.params >= MIN_PARAMS_3D or w.split_pinned)
 
 
 def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
@@ -293,7 +293,9 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
     nodes. ``floor`` is in tokens per GPU-second (:func:`_useful`)."""
     from planner.perf import parallel3d as p3
 
-    exposed = nodes > 1 and dp_efficiency < EXPOSED_DP
+    if w.tensor_parallel == 1 and w.pipeline_parallel == 1:  # --tp 1 --pp 1: data parallelism only
+        return []
+    exposed = nodes > 1 and dp_efficiency < EXPOSED_DP or w.split_pinned
     if (w.arch.params < p3.MIN_PARAMS_3D and not exposed) or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
         return []
     if w.method.value != "full" or w.offload is Offload.CPU:  # LoRA/QLoRA: no optimizer states to shard
@@ -321,6 +323,27 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
     return out
 
 
+def _pinned(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
+            net: links.Network | None, flops_per_s: comm.Rate) -> Scaling | str:
+    """The split the user pinned (--tp/--pp) at its best micro-batch, recompute and interleaving, or why it cannot
+    run here: no data-parallel layout competes with it."""
+    from planner.perf.parallel3d import nvlink_node
+
+    t, p = w.tensor_parallel or 1, w.pipeline_parallel or 1
+    name = "x".join(x for x in (f"tp{t}" if t > 1 else "", f"pp{p}" if p > 1 else "") if x)
+    if t > 1 and per_node % t:
+        return f"{name}: {t} tensor-parallel GPUs do not divide a node's {per_node}"
+    if t > 1 and not nvlink_node(link, per_node):
+        return f"{name}: tensor parallelism runs inside an NVLink node, and this node's GPUs are joined by {link.name}"
+    if p > 1 and (per_node * nodes // t) % p:
+        return (f"{name}: {p} pipeline stages do not divide the {per_node * nodes // t} tensor groups of "
+                f"{per_node * nodes} GPUs")
+    found = _three_d(w, vram_gb, per_node, nodes, link, net, flops_per_s)
+    if not found:
+        return f"{name} does not fit the GPUs' memory (or its traffic cannot be hidden) at any micro-batch or recompute"
+    return Scaling(**{**found[0].__dict__, "alternatives": ()})
+
+
 def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
            nic_gbps: float | None, flops_per_s: comm.Rate, fabric: str = "unknown",
            host: Host | None = None) -> Scaling | str:
@@ -332,6 +355,8 @@ def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: in
     searched; None: they are not, but an offloaded ``lay`` is still timed (at PCIe Gen4).
     """
     net = links.network(nic_gbps, fabric) if nodes > 1 and nic_gbps else None
+    if w.split_pinned:
+        return _pinned(w, vram_gb, per_node, nodes, link, net, flops_per_s)
     cands = candidates(w, vram_gb, per_node, nodes, host)
     short = (lay is not None and lay.offload and host is not None and host.ram_gb is not None
              and not host.holds(lay.memory.host_offloaded, per_node))

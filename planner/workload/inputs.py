@@ -204,6 +204,8 @@ def workload_from_options(
     flash: bool | None = None,
     sharding: str | None = None,
     stack: str | None = None,
+    tp: int | None = None,
+    pp: int | None = None,
     offload: str | None = None,
     mfu: float | None = None,
     overhead: float | None = None,
@@ -262,5 +264,7 @@ def workload_from_options(
         recompute=parse_enum(Recompute, recompute, "--recompute"),
         flash_attention=flash, sharding=parse_enum(Sharding, sharding, "--sharding"),
         stack=parse_enum(Stack, stack, "--stack"), offload=parse_enum(Offload, offload, "--offload"), mfu=mfu,
-        overhead=overhead, overhead_gb=overhead_gb, global_batch_tokens=count(global_batch, "--global-batch"), **lora,
+        overhead=overhead, overhead_gb=overhead_gb,
+        tensor_parallel=whole(tp, "--tp"), pipeline_parallel=whole(pp, "--pp"),
+        global_batch_tokens=count(global_batch, "--global-batch"), **lora,
     )

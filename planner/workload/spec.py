@@ -208,6 +208,14 @@ class TrainingWorkload(BaseModel):
     # tokens per optimizer step over all GPUs; None: 4M (Llama 2, Touvron et al. 2023, table 1). Micro-batches
     # accumulate to it, so it sets how often a once-per-step all-reduce runs.
     global_batch_tokens: float | None = Field(default=None, gt=0)
+    # a layout the user pins (--tp/--pp): tensor parallelism inside a node, pipeline stages across nodes; None: searched
+    tensor_parallel: int | None = Field(default=None, ge=1)
+    pipeline_parallel: int | None = Field(default=None, ge=1)
+
+    @property
+    def split_pinned(self) -> bool:
+        """Whether the user pinned a tensor or pipeline split (a degree above 1)."""
+        return (self.tensor_parallel or 1) > 1 or (self.pipeline_parallel or 1) > 1
 
     @model_validator(mode="after")
     def _offload_full(self) -> TrainingWorkload:
@@ -218,6 +226,15 @@ class TrainingWorkload(BaseModel):
         if self.offload is Offload.CPU and self.sharding in (Sharding.ZERO1, Sharding.ZERO3, Sharding.FSDP):
             raise ValueError("--offload cpu is modelled with ZeRO-2 (DeepSpeed ZeRO-Offload), not "
                              f"{self.sharding.value} (use --sharding zero2 or auto)")
+        return self
+
+    @model_validator(mode="after")
+    def _split_as_megatron(self) -> TrainingWorkload:
+        # tensor/pipeline layouts are timed as Megatron runs them: full training, distributed optimizer (ZeRO-1)
+        if self.split_pinned and (self.method is not Method.FULL or self.offload is Offload.CPU
+                                  or self.sharding not in (Sharding.AUTO, Sharding.ZERO1)):
+            raise ValueError("--tp/--pp layouts are timed with full training and the distributed optimizer (ZeRO-1): "
+                             "drop --method lora/qlora, --offload cpu and --sharding other than zero1")
         return self
 
 

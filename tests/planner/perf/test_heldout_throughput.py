@@ -16,7 +16,8 @@ from pricing.catalog import Catalog
 from pricing.datafiles import data_rows
 
 CATALOG = Catalog.shipped()
-POINTS = heldout_points(CATALOG)
+POINTS = heldout_points(CATALOG)  # each run at its published tensor/pipeline degrees where gpuplan fits them
+OWN = heldout_points(CATALOG, published=False)  # each run at gpuplan's own layout choice
 ROWS = data_rows("heldout_throughput.csv", "planner.data")
 
 
@@ -37,12 +38,20 @@ def test_rows_are_in_the_bars_scope_and_predicted() -> None:
 
 
 def test_whole_set_error_as_measured() -> None:
-    # each row timed with the software stack it ran on (its stack column, --stack): the issue's bar (median |error| <=
-    # 12%, worst <= 1.25x) is NOT met on the whole set of 41 rows: median 12.4%, worst 1.67x (Megatron-LM's 2021
-    # 18.4B run, predicted faster) when written. Every row timed as PyTorch FSDP (the fourth pass's starting point):
-    # median 22.9% over the first 40, worst 1.78x. The groups below say where.
+    # each row timed with the software stack it ran on (its stack column, --stack) and at its published tensor and
+    # pipeline degrees (--tp/--pp) where gpuplan's memory count fits them: the issue's bar (median |error| <= 12%,
+    # worst <= 1.25x) is NOT met on the whole set of 41 rows: median 12.9%, worst 1.40x (Megatron-LM's 2021 runs,
+    # predicted faster) when written; without its 6 Megatron-LM 2021 rows median 10.7%, worst 1.28x. At gpuplan's own
+    # layout choice: median 12.4%, worst 1.67x. Every row as PyTorch FSDP at its own choice (the fourth pass's
+    # starting point): median 22.9% over the first 40, worst 1.78x. The groups below say where.
     assert statistics.median(abs(p.error) for p in POINTS) <= 0.13
-    assert max(ratio(p) for p in POINTS) <= 1.68
+    assert max(ratio(p) for p in POINTS) <= 1.41
+    modern = [p for p, r in zip(POINTS, ROWS, strict=True) if not r["run"].startswith("Megatron-LM")]
+    assert len(modern) == 35
+    assert statistics.median(abs(p.error) for p in modern) <= 0.11
+    assert max(ratio(p) for p in modern) <= 1.28
+    assert statistics.median(abs(p.error) for p in OWN) <= 0.13
+    assert max(ratio(p) for p in OWN) <= 1.68
 
 
 def test_modern_a100_fsdp_rows_meet_the_bar() -> None:
@@ -81,25 +90,30 @@ def test_nvidia_h100_tables_with_their_stack() -> None:
     # NVIDIA's DGX H100 benchmark tables (dgxc-benchmarking v24.11.1: NeMo Llama 3.1 8B/70B, GPT-3 175B, Nemotron-4
     # 15B/340B; MaxText Llama 2 70B) reach 49-62% of the 989 TFLOP/s peak in bf16. Timed as PyTorch FSDP (the keyed
     # anchors' stack, whose per-micro-batch term NeMo and MaxText do not pay: data/stacks.csv) each came out 18-44%
-    # slower (median 26.7%, worst 1.78x); timed with their own stack (megatron, jax), median 10.6%, worst 1.28x
-    # (Nemotron-4 340B on 128 GPUs, where gpuplan's memory count fits neither NVIDIA's layout nor interleaving) when
-    # written.
+    # slower (median 26.7%, worst 1.78x); timed with their own stack (megatron, jax), median 12.5% at NVIDIA's
+    # tensor/pipeline degrees (10.6% at gpuplan's own choice), worst 1.28x (Nemotron-4 340B on 128 GPUs, where
+    # gpuplan's memory count fits neither NVIDIA's layout nor interleaving) when written.
     nv = group("dgxc")
     assert len(nv) == 12
-    assert statistics.median(abs(p.error) for p in nv) <= 0.12
+    assert statistics.median(abs(p.error) for p in nv) <= 0.13
     assert max(ratio(p) for p in nv) <= 1.28
 
 
 def test_megatron_and_jax_stacks_on_h100() -> None:
     # every H100 row not run on PyTorch (dgxc's 12, NeMo 24.07's 3 FP8, Megatron-Bridge 26.04.01's FP8 Llama 3 70B on
-    # 64: the one row added after the stack rule was written): median 10.6%, worst 1.28x when written. The same rows
-    # timed as PyTorch FSDP miss by a median of 30.5%, all slower (computed below): the stack was most of the old miss.
-    rows = [(p, r) for p, r in zip(POINTS, ROWS, strict=True) if r["stack"] != "pytorch" and "H100" in r["gpu_key"]]
+    # 64: the one row added after the stack rule was written): median 12.5% at their published degrees, 10.6% at
+    # gpuplan's own layout choice, worst 1.28x, when written. The same rows timed as PyTorch FSDP (own choice) miss
+    # by a median of 30.5%, all slower (computed below): the stack was most of the old miss.
+    pick = [r["stack"] != "pytorch" and "H100" in r["gpu_key"] for r in ROWS]
+    rows = [(p, r) for p, r, keep in zip(OWN, ROWS, pick, strict=True) if keep]
     assert len(rows) == 16
-    assert statistics.median(abs(p.error) for p, _ in rows) <= 0.12  # type: ignore[attr-defined]
+    assert statistics.median(abs(p.error) for p, _ in rows) <= 0.11  # type: ignore[attr-defined]
     assert max(ratio(p) for p, _ in rows) <= 1.28
-    as_pytorch = [heldout_prediction({**r, "stack": "pytorch"}, CATALOG)[0] / p.measured - 1  # type: ignore[attr-defined]
-                  for p, r in rows]
+    published = [p for p, keep in zip(POINTS, pick, strict=True) if keep]
+    assert statistics.median(abs(p.error) for p in published) <= 0.13  # type: ignore[attr-defined]
+    assert max(ratio(p) for p in published) <= 1.28
+    as_pytorch = [heldout_prediction({**r, "stack": "pytorch"}, CATALOG, published=False)[0]
+                  / p.measured - 1 for p, r in rows]  # type: ignore[attr-defined]
     assert statistics.median(abs(e) for e in as_pytorch) >= 0.2
     assert all(e < 0 for e in as_pytorch)  # as PyTorch FSDP every one of them is predicted slower
 
@@ -131,13 +145,17 @@ def test_weak_scaling_per_gpu_follows_the_tables(config: str) -> None:
 
 def test_other_h100_bf16_rows() -> None:
     # torchtitan on Grand Teton H100 (500 W, HBM2e: slower than the 700 W SXM5 gpuplan times) and NeMo AutoModel's
-    # FSDP2 70B on DGX H100: median 16.5%, worst 1.40x when written. The two over-predicted rows are torchtitan's
-    # FSDP x TP8 demonstrations (vanilla, not async, TP): gpuplan times the layout it would choose (ZeRO-2/3), which
-    # such a run did not use.
+    # FSDP2 70B on DGX H100: median 15.4%, worst 1.24x when written. torchtitan's two FSDP x TP8 demonstrations
+    # (vanilla, not async, TP) timed at their TP8 come out 1.17x and 1.19x; at gpuplan's own choice (no TP) they were
+    # 1.40x: the exposed per-layer TP all-reduces are the difference.
     rows = group("torchtitan", "H100") + group("NeMo AutoModel")
     assert len(rows) == 6
-    assert statistics.median(abs(p.error) for p in rows) <= 0.18
-    assert max(ratio(p) for p in rows) <= 1.42
+    assert statistics.median(abs(p.error) for p in rows) <= 0.16
+    assert max(ratio(p) for p in rows) <= 1.25
+    demos = [(p, o) for p, o, r in zip(POINTS, OWN, ROWS, strict=True)
+             if r["run"].startswith("torchtitan") and "compile" in r["run"] and r["tp"] == "8"]
+    assert len(demos) == 2
+    assert all(1.0 < ratio(p) <= 1.2 < ratio(o) for p, o in demos)
 
 
 def test_tensor_and_pipeline_parallel_fp8_rows() -> None:
@@ -154,11 +172,18 @@ def test_megatron_2021_rows_are_over_predicted() -> None:
     # Megatron-LM's 2021 weak-scaling runs (Narayanan et al., Table 1; and its ZeRO-3 175B row, run on DeepSpeed)
     # reached 43-46% of peak on A100 with their own FLOP count; the keyed anchors (llm-foundry 2023, FlashAttention,
     # FSDP) reach 60-75% on the same GPU. gpuplan predicts today's software (FlashAttention-era kernels), so every
-    # such row comes out faster than measured: as PyTorch FSDP 1.33-1.47x, and the five Megatron runs with their own
-    # stack 1.40-1.67x, the ZeRO-3 row (pytorch) 1.37x, when written. The 2021 kernels' cost is not modelled.
+    # such row comes out faster than measured, when written: at their published TP/PP degrees 1.18-1.40x (the 1.7B
+    # row is pure data parallelism, 1.40x; the ZeRO-3 row, pytorch, 1.37x); at gpuplan's own layout choice, which
+    # keeps the 3.6-39B runs' TP and PP out, 1.37-1.67x. The 2021 kernels' cost is not modelled.
     meg = group("Megatron-LM")
     assert len(meg) == 6
-    assert all(1.3 < p.predicted / p.measured <= 1.7 for p in meg)  # type: ignore[attr-defined]
+    assert all(1.15 < p.predicted / p.measured <= 1.41 for p in meg)  # type: ignore[attr-defined]
+    own = [p for p, r in zip(OWN, ROWS, strict=True) if r["run"].startswith("Megatron-LM")]
+    assert all(1.3 < p.predicted / p.measured <= 1.68 for p in own)  # type: ignore[attr-defined]
+    # the split's exposed tensor-parallel traffic is what the published degrees add: each TP run is slower there
+    for pub, mine, r in zip(meg, own, (r for r in ROWS if r["run"].startswith("Megatron-LM")), strict=True):
+        if r["tp"] and int(r["tp"]) > 1:
+            assert pub.predicted < mine.predicted  # type: ignore[attr-defined]
 
 
 def _layer_matmuls(model: str) -> tuple[float, float]:
