@@ -135,6 +135,8 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
         return est, None
     if lay is None:  # a tensor/pipeline layout fits where no data-parallel one does
         notes.remove(no_fit)
+    elif chosen.parallel is not None:  # the least-memory data-parallel fit is not the layout timed: say which is
+        notes[:] = [n for n in notes if not n.startswith("fits with ")] + [f"fits with {chosen.fits}"]
     est = keyed.at(chosen)
     # the per-micro-batch model replaces the measured PCIe-vs-NVLink factor
     f = float(est.assumptions["interconnect_factor"]) / chosen.efficiency
