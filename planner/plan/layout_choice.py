@@ -116,6 +116,9 @@ def words(scaling: dict[str, Any]) -> str:
     if o := scaling.get("offload"):
         off = (f" with the optimizer on the CPU ({o['cpu_step_s'] + o['params_back_s']:.2f} s exposed per optimizer "
                "step)")
+    if off and scaling["strategy"] == "ddp":  # offload without sharding is one GPU's layout (memory.offload_stage)
+        return (f"one GPU{off} at micro-batch {scaling['micro_batch']}{rc}: {scaling['intra_node']:.0%} of the time "
+                "computing, the rest waiting on the CPU step and the PCIe copies")
     return (f"{_LABEL.get(scaling['strategy'], scaling['strategy'])}{off} at micro-batch {scaling['micro_batch']}{rc}: "
             f"{scaling['intra_node']:.0%} scaling inside a node, {scaling['inter_node']:.0%} across nodes")
 

@@ -51,3 +51,12 @@ def test_bad_offload_is_one_clear_error() -> None:
         # exit code 2, as for other bad enum values (--optimizer lion in test_workload.py)
         assert r.returncode == 2, r.stderr
         assert "Traceback" not in r.stderr + r.stdout and "error:" in r.stderr and words in r.stderr
+
+
+def test_one_gpu_offload_is_described_as_one_gpu() -> None:
+    # a 7B full fine-tune on one RTX 4090 runs with the optimizer on the CPU: its note speaks of the CPU step, not of
+    # scaling inside and across nodes that one GPU does not have
+    r = runner.invoke(app, ["estimate", "--model", "llama-2-7b", "--gpu", "rtx-4090", "--tokens", "1e9", "--json"])
+    assert r.exit_code == 0, r.output
+    note = next(n for n in json.loads(r.stdout)["notes"] if "optimizer on the CPU" in n)
+    assert note.startswith("one GPU with the optimizer on the CPU") and "across nodes" not in note
