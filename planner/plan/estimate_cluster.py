@@ -87,6 +87,7 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     ``scaling`` JSON; without a layout (one GPU, no fit, no link row) the utilisation estimate alone.
     ``moe_factor`` as :func:`planner.workload.estimate.estimate_training` takes it; ``notes`` collects the layout's."""
     from planner.perf.links import collective_link
+    from planner.perf.offload import host_for
     from planner.plan.keyed_choice import KeyedRate
     from planner.plan.layout_choice import choose, global_batch, split_may_fit
     from planner.workload.estimate import estimate_training
@@ -121,8 +122,6 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
         notes.append(f"timed as {shape.basis}")
     # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
     keyed = KeyedRate(w, spec, gpus, spec.interconnect, catalog, moe_factor)
-    from planner.perf.offload import host_for
-
     # host RAM as the catalog sells such a node (the least listed), so `estimate` searches offload as `plan` does; on
     # one GPU (often the user's own machine) RAM is unknown: an offloaded fit is timed, not refused
     chosen = choose(w, lay, vram, shape.per_node, shape.nodes, link, shape.gbps, keyed, shape.fabric,

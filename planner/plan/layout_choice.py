@@ -298,8 +298,9 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
 
     if w.tensor_parallel == 1 and w.pipeline_parallel == 1:  # --tp 1 --pp 1: data parallelism only
         return []
-    exposed = nodes > 1 and dp_efficiency < EXPOSED_DP or w.split_pinned
-    if (w.arch.params < p3.MIN_PARAMS_3D and not exposed) or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
+    exposed = nodes > 1 and dp_efficiency < EXPOSED_DP
+    wanted = w.split_pinned or exposed or w.arch.params >= p3.MIN_PARAMS_3D
+    if not wanted or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
         return []
     if w.method.value != "full" or w.offload is Offload.CPU:  # LoRA/QLoRA: no optimizer states to shard
         return []

@@ -32,6 +32,7 @@ class WorkloadDemand:
         """Run time on ``nodes`` identical nodes of ``offer`` (sharded across all their GPUs), or why not."""
         from planner.perf.cluster import internode
         from planner.perf.links import collective_link
+        from planner.perf.offload import host_for
         from planner.perf.speed import WorkloadClass
         from planner.plan.keyed_choice import KeyedRate
         from planner.plan.moe_share import share
@@ -74,8 +75,6 @@ class WorkloadDemand:
                         return "its network is unknown to the catalog, so scaling across nodes cannot be estimated"
                     # the utilisation is keyed by the micro-batch the layout runs, known only once it is chosen
                     keyed = KeyedRate(w, spec, count, offer.interconnect, self.catalog, moe)
-                    from planner.perf.offload import host_for
-
                     # the node's RAM lets the search try optimizer offload (unknown RAM, 0 in the catalog: not tried)
                     host = host_for(spec.arch, getattr(offer, "mem_gb", None))
                     chosen = choose(w, lay, vram, per_node, nodes, link, net.gbps if net else None, keyed,
