@@ -60,8 +60,9 @@ def parse_enum(enum: Any, value: str | None, flag: str) -> Any:
     """An enum member from a flag value, forgiving case and dashes (zero-3 is zero3); None stays None."""
     if value is None:
         return None
+    v = value.strip().lower()
     try:
-        return enum(value.strip().lower().replace("-", ""))
+        return enum(v) if v in {e.value for e in enum} else enum(v.replace("-", ""))
     except ValueError:
         known = ", ".join(e.value for e in enum)
         raise InputError(f"unknown {flag} {value!r}", f"use one of {known}") from None

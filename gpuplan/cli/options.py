@@ -86,10 +86,13 @@ class WorkloadFlags(TypedDict, total=False):
         "--batch", help="Micro-batch per GPU (training) or sequences (inference).")]
     precision: Annotated[Optional[str], typer.Option("--precision", help="fp32, fp16, bf16 or fp8. [default: bf16]")]
     optimizer: Annotated[Optional[str], typer.Option(
-        "--optimizer", help="adamw, sgd, adafactor or adam8bit. [default: adamw]")]
+        "--optimizer", help="adamw, sgd, adafactor, adam8bit or adamw-bf16 (16-bit moments, no fp32 master copy, as "
+        "NeMo's bf16 distributed Adam). [default: adamw]")]
     recompute: Annotated[Optional[str], typer.Option(
         "--recompute", help="auto, none, selective or full. [default: auto]")]
-    flash: Annotated[Optional[bool], typer.Option("--flash/--no-flash", help="Flash attention. [default: on]")]
+    flash: Annotated[Optional[bool], typer.Option(
+        "--flash/--no-flash", help="FlashAttention. --no-flash: standard attention kernels, whose seq x seq scores "
+        "take activation memory and time crossing GPU memory. [default: on]")]
     sharding: Annotated[Optional[str], typer.Option(
         "--sharding", help="auto, none, zero1, zero2, zero3 or fsdp. [default: auto]")]
     stack: Annotated[Optional[str], typer.Option(

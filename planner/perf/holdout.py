@@ -220,7 +220,8 @@ def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str, publi
              if r[k]}
     model = None if r["model"] == "custom" else r["model"]
     w = workload_from_options(model=model, tokens=1e12, seq_len=seq, batch=mb, precision=r["precision"],
-                              recompute=recompute, overhead=0.0, stack=r["stack"],
+                              recompute=recompute, overhead=0.0, stack=r["stack"], flash=r["flash"] != "no",
+                              optimizer=r["optimizer"] or None,
                               global_batch=float(r["global_batch"]) * seq, **shape)  # type: ignore[arg-type]
     assert isinstance(w, TrainingWorkload) and w.tokens is not None
     spec = catalog.gpus[r["gpu_key"]]

@@ -55,11 +55,18 @@ DEFAULT_OVERHEAD_GB = 1.25
 # sgd: momentum SGD by the same accounting: master 4 + momentum 4.
 # adam8bit: 8-bit m and v, 1 B each (Dettmers et al. 2021, arXiv 2110.02861; RECALLED) + master 4.
 # adafactor: factored second moment, O(rows+cols), no first moment by default: ~0 beyond the master copy.
+# adamw-bf16: m and v in 16 bits, 2 B each, and no master copy (the 16-bit weights are updated in place): NeMo's
+#   distributed_fused_adam with dtype bf16 under bf16 weights sets store_params False (NeMo megatron_base_model.py
+#   l.806-807 @e938df32; Apex DistributedFusedAdam allocates exp_avg/exp_avg_sq in that dtype and a master shard only
+#   when asked, apex/contrib/optimizers/distributed_fused_adam.py l.453-479 @b7a4acc1), as NVIDIA's Nemotron-4 340B
+#   benchmark config does (dgxc-benchmarking nemotron4-340b-synth.yaml l.182-189 @35a9aecc). In fp32 training the
+#   weights are the master, so it keeps fp32 moments like adamw.
 _OPTIMIZER_BYTES: dict[Optimizer, tuple[float, float]] = {
     Optimizer.ADAMW: (12, 8),
     Optimizer.SGD: (8, 4),
     Optimizer.ADAM_8BIT: (6, 2),
     Optimizer.ADAFACTOR: (4, 0),
+    Optimizer.ADAMW_BF16: (4, 8),
 }
 
 # Bytes per logit (sequence x vocabulary) held at the loss: Hugging Face's causal-LM heads upcast the 16-bit
@@ -349,8 +356,9 @@ def fitted(w: TrainingWorkload, vram_gb: float, gpus: int, sharding: Sharding, r
 def offload_stage(w: TrainingWorkload, gpus: int) -> Sharding | None:
     """The sharding an optimizer-offload layout of ``w`` runs on ``gpus`` GPUs, or None where none is modelled: full
     training only (adapters' states are tiny), not forbidden by ``--offload none``, as DeepSpeed ZeRO-2 (on one GPU
-    that is no sharding). ZeRO-1/3 and DDP with offload are not modelled: a pinned one gets none."""
-    if w.offload is Offload.NONE or w.method is not Method.FULL:
+    that is no sharding). ZeRO-1/3 and DDP with offload are not modelled: a pinned one gets none; nor is the 16-bit
+    Adam (DeepSpeed's CPU Adam keeps fp32 master weights and moments)."""
+    if w.offload is Offload.NONE or w.method is not Method.FULL or w.optimizer is Optimizer.ADAMW_BF16:
         return None
     stage = Sharding.NONE if gpus == 1 else Sharding.ZERO2
     allowed = (Sharding.AUTO, Sharding.ZERO2) + ((Sharding.NONE,) if gpus == 1 else ())

@@ -58,6 +58,7 @@ class Optimizer(StrEnum):
     SGD = "sgd"
     ADAFACTOR = "adafactor"
     ADAM_8BIT = "adam8bit"
+    ADAMW_BF16 = "adamw-bf16"  # 16-bit moments, no 32-bit master copy (NeMo's distributed_fused_adam, dtype bf16)
 
 
 class Recompute(StrEnum):

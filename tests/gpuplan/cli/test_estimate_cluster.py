@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from typer.testing import CliRunner
@@ -39,3 +40,20 @@ def test_deepseek_v3_within_1_5x_of_its_published_hours_on_both_paths() -> None:
                   "--json"])["options"][0]["gpu_hours"]
     for hours in (h800, plan):
         assert 2.664e6 / 1.5 <= hours <= 2.664e6 * 1.5
+
+
+def test_nvidia_340b_layout_fits_with_its_16_bit_adam_and_not_fp32_states(
+    gpuplan: Callable[..., tuple[int, str, str]],
+) -> None:
+    # Nemotron-4 340B at TP8 PP8 on 128 H100 (data-parallel 2), NVIDIA's dgxc run: each GPU holds 341e9/64 = 5.33e9
+    # parameters. With fp32 AdamW states (2 + 2 + 12/2 = 10 B) that is 53 GB before ~35 GB of activations: more than
+    # 80 GB. With the run's 16-bit Adam (2 + 2 + 4/2 = 6 B) 32 GB, and the layout fits.
+    args = ["estimate", "--params", "341.016e9", "--layers", "96", "--hidden", "18432", "--heads", "96",
+            "--kv-heads", "8", "--vocab", "256000", "--gpu", "H100-SXM5-80GB", "--gpus", "128", "--seq-len", "4096",
+            "--batch", "1", "--recompute", "selective", "--global-batch", "131072", "--tokens", "1e12",
+            "--stack", "megatron", "--tp", "8", "--pp", "8"]
+    code, _, err = gpuplan(*args)
+    assert code == 2 and "does not fit" in err
+    code, out, err = gpuplan(*args, "--optimizer", "adamw-bf16", "--json")
+    assert code == 0, err
+    assert json.loads(out)["scaling"]["layout"].startswith("tp8+pp8")

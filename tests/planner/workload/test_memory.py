@@ -15,6 +15,7 @@ from planner.workload.memory import (
     activation_bytes_per_sample,
     fewest_gpus,
     lambda_batch_checks,
+    state_bytes_per_param,
     layout,
     training_memory,
 )
@@ -146,3 +147,23 @@ def test_a_fit_is_against_the_usable_memory_where_it_was_measured() -> None:
     assert (entry["vram_gb"], entry["usable_gb"]) == (48, 44.42) and "github.com" in entry["usable_basis"]
     lay = layout(w, 44.42, 4)
     assert lay is not None and entry["fewest_gpus"]["gpus"] == fewest_gpus(w, 44.42).gpus  # type: ignore[union-attr]
+
+
+def test_16_bit_adam_keeps_its_moments_in_16_bits_and_no_master_copy() -> None:
+    # NeMo's distributed_fused_adam with dtype bf16 (NVIDIA's Nemotron-4 340B config): m and v 2 B each, no fp32 master:
+    # 2 + 2 + 4 = 8 B a parameter, against mixed-precision AdamW's 2 + 2 + 12 = 16
+    assert state_bytes_per_param(Precision.BF16, Optimizer.ADAMW_BF16) == (2.0, 2.0, 4.0)
+    assert state_bytes_per_param(Precision.BF16, Optimizer.ADAMW) == (2.0, 2.0, 12.0)
+    # in fp32 training the weights are the master copy: fp32 moments, as AdamW
+    assert state_bytes_per_param(Precision.FP32, Optimizer.ADAMW_BF16) == state_bytes_per_param(Precision.FP32,
+                                                                                                Optimizer.ADAMW)
+
+
+def test_optimizer_names_parse_with_or_without_their_dash() -> None:
+    from planner.units import parse_enum
+    from planner.workload.spec import Sharding
+
+    assert parse_enum(Optimizer, "adamw-bf16", "--optimizer") is Optimizer.ADAMW_BF16
+    assert parse_enum(Optimizer, " AdamW-BF16 ", "--optimizer") is Optimizer.ADAMW_BF16
+    assert parse_enum(Optimizer, "adam-8bit", "--optimizer") is Optimizer.ADAM_8BIT  # dashes forgiven as before
+    assert parse_enum(Sharding, "zero-3", "--sharding") is Sharding.ZERO3
