@@ -109,6 +109,9 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     offloaded = lay is not None and lay.offload
     if w.cp > 1 and gpus <= 1:
         raise InputError(f"--cp {w.cp} splits each sequence over {w.cp} GPUs", "give --gpus, or drop --cp")
+    if w.cp > 1 and int(gpus) % (split := (w.tensor_parallel or 1) * (w.pipeline_parallel or 1) * w.cp):
+        raise InputError(f"--cp {w.cp}: {split} GPUs (tp x pp x cp) do not divide the {int(gpus)} GPUs",
+                         "give --gpus a multiple of tp x pp x cp")
     if w.split_pinned and gpus <= 1:
         raise InputError("--tp/--pp split a job over several GPUs", "give --gpus, or drop --tp/--pp")
     if (gpus <= 1 and not offloaded) or (lay is None and not split_may_fit(w, int(gpus))):
