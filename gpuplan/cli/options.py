@@ -102,6 +102,10 @@ class WorkloadFlags(TypedDict, total=False):
         "--tp", help="Tensor-parallel GPUs to pin, inside one NVLink node (default: the layout search picks).")]
     pp: Annotated[Optional[int], typer.Option(
         "--pp", help="Pipeline stages to pin, across nodes (default: the layout search picks).")]
+    cp: Annotated[Optional[int], typer.Option(
+        "--cp", help="Context-parallel GPUs to pin: each sequence is split over them (Megatron-Core ring attention; "
+                     "--seq-len divisible by 2 x cp), with the distributed optimizer; never searched: without --cp "
+                     "no layout uses it (default: none).")]
     offload: Annotated[Optional[str], typer.Option(
         "--offload", help="Optimizer states in host RAM (ZeRO-Offload): auto, none or cpu. [default: auto]")]
     mfu: Annotated[Optional[float], typer.Option(
@@ -139,7 +143,7 @@ MODEL_AND_TRAINING = frozenset({
     "workload_file", "model", "params", "seq_len", "batch", "optimizer", "recompute", "sharding", "offload", "method",
     "lora_rank", "lora_targets", "active_params", "experts", "experts_per_token",
 })
-RUN = frozenset({"tokens", "stack", "tp", "pp", "mfu", "overhead", "images", "epochs", "global_batch"})
+RUN = frozenset({"tokens", "stack", "tp", "pp", "cp", "mfu", "overhead", "images", "epochs", "global_batch"})
 SHAPE = frozenset({"layers", "hidden", "heads", "kv_heads", "vocab", "precision", "flash"})
 MEMORY = frozenset({"overhead_gb", "infer", "weight_bits", "context"})
 # With --serve the workload flags describe the served model: its size, its experts and SHAPE but flash.

@@ -228,7 +228,8 @@ def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str, publi
     if published and r["tp"]:
         from pricing.errors import InputError
 
-        pinned = w.model_copy(update={"tensor_parallel": int(r["tp"]), "pipeline_parallel": int(r["pp"])})
+        pinned = w.model_copy(update={"tensor_parallel": int(r["tp"]), "pipeline_parallel": int(r["pp"]),
+                                      "context_parallel": int(r["cp"]) if r["cp"] else None})
         try:
             est, scaling = estimate_with_layout(pinned, spec, gpus, catalog, moe_factor=share(w, catalog))
         except InputError:

@@ -36,8 +36,19 @@ Each term is bytes over a link's achievable bytes per second, or a share of the 
   ``4*k*h*2`` bytes a token of which ``(ep-1)/ep`` leaves the GPU (:func:`a2a_seconds`). With sequence parallelism a
   tensor rank dispatches its ``1/t`` of the tokens.
 
-Step time = ``(m + (p-1)/v) x (compute + TP + PP + exposed all-to-all) + exposed DP``; efficiency = ``m x compute /
-step time``. Not modelled: context parallelism, FP8 dispatch, uneven stages (the embedding and the output head sit
+- **Context parallelism** over ``cp`` GPUs (pinned only, ``--cp``; Megatron-Core with Transformer Engine): each GPU
+  runs ``s/cp`` tokens of every sequence through all its layers (the per-GPU tokens that set the compute, the TP and
+  PP messages, the all-to-all and the utilisation's key), while each of its tokens still attends to the whole
+  sequence, load-balanced by cutting it into ``2 cp`` chunks (Megatron-LM docs/source/api-guide/context_parallel.rst
+  @1df56dcb, read 2026-12-07). Attention exchanges K and V in a ring (:func:`cp_ring_bytes`, Transformer Engine
+  ``AttnFuncWithCPAndKVP2P``), overlapped with the attention of the chunk already received: the ring's seconds hide
+  behind the attention share of the compute at the link's hidden share. The ring stays on NVLink where a node holds
+  the ``t x cp`` GPUs of a sequence (Megatron orders ranks tensor, then context), else the node's GPUs' rings cross
+  its NIC at once. Gradients are reduced and the distributed optimizer sharded over the ``dp x cp`` GPUs holding the
+  same weights (Megatron-Core's ``intra_dp_cp_group``, :mod:`planner.workload.memory_3d`).
+
+Step time = ``(m + (p-1)/v) x (compute + TP + PP + exposed all-to-all + exposed CP ring) + exposed DP``; efficiency =
+``m x compute / step time``. Not modelled: FP8 dispatch, uneven stages (the embedding and the output head sit
 on the first and last stage; the layers are taken as evenly split), load imbalance among experts.
 """
 
@@ -80,6 +91,23 @@ def p2p_bytes(tokens: float, hidden: int, t: int, v: int = 1) -> float:
     """Bytes one GPU sends per micro-batch at its stage boundaries: activations forward and their gradient backward,
     ``tokens*h*2`` each, split over the ``t`` tensor ranks; ``v`` interleaved chunks send at ``v`` boundaries."""
     return v * 2.0 * tokens * hidden * 2.0 / t
+
+
+def cp_ring_bytes(micro_batch: int, seq: int, kv_width: int, layers: float, t: int, cp: int,
+                  full_recompute: bool = False) -> float:
+    """Bytes one GPU sends per micro-batch for context parallelism's ring attention over ``cp`` GPUs through
+    ``layers`` layers, ``kv_width`` = KV heads x head dimension, 16-bit K and V.
+
+    Transformer Engine's ``AttnFuncWithCPAndKVP2P`` (transformer_engine/pytorch/attention/dot_product_attention/
+    context_parallel.py, NVIDIA/TransformerEngine @d0067d0da6cb01811b8072a7d304f0e00344ce2b, read 2026-12-07): in the
+    forward pass each rank sends its K and V chunk (``b x s/cp`` tokens x ``kv_width/t``, its tensor rank's heads)
+    to the next rank ``cp - 1`` times (``if i < (cp_size - 1)``: send, compute on what it holds); in the backward pass
+    it passes K,V round again while the partial dK,dV follow them (``cp - 1`` sends of each), twice the forward's
+    bytes. Full recompute reruns the forward ring: 4 instead of 3 forward rings a layer."""
+    if cp <= 1:
+        return 0.0
+    forward = (cp - 1) * 2.0 * micro_batch * (seq / cp) * kv_width / t * 2.0  # K and V, 2 bytes each
+    return layers * forward * (4.0 if full_recompute else 3.0)
 
 
 def dp_bytes(dense_bytes: float, expert_bytes: float, d: int, expert_replicas: int) -> float:
@@ -135,8 +163,9 @@ class Timing:
     dp_s: float  # per optimizer step
     bubble: float
     efficiency: float  # m x compute / step time
-    per_mb_s: float = 0.0  # compute and exposed traffic of one micro-batch (TP, PP, all-to-all)
+    per_mb_s: float = 0.0  # compute and exposed traffic of one micro-batch (TP, PP, all-to-all, CP ring)
     dp_exposed_s: float = 0.0  # the data-parallel step's exposed seconds
+    cp_s: float = 0.0  # context parallelism's ring seconds per micro-batch (before hiding)
 
     def interleaved(self, v: int) -> Timing:
         """The same split, micro-batch and pace with ``v`` interleaved chunks per GPU instead of one: the bubble over
@@ -148,8 +177,8 @@ class Timing:
         b = bubble(d.pp, self.micro_batches, v)
         m = self.micro_batches
         step = (m + m * b) * per_mb + self.dp_exposed_s
-        return Timing(Degrees(d.tp, d.pp, d.ep, d.dp, v), self.micro_batch, m, self.compute_s, self.tp_s, pp_s,
-                      self.a2a_s, self.dp_s, b, m * self.compute_s / step, per_mb, self.dp_exposed_s)
+        return Timing(Degrees(d.tp, d.pp, d.ep, d.dp, v, d.cp), self.micro_batch, m, self.compute_s, self.tp_s, pp_s,
+                      self.a2a_s, self.dp_s, b, m * self.compute_s / step, per_mb, self.dp_exposed_s, self.cp_s)
 
     @property
     def intra_node(self) -> float:
@@ -168,36 +197,65 @@ def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: 
     micro-batch of ``micro_batch`` sequences; ``flops_per_s`` is one GPU's achieved rate."""
     a = w.arch
     assert a.hidden and a.layers
-    t, p = deg.tp, deg.pp
-    tokens = micro_batch * w.seq_len
+    t, p, c = deg.tp, deg.pp, deg.cp
+    tokens = micro_batch * w.seq_len  # whole sequences: the micro-batch a context-parallel group of c GPUs runs
+    mine = tokens / c  # the tokens each GPU of that group runs through its layers
     full = recompute is Recompute.FULL
     stage_layers = a.layers / p
-    compute = comm.compute_seconds((a.active_params or a.params) / (t * p), tokens, flops_per_s, full)
-    tp_s = tp_bytes(tokens, a.hidden, stage_layers, t, full) / (link.bus_gbytes_s * 1e9)
+    compute = comm.compute_seconds((a.active_params or a.params) / (t * p), mine, flops_per_s, full)
+    tp_s = tp_bytes(mine, a.hidden, stage_layers, t, full) / (link.bus_gbytes_s * 1e9)
     nic = net.gbytes_s * 1e9 if net is not None else None
     # a node's GPUs all send their stage's boundary traffic through its NIC at once
-    pp_s = per_node * p2p_bytes(tokens, a.hidden, t, deg.v) / nic if p > 1 and nic else 0.0
-    a2a = a2a_seconds(w, tokens / t, stage_layers, deg.ep, per_node, link, net)
+    pp_s = per_node * p2p_bytes(mine, a.hidden, t, deg.v) / nic if p > 1 and nic else 0.0
+    a2a = a2a_seconds(w, mine / t, stage_layers, deg.ep, per_node, link, net)
+    cp_s, cp_hidden = _cp_ring(w, deg, micro_batch, stage_layers, full, per_node, link, net)
     g = groups(w)
     per = 4.0 if w.precision is Precision.FP32 else 2.0
-    expert_replicas = max(1, t * deg.dp // deg.ep) if deg.ep > 1 else 1
+    # gradients are reduced over the dp x cp GPUs holding the same weights (Megatron-Core's intra_dp_cp_group)
+    replicas = deg.dp * c
+    expert_replicas = max(1, t * replicas // deg.ep) if deg.ep > 1 else 1
     dense_share = (g.dense if deg.ep > 1 else a.params) / (t * p) * per
     expert_share = g.experts / (p * deg.ep) * per if deg.ep > 1 else 0.0
-    step_bytes = dp_bytes(dense_share, expert_share, deg.dp, expert_replicas)
+    step_bytes = dp_bytes(dense_share, expert_share, replicas, expert_replicas)
     in_node = max(1, per_node // t)  # a tensor rank's data-parallel peers inside its node
     dp_s = step_bytes / (link.bus_gbytes_s * 1e9)
-    if deg.dp > in_node and nic:
+    if replicas > in_node and nic:
         # each of the node's t tensor ranks rings through the node's NIC once per byte
         dp_s = max(dp_s, t * step_bytes / nic)
     m = max(1.0, global_tokens / (deg.dp * tokens))
     slow = links.overlap_slowdown()
     a2a_exp = (comm.exposed(a2a, compute, link.hidden_share, slow) if a2a_overlapped(a.name) else a2a)
-    hidden_dp = net.hidden_share if (deg.dp > in_node and net is not None) else link.hidden_share
+    hidden_dp = net.hidden_share if (replicas > in_node and net is not None) else link.hidden_share
     per_mb = compute + tp_s * (1 - TP_HIDDEN) + pp_s * (1 - P2P_HIDDEN) + a2a_exp
+    if cp_s:
+        # the ring overlaps the attention of the chunk already received: it hides behind the attention share of the
+        # compute (its hardware FLOPs over all of them, planner.workload.utilisation) at the link's hidden share
+        from planner.workload.utilisation import attention_flops_per_token
+
+        attn = attention_flops_per_token(a.layers, a.hidden, w.seq_len, full)
+        dense = (8.0 if full else 6.0) * (a.active_params or a.params)
+        per_mb += comm.exposed(cp_s, compute * attn / (dense + attn), cp_hidden, slow)
     b = bubble(p, m, deg.v)
     dp_exposed = comm.exposed(dp_s, compute, hidden_dp, slow)
     step = (m + m * b) * per_mb + dp_exposed
-    return Timing(deg, micro_batch, m, compute, tp_s, pp_s, a2a, dp_s, b, m * compute / step, per_mb, dp_exposed)
+    return Timing(deg, micro_batch, m, compute, tp_s, pp_s, a2a, dp_s, b, m * compute / step, per_mb, dp_exposed,
+                  cp_s)
+
+
+def _cp_ring(w: TrainingWorkload, deg: Degrees, micro_batch: int, layers: float, full: bool, per_node: int,
+             link: comm.Link, net: links.Network | None) -> tuple[float, float]:
+    """(seconds per micro-batch of the context-parallel ring, the hidden share of its link): over NVLink where one node
+    holds a sequence's ``t x cp`` GPUs, else through the NIC, which all the node's GPUs' rings cross at once (some
+    hops of a ring that spans nodes stay inside one: a little pessimistic)."""
+    a = w.arch
+    if deg.cp <= 1:
+        return 0.0, 0.0
+    assert a.hidden and a.heads
+    kv_width = (a.kv_heads or a.heads) * (a.hidden // a.heads)
+    sent = cp_ring_bytes(micro_batch, w.seq_len, kv_width, layers, deg.tp, deg.cp, full)
+    if deg.tp * deg.cp <= per_node or net is None:
+        return sent / (link.bus_gbytes_s * 1e9), link.hidden_share
+    return per_node * sent / (net.gbytes_s * 1e9), net.hidden_share
 
 
 def nvlink_node(link: comm.Link, per_node: int) -> bool:
@@ -227,6 +285,7 @@ def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
     expert (powers of two dividing the experts and a stage's GPUs) split of ``per_node`` x ``nodes`` GPUs, not
     interleaved (:func:`search` times each pipeline split's interleavings beside it)."""
     a = w.arch
+    c = w.cp  # context parallelism: pinned only (--cp), 1 otherwise
     out = []
     # t = 1 with pipeline or expert parallelism too (DeepSeek-V3 trained with 16-way pipeline and 64-way expert
     # parallelism and no tensor parallelism, arXiv 2412.19437 section 3.2, RECALLED); t = 1, p = 1 without experts
@@ -238,21 +297,22 @@ def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
         # sends are then charged over the NIC all the same, a little pessimistic for the ones that stay on NVLink
         stages = ([w.pipeline_parallel] if w.pipeline_parallel and w.pipeline_parallel <= (a.layers or 1)
                   else _powers(min(PP_MAX, nodes, a.layers or 1)))
-        for p in (x for x in stages if (per_node * nodes // t) % x == 0):
-            d = per_node * nodes // (t * p)
+        for p in (x for x in stages if (per_node * nodes // t) % (x * c) == 0):
+            d = per_node * nodes // (t * p * c)
             eps = [1]
             if a.moe and a.experts:
                 eps = [e for e in _powers(min(a.experts, t * d)) if e > 1 and a.experts % e == 0 and (t * d) % e == 0]
-            out += [Degrees(t, p, e, d) for e in eps or [1] if t > 1 or p > 1 or e > 1]
+            out += [Degrees(t, p, e, d, 1, c) for e in eps or [1] if t > 1 or p > 1 or e > 1 or c > 1]
     # a split the user pinned (--tp/--pp): only it, with its experts and interleavings still searched
     return [d for d in out if (w.tensor_parallel is None or d.tp == w.tensor_parallel)
             and (w.pipeline_parallel is None or d.pp == w.pipeline_parallel)]
 
 
 def useful_rate(tm: Timing, seq_len: int) -> float:
-    """Tokens each GPU trains per second: a replica of ``t x p`` GPUs runs a micro-batch's tokens in its compute time
-    over the layout's efficiency (full recompute's extra pass is in that compute time, so it costs here)."""
-    return tm.efficiency * tm.micro_batch * seq_len / (tm.compute_s * tm.degrees.tp * tm.degrees.pp)
+    """Tokens each GPU trains per second: a replica of ``t x p x cp`` GPUs runs a micro-batch's tokens in its compute
+    time over the layout's efficiency (full recompute's extra pass is in that compute time, so it costs here)."""
+    d = tm.degrees
+    return tm.efficiency * tm.micro_batch * seq_len / (tm.compute_s * d.tp * d.pp * d.cp)
 
 
 def _bound(w: TrainingWorkload, deg: Degrees, link: comm.Link, slowest: float, fastest: float,
@@ -316,7 +376,7 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
                 # the interleaved schedule runs micro-batches in groups of p: it needs p of them a step
                 plain = tm
                 for v in (inter if plain.micro_batches >= deg.pp else ()):
-                    if mb > max_micro_batch(w, Degrees(deg.tp, deg.pp, deg.ep, deg.dp, v), rc, vram_gb):
+                    if mb > max_micro_batch(w, Degrees(deg.tp, deg.pp, deg.ep, deg.dp, v, deg.cp), rc, vram_gb):
                         break  # smaller v hold more activations on the first stage: they do not fit either
                     if (u := useful_rate(tv := plain.interleaved(v), w.seq_len)) > useful:
                         tm, useful = tv, u

@@ -107,6 +107,11 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
                             moe_factor=moe_factor, micro_batch=mb if gpus <= 1 else None)
     # one GPU has no traffic, but an optimizer offloaded to the CPU still costs its step: that layout is timed
     offloaded = lay is not None and lay.offload
+    if w.cp > 1 and gpus <= 1:
+        raise InputError(f"--cp {w.cp} splits each sequence over {w.cp} GPUs", "give --gpus, or drop --cp")
+    if w.cp > 1 and int(gpus) % (split := (w.tensor_parallel or 1) * (w.pipeline_parallel or 1) * w.cp):
+        raise InputError(f"--cp {w.cp}: {split} GPUs (tp x pp x cp) do not divide the {int(gpus)} GPUs",
+                         "give --gpus a multiple of tp x pp x cp")
     if w.split_pinned and gpus <= 1:
         raise InputError("--tp/--pp split a job over several GPUs", "give --gpus, or drop --tp/--pp")
     if (gpus <= 1 and not offloaded) or (lay is None and not split_may_fit(w, int(gpus))):
@@ -116,7 +121,8 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     link = collective_link(spec.key, spec.interconnect.among(shape.per_node), shape.per_node)
     if link is None:
         if w.split_pinned:
-            raise InputError(f"no link between {spec.key} GPUs ships, so a pinned --tp/--pp layout cannot be timed")
+            raise InputError(f"no link between {spec.key} GPUs ships, so a pinned --tp/--pp/--cp layout cannot be "
+                             "timed")
         return est, None
     if shape.basis:
         notes.append(f"timed as {shape.basis}")
@@ -129,7 +135,7 @@ def estimate_with_layout(w: Any, spec: GpuSpec, gpus: float, catalog: Catalog,
     if isinstance(chosen, str):
         if w.split_pinned:  # the user asked for this layout: a GPU-hours figure without it would not be an answer
             raise InputError(f"the pinned layout cannot run on {int(gpus)}x {spec.key} as {shape.basis or 'one node'}: "
-                             f"{chosen}", "change --tp/--pp or --gpus, or drop them to let the layout search pick")
+                             f"{chosen}", "change --tp/--pp/--cp or --gpus, or drop them to let the layout search pick")
         notes.append(chosen)
         return est, None
     if lay is None:  # a tensor/pipeline layout fits where no data-parallel one does

@@ -107,6 +107,8 @@ def words(scaling: dict[str, Any]) -> str:
         parts = [f"tensor {scaling['tensor_parallel']} inside a node" if scaling["tensor_parallel"] > 1 else "",
                  (f"pipeline {scaling['pipeline_parallel']} stages" + (f" of {v} interleaved chunks" if v > 1 else "")
                   + f" with a {scaling['bubble']:.1%} bubble") if scaling["pipeline_parallel"] > 1 else "",
+                 f"each sequence over {scaling['context_parallel']} GPUs (context parallelism)"
+                 if scaling.get("context_parallel", 1) > 1 else "",
                  f"experts over {scaling['expert_parallel']} GPUs" if scaling["expert_parallel"] > 1 else "",
                  f"ZeRO-1 over {scaling['data_parallel']} replicas"]
         return (f"{scaling['strategy']} ({', '.join(x for x in parts if x)}) at micro-batch "
@@ -237,7 +239,8 @@ def _useful(w: TrainingWorkload, s: Scaling) -> float:
     """Tokens each GPU trains per second: a micro-batch's tokens over its compute time and the layout's efficiency,
     per GPU of a tensor x pipeline replica. Full recompute's extra pass is in the compute time, and where the
     utilisation depends on the work each candidate is timed at its own pace."""
-    split = s.parallel["tensor_parallel"] * s.parallel["pipeline_parallel"] if s.parallel else 1
+    split = (s.parallel["tensor_parallel"] * s.parallel["pipeline_parallel"] * s.parallel.get("context_parallel", 1)
+             if s.parallel else 1)
     return s.efficiency * s.micro_batch * w.seq_len / (s.compute_s_per_microbatch * split)
 
 
@@ -296,7 +299,7 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
     nodes. ``floor`` is in tokens per GPU-second (:func:`_useful`)."""
     from planner.perf import parallel3d as p3
 
-    if w.tensor_parallel == 1 and w.pipeline_parallel == 1:  # --tp 1 --pp 1: data parallelism only
+    if w.tensor_parallel == 1 and w.pipeline_parallel == 1 and w.cp == 1:  # --tp 1 --pp 1: data parallelism only
         return []
     exposed = nodes > 1 and dp_efficiency < EXPOSED_DP
     wanted = w.split_pinned or exposed or w.arch.params >= p3.MIN_PARAMS_3D
@@ -316,11 +319,14 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
                     "micro_batches_per_pipeline": round(tm.micro_batches, 2),
                     "tp_s_per_microbatch": round(tm.tp_s, 4), "pp_s_per_microbatch": round(tm.pp_s, 4),
                     "all_to_all_s_per_microbatch": round(tm.a2a_s, 4), "dp_s_per_step": round(tm.dp_s, 4)}
-        fits = (f"{d.name}: tensor {d.tp} x pipeline {d.pp} x data {d.dp}"
+        if d.cp > 1:  # only where pinned (--cp): default layouts' JSON keeps its keys
+            parallel |= {"context_parallel": d.cp, "cp_s_per_microbatch": round(tm.cp_s, 4)}
+        fits = (f"{d.name}: tensor {d.tp} x pipeline {d.pp}" + (f" x context {d.cp}" if d.cp > 1 else "")
+                + f" x data {d.dp}"
                 + (f", experts over {d.ep} GPUs" if d.ep > 1 else "")
                 + (f", {rc.value} activation recompute" if rc is not Recompute.NONE else "")
                 + f", micro-batch {tm.micro_batch}")
-        out.append(Scaling(d.name, tm.intra_node, tm.inter_node, tm.tp_s + tm.pp_s + tm.a2a_s, tm.compute_s,
+        out.append(Scaling(d.name, tm.intra_node, tm.inter_node, tm.tp_s + tm.pp_s + tm.a2a_s + tm.cp_s, tm.compute_s,
                            tm.micro_batch, rc.value, link.name, fits, accumulation=round(tm.micro_batches),
                            global_batch_tokens=batch, network=net.describe() if net else "",
                            hidden_intra=link.hidden_share, parallel=parallel))
@@ -329,12 +335,18 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
 
 def _pinned(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
             net: links.Network | None, flops_per_s: comm.Rate) -> Scaling | str:
-    """The split the user pinned (--tp/--pp) at its best micro-batch, recompute and interleaving, or why it cannot
+    """The split the user pinned (--tp/--pp/--cp) at its best micro-batch, recompute and interleaving, or why it cannot
     run here: no data-parallel layout competes with it."""
     from planner.perf.parallel3d import nvlink_node
 
-    t, p = w.tensor_parallel or 1, w.pipeline_parallel or 1
-    name = "x".join(x for x in (f"tp{t}" if t > 1 else "", f"pp{p}" if p > 1 else "") if x)
+    t, p, c = w.tensor_parallel or 1, w.pipeline_parallel or 1, w.cp
+    name = "x".join(x for x in (f"tp{t}" if t > 1 else "", f"pp{p}" if p > 1 else "", f"cp{c}" if c > 1 else "")
+                    if x)
+    if c > 1 and per_node * nodes % (t * p * c):
+        return f"{name}: {t * p * c} GPUs (tp x pp x cp) do not divide the {per_node * nodes} GPUs"
+    if c > 1 and not nvlink_node(link, per_node):
+        return (f"{name}: context parallelism is timed on NVLink nodes (its ring and the layout search's traffic model "
+                f"are), and this node's GPUs are joined by {link.name}")
     if t > 1 and per_node % t:
         return f"{name}: {t} tensor-parallel GPUs do not divide a node's {per_node}"
     if t > 1 and not nvlink_node(link, per_node):

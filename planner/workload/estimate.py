@@ -102,7 +102,8 @@ def work_utilization(w: TrainingWorkload, spec: GpuSpec, precision: Precision, f
         # the work is unknown (a published run, an estimate with no layout): the median tiers describe whole runs
         # at that scale, their communication included, which the keyed model leaves to the layout model
         return None
-    tokens = float(mb * w.seq_len)
+    # with context parallelism (--cp) each GPU's kernels run 1/cp of each sequence; attention still spans all of it
+    tokens = float(mb * w.seq_len) / w.cp
     attn = ut.attention_flops_per_token(layers, hidden, w.seq_len, full)
     work = ut.Work(hidden, tokens, attn / (dense_per_token + attn))
     clamped = ut.clamp(work, catalog, spec.arch, False)
@@ -120,7 +121,7 @@ def work_utilization(w: TrainingWorkload, spec: GpuSpec, precision: Precision, f
                     f"{s:.2f}x faster (median over {pairs} measured bf16/FP8 pairs, planner.workload.fp8), the "
                     "rest keeps its bf16 time")
     util = kernel * dense_per_token / (dense_per_token + attn)
-    mb_text = f"micro-batch {mb} x {w.seq_len}"
+    mb_text = f"micro-batch {mb} x {w.seq_len}" + (f" / context parallel {w.cp}" if w.cp > 1 else "")
     why = (f"{kernel:.3f} of the {'FP8' if fp8 else 'bf16'} peak in hardware FLOPs with attention counted, keyed by "
            f"the work: hidden {hidden}, {mb_text} tokens per micro-batch, attention {work.attention_share:.0%} of "
            f"the FLOPs; fitted on {n} {spec.arch} bf16 anchors of data/mfu.csv (planner.workload.utilisation)"

@@ -206,6 +206,7 @@ def workload_from_options(
     stack: str | None = None,
     tp: int | None = None,
     pp: int | None = None,
+    cp: int | None = None,
     offload: str | None = None,
     mfu: float | None = None,
     overhead: float | None = None,
@@ -266,5 +267,6 @@ def workload_from_options(
         stack=parse_enum(Stack, stack, "--stack"), offload=parse_enum(Offload, offload, "--offload"), mfu=mfu,
         overhead=overhead, overhead_gb=overhead_gb,
         tensor_parallel=whole(tp, "--tp"), pipeline_parallel=whole(pp, "--pp"),
+        context_parallel=whole(cp, "--cp"),
         global_batch_tokens=count(global_batch, "--global-batch"), **lora,
     )

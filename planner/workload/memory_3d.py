@@ -15,6 +15,16 @@
   ``compute_activation_memory``, "interleaved_schedule_memory_penalty", NVIDIA/Megatron-LM
   @38644dd756c46142787b1bd5dc08ed82ca0e6de1, read 2026-12-07; it multiplies the first stage's layer and embedding
   activations), i.e. more than without interleaving, falling towards it as ``v`` grows.
+- Context parallelism over ``cp`` GPUs (``Degrees.cp``) splits every activation along the sequence: each GPU holds
+  the activations of ``s/cp`` tokens of each sequence, so all the activation bytes above (the logits too) divide by
+  ``cp`` ("CP partitions the network inputs and all activations along sequence dimension ... The activation memory
+  footprint per GPU is also CP times smaller", Megatron-LM docs/source/api-guide/context_parallel.rst
+  @1df56dcbb858728d89292f0dae5ef4d035a95e97, read 2026-12-07). The ``cp`` GPUs of a sequence hold the same weights
+  and gradients (the split is of the tokens, not the weights); Megatron-Core's gradient buffers and distributed
+  optimizer use the data-parallel group *with* the context-parallel ranks (``intra_dp_cp_group`` in
+  ``megatron/core/distributed/distributed_data_parallel.py``, whose size also lays out the distributed optimizer's
+  shards, ``DistributedOptimizer.compute_full_param_layout``; NVIDIA/Megatron-LM
+  @d98e8a64ddf34856e74b24714e3bedb2f5a39553, read 2026-12-07): the optimizer states are sharded over ``dp x cp``.
 - Headroom, CUDA overhead and NCCL buffers as in :func:`planner.workload.memory.fitted`.
 """
 
@@ -37,7 +47,8 @@ from planner.workload.spec import Recompute, TrainingWorkload
 
 
 def activation_bytes_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> float:
-    """Activation bytes per sequence on the fuller of the first and last pipeline stage."""
+    """Activation bytes per sequence on the fuller of the first and last pipeline stage (the GPU's ``1/cp`` of it with
+    context parallelism: every activation is split along the sequence)."""
     a = w.arch
     assert a.hidden and a.heads and a.layers
     s, t, layers = w.seq_len, deg.tp, a.layers
@@ -47,7 +58,7 @@ def activation_bytes_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute)
         first *= 1.0 + (deg.pp - 1) / (deg.pp * deg.v)  # Megatron's interleaved-schedule memory penalty
     first += extra
     last = layers / deg.pp * per_layer + extra + s * (a.vocab or 0) * LOGIT_BYTES[w.precision.mixed] / t
-    return max(first, last)
+    return max(first, last) / deg.cp
 
 
 def _parts(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> tuple[float, float, float, float, float]:
@@ -58,9 +69,10 @@ def _parts(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> tuple[flo
     dense, experts = (g.dense, g.experts) if deg.ep > 1 else (w.arch.params, 0.0)
     dense_share = dense / (t * p)
     expert_share = experts / (p * deg.ep) if deg.ep > 1 else 0.0
-    expert_replicas = max(1, t * deg.dp // deg.ep) if deg.ep > 1 else 1
+    # the distributed optimizer shards over the data-parallel ranks with the context-parallel ones (module docstring)
+    expert_replicas = max(1, t * deg.dp * deg.cp // deg.ep) if deg.ep > 1 else 1
     return ((dense_share + expert_share) * wb / GIB, (dense_share + expert_share) * gb / GIB,
-            (dense_share / deg.dp + expert_share / expert_replicas) * ob / GIB,
+            (dense_share / (deg.dp * deg.cp) + expert_share / expert_replicas) * ob / GIB,
             activation_bytes_3d(w, deg, recompute) / GIB,
             (DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb) + NCCL_BUFFERS_GB)
 

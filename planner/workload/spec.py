@@ -212,11 +212,19 @@ class TrainingWorkload(BaseModel):
     # a layout the user pins (--tp/--pp): tensor parallelism inside a node, pipeline stages across nodes; None: searched
     tensor_parallel: int | None = Field(default=None, ge=1)
     pipeline_parallel: int | None = Field(default=None, ge=1)
+    # context parallelism the user pins (--cp): each sequence split over this many GPUs (Megatron-Core); None: none,
+    # never searched
+    context_parallel: int | None = Field(default=None, ge=1)
 
     @property
     def split_pinned(self) -> bool:
-        """Whether the user pinned a tensor or pipeline split (a degree above 1)."""
-        return (self.tensor_parallel or 1) > 1 or (self.pipeline_parallel or 1) > 1
+        """Whether the user pinned a tensor, pipeline or context split (a degree above 1)."""
+        return (self.tensor_parallel or 1) > 1 or (self.pipeline_parallel or 1) > 1 or (self.context_parallel or 1) > 1
+
+    @property
+    def cp(self) -> int:
+        """Context-parallel degree: GPUs that share each sequence (1 without --cp)."""
+        return self.context_parallel or 1
 
     @model_validator(mode="after")
     def _offload_full(self) -> TrainingWorkload:
@@ -234,8 +242,17 @@ class TrainingWorkload(BaseModel):
         # tensor/pipeline layouts are timed as Megatron runs them: full training, distributed optimizer (ZeRO-1)
         if self.split_pinned and (self.method is not Method.FULL or self.offload is Offload.CPU
                                   or self.sharding not in (Sharding.AUTO, Sharding.ZERO1)):
-            raise ValueError("--tp/--pp layouts are timed with full training and the distributed optimizer (ZeRO-1): "
-                             "drop --method lora/qlora, --offload cpu and --sharding other than zero1")
+            raise ValueError("--tp/--pp/--cp layouts are timed with full training and the distributed optimizer "
+                             "(ZeRO-1): drop --method lora/qlora, --offload cpu and --sharding other than zero1")
+        if (cp := self.cp) > 1:
+            # Megatron-Core's causal load balancing cuts each sequence into 2 x cp chunks, two per GPU (Transformer
+            # Engine asserts 'Sequence length per GPU needs to be divisible by 2!')
+            if self.seq_len % (2 * cp):
+                raise ValueError(f"--cp {cp} splits each sequence into 2 x {cp} = {2 * cp} chunks (Megatron-Core's "
+                                 f"causal load balancing): --seq-len {self.seq_len} is not divisible by {2 * cp}")
+            if not self.flash_attention:
+                raise ValueError("--cp runs attention as Transformer Engine's ring of FlashAttention/cuDNN fused "
+                                 "attention steps: drop --no-flash")
         return self
 
 

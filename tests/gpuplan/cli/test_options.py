@@ -24,7 +24,7 @@ CLI = Path(gpuplan.cli.__file__).parent
 # The workload flags that not all three commands take, and which take them. Giving a command
 # one more changes its --help: do it on purpose, in its takes_workload groups and here.
 ONLY_SOME = {
-    **dict.fromkeys(("--tokens", "--stack", "--tp", "--pp", "--mfu", "--overhead", "--images", "--epochs",
+    **dict.fromkeys(("--tokens", "--stack", "--tp", "--pp", "--cp", "--mfu", "--overhead", "--images", "--epochs",
                      "--global-batch"), {"plan", "estimate"}),
     **dict.fromkeys(("--layers", "--hidden", "--heads", "--kv-heads", "--vocab", "--precision", "--flash"),
                     {"fit", "estimate"}),
