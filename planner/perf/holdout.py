@@ -139,9 +139,32 @@ def tcp_points() -> list[Point]:
     return out
 
 
+def flash_points(catalog: Catalog) -> list[Point]:
+    """GPT-2 trained end to end with standard attention and with FlashAttention (data/flash_pairs.csv): how many times
+    longer the standard run took, predicted as gpuplan's estimate with --no-flash over --flash (same stack, layout,
+    micro-batch), without recompute as the runs trained."""
+    from planner.plan.estimate_cluster import estimate_with_layout
+    from planner.workload.inputs import workload_from_options
+
+    out = []
+    for r in data_rows("flash_pairs.csv", "planner.data"):
+        hours = []
+        for flash in (False, True):
+            w = workload_from_options(params=float(r["params"]), layers=int(r["layers"]), hidden=int(r["hidden"]),
+                                      heads=int(r["heads"]), vocab=int(r["vocab"]), tokens=1e10,
+                                      seq_len=int(r["seq"]), batch=8, recompute="none", overhead=0.0,
+                                      stack="megatron", flash=flash)
+            est, _ = estimate_with_layout(w, catalog.gpus[r["gpu_key"]], int(r["gpus"]), catalog)
+            hours.append(est.wall_hours)
+        out.append(Point("standard vs flash attention (end to end)", r["run"], hours[0] / hours[1],
+                         float(r["standard_days"]) / float(r["flash_days"]), r["source"]))
+    return out
+
+
 def all_points(catalog: Catalog) -> list[Point]:
     return (sharded_points(catalog) + bandwidth_points() + bandwidth_points(8.0) + tcp_points() + cluster_points()
-            + moe_points(catalog) + utilisation_points(catalog) + heldout_points(catalog) + fp8_points(catalog))
+            + moe_points(catalog) + utilisation_points(catalog) + heldout_points(catalog) + fp8_points(catalog)
+            + flash_points(catalog))
 
 
 def summary(points: list[Point]) -> dict[str, tuple[int, float, float]]:
