@@ -108,7 +108,8 @@ def words(scaling: dict[str, Any]) -> str:
                  (f"pipeline {scaling['pipeline_parallel']} stages" + (f" of {v} interleaved chunks" if v > 1 else "")
                   + f" with a {scaling['bubble']:.1%} bubble") if scaling["pipeline_parallel"] > 1 else "",
                  f"experts over {scaling['expert_parallel']} GPUs" if scaling["expert_parallel"] > 1 else "",
-                 f"ZeRO-1 over {scaling['data_parallel']} replicas"]
+                 f"{'FSDP (ZeRO-3)' if 'fsdp_s_per_microbatch' in scaling else 'ZeRO-1'} over "
+                 f"{scaling['data_parallel']} replicas"]
         return (f"{scaling['strategy']} ({', '.join(x for x in parts if x)}) at micro-batch "
                 f"{scaling['micro_batch']}{rc}: {scaling['intra_node']:.0%} inside a node (tensor-parallel traffic), "
                 f"{scaling['inter_node']:.0%} for the bubble and traffic across nodes")
@@ -300,7 +301,10 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
         return []
     exposed = nodes > 1 and dp_efficiency < EXPOSED_DP
     wanted = w.split_pinned or exposed or w.arch.params >= p3.MIN_PARAMS_3D
-    if not wanted or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
+    # FSDP x TP (zero3 over the replicas) is searched beside ZeRO-1 under auto; a pinned --sharding zero3/fsdp times it
+    # only with a pinned --tp (unpinned, zero3 keeps to the data-parallel family it always named)
+    fsdp_tp = w.split_pinned and w.sharding in (Sharding.ZERO3, Sharding.FSDP)
+    if not wanted or not (fsdp_tp or w.sharding in (Sharding.AUTO, Sharding.ZERO1)):
         return []
     if w.method.value != "full" or w.offload is Offload.CPU:  # LoRA/QLoRA: no optimizer states to shard
         return []
@@ -316,11 +320,14 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
                     "micro_batches_per_pipeline": round(tm.micro_batches, 2),
                     "tp_s_per_microbatch": round(tm.tp_s, 4), "pp_s_per_microbatch": round(tm.pp_s, 4),
                     "all_to_all_s_per_microbatch": round(tm.a2a_s, 4), "dp_s_per_step": round(tm.dp_s, 4)}
+        if d.zero == 3:  # FSDP x TP: its replicas' gathers and reduce-scatter, every micro-batch
+            parallel["fsdp_s_per_microbatch"] = round(tm.fsdp_s, 4)
         fits = (f"{d.name}: tensor {d.tp} x pipeline {d.pp} x data {d.dp}"
+                + (" (FSDP: weights, gradients and optimizer states sharded over the replicas)" if d.zero == 3 else "")
                 + (f", experts over {d.ep} GPUs" if d.ep > 1 else "")
                 + (f", {rc.value} activation recompute" if rc is not Recompute.NONE else "")
                 + f", micro-batch {tm.micro_batch}")
-        out.append(Scaling(d.name, tm.intra_node, tm.inter_node, tm.tp_s + tm.pp_s + tm.a2a_s, tm.compute_s,
+        out.append(Scaling(d.name, tm.intra_node, tm.inter_node, tm.tp_s + tm.pp_s + tm.a2a_s + tm.fsdp_s, tm.compute_s,
                            tm.micro_batch, rc.value, link.name, fits, accumulation=round(tm.micro_batches),
                            global_batch_tokens=batch, network=net.describe() if net else "",
                            hidden_intra=link.hidden_share, parallel=parallel))
@@ -345,7 +352,34 @@ def _pinned(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link
     found = _three_d(w, vram_gb, per_node, nodes, link, net, flops_per_s)
     if not found:
         return f"{name} does not fit the GPUs' memory (or its traffic cannot be hidden) at any micro-batch or recompute"
-    return Scaling(**{**found[0].__dict__, "alternatives": ()})
+    return Scaling(**{**found[0].__dict__, "alternatives": _other_sharding(w, found)})
+
+
+def _other_sharding(w: TrainingWorkload, found: list[Scaling]) -> tuple[str, ...]:
+    """Where a pinned split could run with ZeRO-1 or FSDP over its replicas (--tp alone, one pipeline stage), why the
+    one not chosen lost: its share of the chosen's tokens per GPU-second, or that it does not fit."""
+    from planner.perf.parallel3d import fsdp_variant
+    from planner.perf.split import Degrees
+
+    best = found[0]
+    assert best.parallel is not None
+    p = best.parallel
+    if w.sharding is not Sharding.AUTO or not fsdp_variant(w, Degrees(p["tensor_parallel"], p["pipeline_parallel"],
+                                                                        p["expert_parallel"], p["data_parallel"])):
+        return ()
+    zero3 = "fsdp_s_per_microbatch" in p
+    other = next((s for s in found[1:] if s.parallel and ("fsdp_s_per_microbatch" in s.parallel) != zero3), None)
+    if other is None and zero3:
+        return (f"{best.strategy[:-1]}1: does not fit the GPUs' memory (or its traffic cannot be hidden) at any "
+                "micro-batch or recompute",)
+    if other is None:  # parallel3d.search times FSDP only where it fits a larger micro-batch than ZeRO-1
+        return (f"{best.strategy[:-1]}3: fits no larger micro-batch than ZeRO-1 does here, so its weight gathers "
+                "every micro-batch only slow it down",)
+    extra = (f", {other.parallel['fsdp_s_per_microbatch']:.3f} s of FSDP gathers per micro-batch" if not zero3
+             else ", full recompute's extra pass" if other.recompute == Recompute.FULL.value else "")
+    return (f"{other.layout} at micro-batch {other.micro_batch}: {_useful(w, other) / _useful(w, best):.0%} of the "
+            f"chosen layout's tokens per GPU-second ({other.intra_node:.0%} inside, {other.inter_node:.0%} across "
+            f"nodes{extra})",)
 
 
 def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
