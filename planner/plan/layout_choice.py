@@ -375,8 +375,12 @@ def _other_sharding(w: TrainingWorkload, found: list[Scaling]) -> tuple[str, ...
     if other is None:  # parallel3d.search times FSDP only where it fits a larger micro-batch than ZeRO-1
         return (f"{best.strategy[:-1]}3: fits no larger micro-batch than ZeRO-1 does here, so its weight gathers "
                 "every micro-batch only slow it down",)
-    extra = (f", {other.parallel['fsdp_s_per_microbatch']:.3f} s of FSDP gathers per micro-batch" if not zero3
-             else ", full recompute's extra pass" if other.recompute == Recompute.FULL.value else "")
+    if not zero3:
+        extra = f", {other.parallel['fsdp_s_per_microbatch']:.3f} s of FSDP gathers per micro-batch"  # type: ignore[index]
+    else:  # ZeRO-1 keeps its share's weights and gradients whole: less room for activations
+        extra = (", full recompute's extra pass" if other.recompute == Recompute.FULL.value != best.recompute else "")
+        if other.micro_batch < best.micro_batch:
+            extra += f", its whole weights and gradients leave room for micro-batch {other.micro_batch} only"
     return (f"{other.layout} at micro-batch {other.micro_batch}: {_useful(w, other) / _useful(w, best):.0%} of the "
             f"chosen layout's tokens per GPU-second ({other.intra_node:.0%} inside, {other.inter_node:.0%} across "
             f"nodes{extra})",)
