@@ -12,9 +12,10 @@ cannot be hidden (efficiency under 1/3 on either link) is dropped, and if none i
 the bandwidth it would need.
 
 For models of 30B and up on NVLink nodes, and for any model whose best data-parallel layout keeps under
-``EXPOSED_DP`` across nodes, the search also tries tensor/pipeline/expert-parallel layouts with ZeRO-1
-(:mod:`planner.perf.parallel3d`, memory in :mod:`planner.workload.memory_3d`); the fastest of both families wins, and
-``alternatives`` names the best of the other family first.
+``EXPOSED_DP`` across nodes, the search also tries tensor/pipeline/expert-parallel layouts with ZeRO-1, and tensor
+parallelism with FSDP (ZeRO-3) over the replicas at one stage (:mod:`planner.perf.parallel3d`, memory in
+:mod:`planner.workload.memory_3d`); the fastest of both families wins, and ``alternatives`` names the best of the other
+family first.
 """
 
 from __future__ import annotations
@@ -290,11 +291,11 @@ def split_may_fit(w: TrainingWorkload, gpus: int) -> bool:
 def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
              net: links.Network | None, flops_per_s: comm.Rate, floor: float = 0.0,
              dp_efficiency: float = 1.0) -> list[Scaling]:
-    """Tensor/pipeline/expert layouts with ZeRO-1 (:mod:`planner.perf.parallel3d`), as scalings; none for a pinned
-    ZeRO-2/3 or DDP or a node without NVLink, nor for a model under 30B (data parallelism hides its traffic there,
-    see ``MIN_PARAMS_3D``) unless the best data-parallel layout across nodes keeps under ``EXPOSED_DP``: over a
-    slow network (ZeRO-3 over 25 Gbps TCP) keeping the weights whole inside a node moves far fewer bytes between
-    nodes. ``floor`` is in tokens per GPU-second (:func:`_useful`)."""
+    """Tensor/pipeline/expert layouts with ZeRO-1, and FSDP x TP (:mod:`planner.perf.parallel3d`), as scalings; none for
+    a pinned ZeRO-2 or DDP, nor a pinned ZeRO-3 without a pinned --tp, nor a node without NVLink, nor for a model
+    under 30B (data parallelism hides its traffic there, see ``MIN_PARAMS_3D``) unless the best data-parallel layout
+    across nodes keeps under ``EXPOSED_DP``: over a slow network (ZeRO-3 over 25 Gbps TCP) keeping the weights whole
+    inside a node moves far fewer bytes between nodes. ``floor`` is in tokens per GPU-second (:func:`_useful`)."""
     from planner.perf import parallel3d as p3
 
     if w.tensor_parallel == 1 and w.pipeline_parallel == 1:  # --tp 1 --pp 1: data parallelism only
