@@ -228,14 +228,23 @@ def utilisation_points(catalog: Catalog) -> list[Point]:
                   "data/mfu.csv (llm-foundry benchmark table)") for k, pred in leave_one_out(catalog)]
 
 
+def fsdp_x_tp(r: dict[str, str]) -> bool:
+    """Whether a heldout_throughput.csv row ran FSDP x TP (its layout 'FSDP 32 x TP 8 ...', torchtitan's 2D layout):
+    timed at its published tp with FSDP (ZeRO-3) over the replicas, not the distributed optimizer (ZeRO-1)."""
+    import re
+
+    return re.match(r"FSDP \d+ x TP \d+", r["layout"]) is not None
+
+
 def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str, published: bool = True) -> tuple[float, str]:
     """(tokens/s per GPU, layout) of gpuplan's estimate path for a heldout_throughput.csv row at one recompute: at the
     run's published tensor/pipeline degrees (its tp, pp columns) where ``published`` and gpuplan's memory count fits
-    them, else at gpuplan's own layout choice (said in the layout text)."""
+    them (FSDP x TP rows with FSDP over the replicas, :func:`fsdp_x_tp`), else at gpuplan's own layout choice (said in
+    the layout text)."""
     from planner.plan.estimate_cluster import estimate_with_layout
     from planner.plan.moe_share import share
     from planner.workload.inputs import workload_from_options
-    from planner.workload.spec import Recompute, TrainingWorkload
+    from planner.workload.spec import Recompute, Sharding, TrainingWorkload
 
     gpus, seq = int(r["gpus"]), int(r["seq"])
     mb = int(r["micro_batch"]) if r["micro_batch"] else None  # blank: the layout picks it, as for a user
@@ -252,7 +261,8 @@ def _heldout_estimate(r: dict[str, str], catalog: Catalog, recompute: str, publi
         from pricing.errors import InputError
 
         pinned = w.model_copy(update={"tensor_parallel": int(r["tp"]), "pipeline_parallel": int(r["pp"]),
-                                      "context_parallel": int(r["cp"]) if r["cp"] else None})
+                                      "context_parallel": int(r["cp"]) if r["cp"] else None,
+                                      **({"sharding": Sharding.ZERO3} if fsdp_x_tp(r) else {})})
         try:
             est, scaling = estimate_with_layout(pinned, spec, gpus, catalog, moe_factor=share(w, catalog))
         except InputError:

@@ -1,4 +1,5 @@
-"""Tensor, pipeline and expert parallelism with ZeRO-1 data parallelism ("3D" layouts, as Megatron-LM trains).
+"""Tensor, pipeline and expert parallelism with ZeRO-1 data parallelism ("3D" layouts, as Megatron-LM trains), and
+tensor parallelism with FSDP (ZeRO-3) data parallelism (as torchtitan trains).
 
 Each term is bytes over a link's achievable bytes per second, or a share of the step; per GPU and micro-batch of
 ``b`` sequences of ``s`` tokens (``tokens = b*s``), hidden size ``h``, 16-bit activations:
@@ -31,6 +32,16 @@ Each term is bytes over a link's achievable bytes per second, or a share of the 
   ``S`` bytes of 16-bit gradients, i.e. its ``1/(t*p)`` share of the dense weights and ``1/(p*ep)`` of the experts
   (whose replicas are the ``t*d/ep`` GPUs holding the same experts). It overlaps the last micro-batch's backward
   pass as every once-per-step all-reduce does here (:func:`planner.perf.comm.efficiency`).
+- **FSDP x TP** (``zero == 3``, torchtitan's 2D parallelism: FSDP2 over the data-parallel replicas, tensor parallelism
+  inside the node; one pipeline stage, no expert parallelism): the replicas shard the weights too (ZeRO-3), so on every
+  micro-batch each GPU all-gathers its tensor shard's 16-bit weights forward and backward and reduce-scatters their
+  gradients, ``3 S (d-1)/d`` bytes for its ``S = 2 x params/(t*p)`` bytes (:func:`planner.perf.comm.traffic`, 'zero3',
+  on the GPU's share; torchtitan reduces in fp32 by default, ``mixed_precision_reduce = "float32"``, which would make
+  it ``4 S``: not counted, as the data-parallel ZeRO-3 model does not count it). It crosses the link the data-parallel
+  group does, as the ZeRO-1 step's bytes above: where the replicas span nodes each of the node's ``t`` tensor ranks
+  drives its own ring through the NIC, which carries ``t`` x one GPU's bytes. It overlaps up to that link's hidden
+  share of each micro-batch's compute, as ZeRO-3 does in :func:`planner.perf.comm.efficiency`; no step-end
+  collective is left (the optimizer steps its shard in place).
 - **Expert parallelism** over ``ep`` GPUs of a stage: the experts are split, never gathered; every MoE layer
   dispatches each token's hidden state to its ``k`` experts and combines it back, forward and backward,
   ``4*k*h*2`` bytes a token of which ``(ep-1)/ep`` leaves the GPU (:func:`a2a_seconds`). With sequence parallelism a
@@ -47,20 +58,28 @@ Each term is bytes over a link's achievable bytes per second, or a share of the 
   its NIC at once. Gradients are reduced and the distributed optimizer sharded over the ``dp x cp`` GPUs holding the
   same weights (Megatron-Core's ``intra_dp_cp_group``, :mod:`planner.workload.memory_3d`).
 
-Step time = ``(m + (p-1)/v) x (compute + TP + PP + exposed all-to-all + exposed CP ring) + exposed DP``; efficiency =
-``m x compute / step time``. Not modelled: FP8 dispatch, uneven stages (the embedding and the output head sit
-on the first and last stage; the layers are taken as evenly split), load imbalance among experts.
+- **FSDP x TP** (``Degrees.zero == 3``; torchtitan's 2D parallelism, one pipeline stage, no expert or context
+  parallelism): the replicas shard weights, gradients and optimizer states (ZeRO-3) instead of running the
+  distributed optimizer; every micro-batch each GPU all-gathers its tensor share's 16-bit weights forward and backward
+  and reduce-scatters its gradients, ``3 S (d-1)/d`` bytes (:func:`planner.perf.comm.traffic`), over the link the
+  replicas cross (the NIC carries each of the node's ``t`` tensor ranks' bytes), overlapping compute at that link's
+  hidden share; no collective at the step's end.
+
+Step time = ``(m + (p-1)/v) x (compute + TP + PP + exposed all-to-all + exposed CP ring + exposed FSDP) + exposed
+DP``; efficiency = ``m x compute / step time``. Not modelled: FP8 dispatch, uneven stages (the embedding and the
+output head sit on the first and last stage; the layers are taken as evenly split), load imbalance among experts, FSDP
+under pipeline stages or beside expert or context parallelism.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from planner.perf import comm, links
 from planner.perf.moe_routing import a2a_overlapped, max_nodes_per_token
 from planner.perf.split import Degrees, groups
-from planner.workload.spec import Precision, Recompute, TrainingWorkload
+from planner.workload.spec import Precision, Recompute, Sharding, TrainingWorkload
 
 TP_DEGREES = (2, 4, 8)  # tensor parallelism stays inside one NVLink node: its traffic is per layer
 PP_MAX = 64
@@ -163,9 +182,10 @@ class Timing:
     dp_s: float  # per optimizer step
     bubble: float
     efficiency: float  # m x compute / step time
-    per_mb_s: float = 0.0  # compute and exposed traffic of one micro-batch (TP, PP, all-to-all, CP ring)
+    per_mb_s: float = 0.0  # compute and exposed traffic of one micro-batch (TP, PP, all-to-all, CP ring, FSDP)
     dp_exposed_s: float = 0.0  # the data-parallel step's exposed seconds
     cp_s: float = 0.0  # context parallelism's ring seconds per micro-batch (before hiding)
+    fsdp_s: float = 0.0  # FSDP x TP: the replicas' all-gathers and reduce-scatter per micro-batch (0 with ZeRO-1)
 
     def interleaved(self, v: int) -> Timing:
         """The same split, micro-batch and pace with ``v`` interleaved chunks per GPU instead of one: the bubble over
@@ -177,8 +197,8 @@ class Timing:
         b = bubble(d.pp, self.micro_batches, v)
         m = self.micro_batches
         step = (m + m * b) * per_mb + self.dp_exposed_s
-        return Timing(Degrees(d.tp, d.pp, d.ep, d.dp, v, d.cp), self.micro_batch, m, self.compute_s, self.tp_s, pp_s,
-                      self.a2a_s, self.dp_s, b, m * self.compute_s / step, per_mb, self.dp_exposed_s, self.cp_s)
+        return Timing(replace(d, v=v), self.micro_batch, m, self.compute_s, self.tp_s, pp_s, self.a2a_s, self.dp_s, b,
+                      m * self.compute_s / step, per_mb, self.dp_exposed_s, self.cp_s, self.fsdp_s)
 
     @property
     def intra_node(self) -> float:
@@ -187,7 +207,8 @@ class Timing:
 
     @property
     def inter_node(self) -> float:
-        """The rest: bubble, pipeline sends, all-to-all and the data-parallel step, so the product is the efficiency."""
+        """The rest: bubble, pipeline sends, all-to-all and the data-parallel traffic (the ZeRO-1 step, FSDP's
+        per-micro-batch gathers), so the product is the efficiency."""
         return self.efficiency / self.intra_node
 
 
@@ -216,17 +237,25 @@ def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: 
     expert_replicas = max(1, t * replicas // deg.ep) if deg.ep > 1 else 1
     dense_share = (g.dense if deg.ep > 1 else a.params) / (t * p) * per
     expert_share = g.experts / (p * deg.ep) * per if deg.ep > 1 else 0.0
-    step_bytes = dp_bytes(dense_share, expert_share, replicas, expert_replicas)
     in_node = max(1, per_node // t)  # a tensor rank's data-parallel peers inside its node
-    dp_s = step_bytes / (link.bus_gbytes_s * 1e9)
-    if replicas > in_node and nic:
-        # each of the node's t tensor ranks rings through the node's NIC once per byte
-        dp_s = max(dp_s, t * step_bytes / nic)
+
+    def over_dp_link(nbytes: float) -> float:
+        # seconds of one GPU's data-parallel bytes: over its node's link, and where the replicas span nodes through
+        # the NIC, which each of the node's t tensor ranks rings through once per byte
+        out = nbytes / (link.bus_gbytes_s * 1e9)
+        return max(out, t * nbytes / nic) if replicas > in_node and nic else out
+
+    # ZeRO-1: the distributed optimizer's once-per-step reduce-scatter and all-gather; FSDP x TP: none at the step's
+    # end, ZeRO-3's 3 S (d-1)/d on every micro-batch instead
+    step_bytes = 0.0 if deg.zero == 3 else dp_bytes(dense_share, expert_share, replicas, expert_replicas)
+    dp_s = over_dp_link(step_bytes)
+    fsdp_s = over_dp_link(comm.traffic("zero3", dense_share, replicas)[0]) if deg.zero == 3 else 0.0
     m = max(1.0, global_tokens / (deg.dp * tokens))
     slow = links.overlap_slowdown()
     a2a_exp = (comm.exposed(a2a, compute, link.hidden_share, slow) if a2a_overlapped(a.name) else a2a)
     hidden_dp = net.hidden_share if (replicas > in_node and net is not None) else link.hidden_share
-    per_mb = compute + tp_s * (1 - TP_HIDDEN) + pp_s * (1 - P2P_HIDDEN) + a2a_exp
+    per_mb = (compute + tp_s * (1 - TP_HIDDEN) + pp_s * (1 - P2P_HIDDEN) + a2a_exp
+              + comm.exposed(fsdp_s, compute, hidden_dp, slow))
     if cp_s:
         # the ring overlaps the attention of the chunk already received: it hides behind the attention share of the
         # compute (its hardware FLOPs over all of them, planner.workload.utilisation) at the link's hidden share
@@ -239,7 +268,7 @@ def time_layout(w: TrainingWorkload, deg: Degrees, micro_batch: int, recompute: 
     dp_exposed = comm.exposed(dp_s, compute, hidden_dp, slow)
     step = (m + m * b) * per_mb + dp_exposed
     return Timing(deg, micro_batch, m, compute, tp_s, pp_s, a2a, dp_s, b, m * compute / step, per_mb, dp_exposed,
-                  cp_s)
+                  cp_s, fsdp_s)
 
 
 def _cp_ring(w: TrainingWorkload, deg: Degrees, micro_batch: int, layers: float, full: bool, per_node: int,
@@ -303,9 +332,21 @@ def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
             if a.moe and a.experts:
                 eps = [e for e in _powers(min(a.experts, t * d)) if e > 1 and a.experts % e == 0 and (t * d) % e == 0]
             out += [Degrees(t, p, e, d, 1, c) for e in eps or [1] if t > 1 or p > 1 or e > 1 or c > 1]
+    out = [x for s in out for x in (s, *fsdp_variant(w, s))]
     # a split the user pinned (--tp/--pp): only it, with its experts and interleavings still searched
     return [d for d in out if (w.tensor_parallel is None or d.tp == w.tensor_parallel)
-            and (w.pipeline_parallel is None or d.pp == w.pipeline_parallel)]
+            and (w.pipeline_parallel is None or d.pp == w.pipeline_parallel)
+            and (d.zero == 3 or w.sharding not in (Sharding.ZERO3, Sharding.FSDP))]
+
+
+def fsdp_variant(w: TrainingWorkload, deg: Degrees) -> list[Degrees]:
+    """``deg`` with FSDP (ZeRO-3) over its replicas instead of ZeRO-1, where that layout is modelled and allowed: tensor
+    parallelism with one pipeline stage and no expert or context parallelism (torchtitan's FSDP x TP), over two
+    replicas or more; the sharding auto (both are timed, the faster kept), zero3 or fsdp. Three more splits at most
+    (t = 2, 4, 8)."""
+    if not (deg.tp > 1 and deg.pp == 1 and deg.ep == 1 and deg.cp == 1 and deg.dp > 1):
+        return []
+    return [replace(deg, zero=3)] if w.sharding in (Sharding.AUTO, Sharding.ZERO3, Sharding.FSDP) else []
 
 
 def useful_rate(tm: Timing, seq_len: int) -> float:
@@ -369,14 +410,22 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
             if not sizes or sizes[-1] <= reached:
                 continue
             reached, last = sizes[-1], -1.0
+            if deg.zero == 3 and w.sharding is Sharding.AUTO:
+                # ZeRO-1 at the same split, micro-batch and recompute is never slower (the same compute; FSDP's
+                # 3S(d-1)/d a micro-batch exposes no less than ZeRO-1's 2S(d-1)/d a step): FSDP x TP can only win at
+                # a micro-batch ZeRO-1 does not fit, so only those are timed (the search's cost)
+                zero1_top = max_micro_batch(w, replace(deg, zero=1), rc, vram_gb)
+                sizes = [x for x in sizes if x > zero1_top]
             inter = interleavings(a.layers, deg.pp)
-            for mb in sizes:
+            # FSDP x TP has one stage, no bubble: a larger micro-batch only hides more of its per-micro-batch gathers,
+            # so it is timed from the largest down, stopping where it stops paying (one or two sizes, not all)
+            for mb in (sizes[::-1] if deg.zero == 3 else sizes):
                 tm = time_layout(w, deg, mb, rc, per_node, link, net, comm.pace(rate, mb, rc), global_tokens)
                 useful = useful_rate(tm, w.seq_len)
                 # the interleaved schedule runs micro-batches in groups of p: it needs p of them a step
                 plain = tm
                 for v in (inter if plain.micro_batches >= deg.pp else ()):
-                    if mb > max_micro_batch(w, Degrees(deg.tp, deg.pp, deg.ep, deg.dp, v, deg.cp), rc, vram_gb):
+                    if mb > max_micro_batch(w, replace(deg, v=v), rc, vram_gb):
                         break  # smaller v hold more activations on the first stage: they do not fit either
                     if (u := useful_rate(tv := plain.interleaved(v), w.seq_len)) > useful:
                         tm, useful = tv, u

@@ -16,7 +16,9 @@ from planner.workload.spec import TrainingWorkload
 @dataclass(frozen=True)
 class Degrees:
     """Tensor, pipeline, expert and data-parallel degrees; ``v`` interleaved stages per GPU; ``cp`` GPUs sharing each
-    sequence (context parallelism). The GPUs number ``tp x pp x cp x dp``: ``dp`` counts whole-sequence replicas."""
+    sequence (context parallelism); ``zero`` the ZeRO stage over the data-parallel replicas: 1 (Megatron's distributed
+    optimizer) or 3 (FSDP x TP: weights, gradients and optimizer states sharded over the replicas, torchtitan's 2D
+    parallelism). The GPUs number ``tp x pp x cp x dp``: ``dp`` counts whole-sequence replicas."""
 
     tp: int
     pp: int
@@ -24,16 +26,17 @@ class Degrees:
     dp: int
     v: int = 1
     cp: int = 1
+    zero: int = 1
 
     @property
     def name(self) -> str:
         """The layout's name, e.g. ``tp4+pp4+ep8+zero1``; ``pp4v5`` for 4 stages of 5 interleaved chunks each,
-        ``cp2`` for each sequence split over 2 GPUs."""
+        ``cp2`` for each sequence split over 2 GPUs; ``tp8+zero3`` for FSDP x TP."""
         parts = [f"tp{self.tp}"] if self.tp > 1 else []
         parts += [f"pp{self.pp}" + (f"v{self.v}" if self.v > 1 else "")] if self.pp > 1 else []
         parts += [f"cp{self.cp}"] if self.cp > 1 else []
         parts += [f"ep{self.ep}"] if self.ep > 1 else []
-        return "+".join([*parts, "zero1"])
+        return "+".join([*parts, f"zero{self.zero}"])
 
 
 @lru_cache(maxsize=256)

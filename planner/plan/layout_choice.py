@@ -12,9 +12,10 @@ cannot be hidden (efficiency under 1/3 on either link) is dropped, and if none i
 the bandwidth it would need.
 
 For models of 30B and up on NVLink nodes, and for any model whose best data-parallel layout keeps under
-``EXPOSED_DP`` across nodes, the search also tries tensor/pipeline/expert-parallel layouts with ZeRO-1
-(:mod:`planner.perf.parallel3d`, memory in :mod:`planner.workload.memory_3d`); the fastest of both families wins, and
-``alternatives`` names the best of the other family first.
+``EXPOSED_DP`` across nodes, the search also tries tensor/pipeline/expert-parallel layouts with ZeRO-1, and tensor
+parallelism with FSDP (ZeRO-3) over the replicas at one stage (:mod:`planner.perf.parallel3d`, memory in
+:mod:`planner.workload.memory_3d`); the fastest of both families wins, and ``alternatives`` names the best of the other
+family first.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def words(scaling: dict[str, Any]) -> str:
                  f"each sequence over {scaling['context_parallel']} GPUs (context parallelism)"
                  if scaling.get("context_parallel", 1) > 1 else "",
                  f"experts over {scaling['expert_parallel']} GPUs" if scaling["expert_parallel"] > 1 else "",
-                 f"ZeRO-1 over {scaling['data_parallel']} replicas"]
+                 f"{'FSDP (ZeRO-3)' if 'fsdp_s_per_microbatch' in scaling else 'ZeRO-1'} over "
+                 f"{scaling['data_parallel']} replicas"]
         return (f"{scaling['strategy']} ({', '.join(x for x in parts if x)}) at micro-batch "
                 f"{scaling['micro_batch']}{rc}: {scaling['intra_node']:.0%} inside a node (tensor-parallel traffic), "
                 f"{scaling['inter_node']:.0%} for the bubble and traffic across nodes")
@@ -292,18 +294,21 @@ def split_may_fit(w: TrainingWorkload, gpus: int) -> bool:
 def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
              net: links.Network | None, flops_per_s: comm.Rate, floor: float = 0.0,
              dp_efficiency: float = 1.0) -> list[Scaling]:
-    """Tensor/pipeline/expert layouts with ZeRO-1 (:mod:`planner.perf.parallel3d`), as scalings; none for a pinned
-    ZeRO-2/3 or DDP or a node without NVLink, nor for a model under 30B (data parallelism hides its traffic there,
-    see ``MIN_PARAMS_3D``) unless the best data-parallel layout across nodes keeps under ``EXPOSED_DP``: over a
-    slow network (ZeRO-3 over 25 Gbps TCP) keeping the weights whole inside a node moves far fewer bytes between
-    nodes. ``floor`` is in tokens per GPU-second (:func:`_useful`)."""
+    """Tensor/pipeline/expert layouts with ZeRO-1, and FSDP x TP (:mod:`planner.perf.parallel3d`), as scalings; none for
+    a pinned ZeRO-2 or DDP, nor a pinned ZeRO-3 without a pinned --tp, nor a node without NVLink, nor for a model
+    under 30B (data parallelism hides its traffic there, see ``MIN_PARAMS_3D``) unless the best data-parallel layout
+    across nodes keeps under ``EXPOSED_DP``: over a slow network (ZeRO-3 over 25 Gbps TCP) keeping the weights whole
+    inside a node moves far fewer bytes between nodes. ``floor`` is in tokens per GPU-second (:func:`_useful`)."""
     from planner.perf import parallel3d as p3
 
     if w.tensor_parallel == 1 and w.pipeline_parallel == 1 and w.cp == 1:  # --tp 1 --pp 1: data parallelism only
         return []
     exposed = nodes > 1 and dp_efficiency < EXPOSED_DP
     wanted = w.split_pinned or exposed or w.arch.params >= p3.MIN_PARAMS_3D
-    if not wanted or w.sharding not in (Sharding.AUTO, Sharding.ZERO1):
+    # FSDP x TP (zero3 over the replicas) is searched beside ZeRO-1 under auto; a pinned --sharding zero3/fsdp times it
+    # only with a pinned --tp (unpinned, zero3 keeps to the data-parallel family it always named)
+    fsdp_tp = w.split_pinned and w.sharding in (Sharding.ZERO3, Sharding.FSDP)
+    if not wanted or not (fsdp_tp or w.sharding in (Sharding.AUTO, Sharding.ZERO1)):
         return []
     if w.method.value != "full" or w.offload is Offload.CPU:  # LoRA/QLoRA: no optimizer states to shard
         return []
@@ -321,12 +326,16 @@ def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, lin
                     "all_to_all_s_per_microbatch": round(tm.a2a_s, 4), "dp_s_per_step": round(tm.dp_s, 4)}
         if d.cp > 1:  # only where pinned (--cp): default layouts' JSON keeps its keys
             parallel |= {"context_parallel": d.cp, "cp_s_per_microbatch": round(tm.cp_s, 4)}
+        if d.zero == 3:  # FSDP x TP: its replicas' gathers and reduce-scatter, every micro-batch
+            parallel["fsdp_s_per_microbatch"] = round(tm.fsdp_s, 4)
         fits = (f"{d.name}: tensor {d.tp} x pipeline {d.pp}" + (f" x context {d.cp}" if d.cp > 1 else "")
                 + f" x data {d.dp}"
+                + (" (FSDP: weights, gradients and optimizer states sharded over the replicas)" if d.zero == 3 else "")
                 + (f", experts over {d.ep} GPUs" if d.ep > 1 else "")
                 + (f", {rc.value} activation recompute" if rc is not Recompute.NONE else "")
                 + f", micro-batch {tm.micro_batch}")
-        out.append(Scaling(d.name, tm.intra_node, tm.inter_node, tm.tp_s + tm.pp_s + tm.a2a_s + tm.cp_s, tm.compute_s,
+        out.append(Scaling(d.name, tm.intra_node, tm.inter_node, tm.tp_s + tm.pp_s + tm.a2a_s + tm.cp_s + tm.fsdp_s,
+                           tm.compute_s,
                            tm.micro_batch, rc.value, link.name, fits, accumulation=round(tm.micro_batches),
                            global_batch_tokens=batch, network=net.describe() if net else "",
                            hidden_intra=link.hidden_share, parallel=parallel))
@@ -357,7 +366,38 @@ def _pinned(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link
     found = _three_d(w, vram_gb, per_node, nodes, link, net, flops_per_s)
     if not found:
         return f"{name} does not fit the GPUs' memory (or its traffic cannot be hidden) at any micro-batch or recompute"
-    return Scaling(**{**found[0].__dict__, "alternatives": ()})
+    return Scaling(**{**found[0].__dict__, "alternatives": _other_sharding(w, found)})
+
+
+def _other_sharding(w: TrainingWorkload, found: list[Scaling]) -> tuple[str, ...]:
+    """Where a pinned split could run with ZeRO-1 or FSDP over its replicas (--tp alone, one pipeline stage), why the
+    one not chosen lost: its share of the chosen's tokens per GPU-second, or that it does not fit."""
+    from planner.perf.parallel3d import fsdp_variant
+    from planner.perf.split import Degrees
+
+    best = found[0]
+    assert best.parallel is not None
+    p = best.parallel
+    if w.sharding is not Sharding.AUTO or not fsdp_variant(w, Degrees(p["tensor_parallel"], p["pipeline_parallel"],
+                                                                        p["expert_parallel"], p["data_parallel"])):
+        return ()
+    zero3 = "fsdp_s_per_microbatch" in p
+    other = next((s for s in found[1:] if s.parallel and ("fsdp_s_per_microbatch" in s.parallel) != zero3), None)
+    if other is None and zero3:
+        return (f"{best.strategy[:-1]}1: does not fit the GPUs' memory (or its traffic cannot be hidden) at any "
+                "micro-batch or recompute",)
+    if other is None:  # parallel3d.search times FSDP only where it fits a larger micro-batch than ZeRO-1
+        return (f"{best.strategy[:-1]}3: fits no larger micro-batch than ZeRO-1 does here, so its weight gathers "
+                "every micro-batch only slow it down",)
+    if not zero3:
+        extra = f", {other.parallel['fsdp_s_per_microbatch']:.3f} s of FSDP gathers per micro-batch"  # type: ignore[index]
+    else:  # ZeRO-1 keeps its share's weights and gradients whole: less room for activations
+        extra = (", full recompute's extra pass" if other.recompute == Recompute.FULL.value != best.recompute else "")
+        if other.micro_batch < best.micro_batch:
+            extra += f", its whole weights and gradients leave room for micro-batch {other.micro_batch} only"
+    return (f"{other.layout} at micro-batch {other.micro_batch}: {_useful(w, other) / _useful(w, best):.0%} of the "
+            f"chosen layout's tokens per GPU-second ({other.intra_node:.0%} inside, {other.inter_node:.0%} across "
+            f"nodes{extra})",)
 
 
 def choose(w: TrainingWorkload, lay: Layout | None, vram_gb: float, per_node: int, nodes: int, link: comm.Link,

@@ -1,4 +1,4 @@
-"""Per-GPU memory of a tensor/pipeline/expert-parallel layout with the distributed optimizer (ZeRO-1).
+"""Per-GPU memory of a tensor/pipeline/expert-parallel layout with the distributed optimizer (ZeRO-1) or FSDP (ZeRO-3).
 
 - States (16 B/param mixed-precision Adam as in :mod:`planner.workload.memory`): a GPU holds ``1/(t*p)`` of the dense
   weights and gradients (tensor ranks split each matrix, stages split the layers) and ``1/(p*ep)`` of the routed
@@ -25,6 +25,19 @@
   ``megatron/core/distributed/distributed_data_parallel.py``, whose size also lays out the distributed optimizer's
   shards, ``DistributedOptimizer.compute_full_param_layout``; NVIDIA/Megatron-LM
   @d98e8a64ddf34856e74b24714e3bedb2f5a39553, read 2026-12-07): the optimizer states are sharded over ``dp x cp``.
+- FSDP x TP (``deg.zero == 3``, one pipeline stage, no expert parallelism; torchtitan's 2D parallelism): the 16-bit
+  weights, gradients and optimizer states of the GPU's ``1/(t*p)`` share are all divided by the ``d`` data-parallel
+  ranks (ZeRO-3 over the replicas), plus the weights FSDP2 holds unsharded (``gathered``): the block being computed and
+  the next one, whose all-gather is prefetched (PyTorch ``torch.distributed.fsdp.fully_shard`` docs,
+  ``FSDPModule.set_modules_to_forward_prefetch``/``set_modules_to_backward_prefetch``: "Passing a singleton list
+  containing the next FSDP module gives the same all-gather overlap behavior as the default overlap behavior. Passing a
+  list with at least length two is required for more aggressive overlap", docs.pytorch.org/docs/stable/
+  distributed.fsdp.fully_shard.html, read 2026-12-07: one block prefetched by default, so two whole), each of the
+  ``1/t`` tensor share; and the output head's ``1/t`` share, which torchtitan keeps unsharded from the end of the
+  forward into the backward (``apply_fsdp``: ``fully_shard([model.norm, model.output], ...,
+  reshard_after_forward=reshard_after_forward_policy == "always")``, default "default", pytorch/torchtitan
+  torchtitan/models/llama3/infra/parallelize.py @018740b7, read 2026-12-07). The block's unsharded gradient before its
+  reduce-scatter is not counted apart (the 8% headroom), as the data-parallel ZeRO-3 count leaves it out.
 - Headroom, CUDA overhead and NCCL buffers as in :func:`planner.workload.memory.fitted`.
 """
 
@@ -35,6 +48,7 @@ from functools import lru_cache
 from planner.perf.split import Degrees, groups
 from planner.workload.memory import (
     DEFAULT_OVERHEAD_GB,
+    GATHERED_LAYERS,
     GIB,
     LOGIT_BYTES,
     NCCL_BUFFERS_GB,
@@ -71,22 +85,40 @@ def _parts(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> tuple[flo
     expert_share = experts / (p * deg.ep) if deg.ep > 1 else 0.0
     # the distributed optimizer shards over the data-parallel ranks with the context-parallel ones (module docstring)
     expert_replicas = max(1, t * deg.dp * deg.cp // deg.ep) if deg.ep > 1 else 1
+    if deg.zero == 3:  # FSDP x TP: every state of the GPU's share also divided over the replicas (ZeRO-3)
+        assert deg.ep == 1 and deg.cp == 1, "FSDP x TP is modelled without expert or context parallelism"
+        share = w.arch.params / (t * p) / deg.dp
+        return (share * wb / GIB, share * gb / GIB, share * ob / GIB, activation_bytes_3d(w, deg, recompute) / GIB,
+                (DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb) + NCCL_BUFFERS_GB)
     return ((dense_share + expert_share) * wb / GIB, (dense_share + expert_share) * gb / GIB,
             (dense_share / (deg.dp * deg.cp) + expert_share / expert_replicas) * ob / GIB,
             activation_bytes_3d(w, deg, recompute) / GIB,
             (DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb) + NCCL_BUFFERS_GB)
 
 
+def gathered_gib(w: TrainingWorkload, deg: Degrees) -> float:
+    """GiB of weights FSDP x TP holds unsharded at once (module docstring): two transformer blocks' and the output
+    head's ``1/t`` tensor share, at the bytes the weights are kept in; 0 with ZeRO-1 (weights never sharded)."""
+    a = w.arch
+    if deg.zero != 3 or not a.layers:
+        return 0.0
+    wb, _, _ = state_bytes_per_param(w.precision, w.optimizer)
+    g = groups(w)
+    block = (a.params - g.embeddings) / a.layers  # one transformer block's parameters, embeddings apart
+    head = (a.vocab or 0) * (a.hidden or 0)  # the output projection (embeddings count it untied)
+    return (GATHERED_LAYERS * block + head) / deg.tp * wb / GIB
+
+
 def memory_3d(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> MemoryBreakdown:
     """Per-GPU memory of ``w`` at ``deg`` with ``recompute``."""
     weights, gradients, optimizer, act, overhead = _parts(w, deg, recompute)
-    return MemoryBreakdown(weights=weights, gradients=gradients, optimizer=optimizer, activations_per_sample=act,
-                           overhead=overhead)
+    return MemoryBreakdown(weights=weights, gradients=gradients, optimizer=optimizer, gathered=gathered_gib(w, deg),
+                           activations_per_sample=act, overhead=overhead)
 
 
 @lru_cache(maxsize=8192)  # the same split recurs across the node counts and offers plan tries
 def max_micro_batch(w: TrainingWorkload, deg: Degrees, recompute: Recompute, vram_gb: float) -> int:
     """Largest micro-batch that fits ``vram_gb`` less the headroom (0 if none), as ``MemoryBreakdown.max_batch``."""
     weights, gradients, optimizer, act, overhead = _parts(w, deg, recompute)
-    free = vram_gb - headroom_gb(vram_gb) - (weights + gradients + optimizer + overhead)
+    free = vram_gb - headroom_gb(vram_gb) - (weights + gradients + optimizer + overhead + gathered_gib(w, deg))
     return 0 if free < act else int(free // act)

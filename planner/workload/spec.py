@@ -239,11 +239,21 @@ class TrainingWorkload(BaseModel):
 
     @model_validator(mode="after")
     def _split_as_megatron(self) -> TrainingWorkload:
-        # tensor/pipeline layouts are timed as Megatron runs them: full training, distributed optimizer (ZeRO-1)
+        # tensor/pipeline layouts are timed as Megatron runs them: full training, distributed optimizer (ZeRO-1); or
+        # as torchtitan runs FSDP x TP: ZeRO-3 over the replicas, one pipeline stage (planner/perf/parallel3d.py)
+        fsdp = self.sharding in (Sharding.ZERO3, Sharding.FSDP)
+        if self.split_pinned and fsdp and (self.pipeline_parallel or 1) > 1:
+            raise ValueError(f"--sharding {self.sharding.value} with --tp is timed as FSDP x TP (torchtitan's 2D "
+                             "layout) at one pipeline stage; FSDP under pipeline stages is not modelled: drop --pp, "
+                             "or use --sharding zero1 (the distributed optimizer) with --pp")
         if self.split_pinned and (self.method is not Method.FULL or self.offload is Offload.CPU
-                                  or self.sharding not in (Sharding.AUTO, Sharding.ZERO1)):
+                                  or not (fsdp or self.sharding in (Sharding.AUTO, Sharding.ZERO1))):
             raise ValueError("--tp/--pp/--cp layouts are timed with full training and the distributed optimizer "
-                             "(ZeRO-1): drop --method lora/qlora, --offload cpu and --sharding other than zero1")
+                             "(ZeRO-1) or FSDP (ZeRO-3, --tp only): drop --method lora/qlora, --offload cpu and "
+                             "--sharding other than zero1, zero3 or fsdp")
+        if fsdp and self.cp > 1:
+            raise ValueError("--cp is timed with Megatron-Core's distributed optimizer (ZeRO-1); FSDP with context "
+                             "parallelism is not modelled: use --sharding zero1 or auto with --cp")
         if (cp := self.cp) > 1:
             # Megatron-Core's causal load balancing cuts each sequence into 2 x cp chunks, two per GPU (Transformer
             # Engine asserts 'Sequence length per GPU needs to be divisible by 2!')

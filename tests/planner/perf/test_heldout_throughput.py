@@ -38,22 +38,22 @@ def test_rows_are_in_the_bars_scope_and_predicted() -> None:
 
 
 def test_whole_set_error_as_measured() -> None:
-    # each row timed with the software stack it ran on (its stack column, --stack) and at its published tensor and
-    # pipeline degrees (--tp/--pp) where gpuplan's memory count fits them: the issue's bar (median |error| <= 12%,
-    # worst <= 1.25x) is NOT met on the whole set of 41 rows: median 12.9%, worst 1.40x (Megatron-LM's 2021 runs,
-    # predicted faster) when written; without its 6 Megatron-LM 2021 rows median 10.7%, worst 1.28x. With their
-    # published context parallelism pinned too (--cp: CP2 halves each GPU's activations, so NVIDIA's tp4+pp4 fits the
-    # 70B rows at 64 GPUs) median 12.5% (10.6% without the 2021 rows), worst unchanged. At gpuplan's own
-    # layout choice: median 12.4%, worst 1.67x. Every row as PyTorch FSDP at its own choice (the fourth pass's
-    # starting point): median 22.9% over the first 40, worst 1.78x. The groups below say where.
-    assert statistics.median(abs(p.error) for p in POINTS) <= 0.127
-    assert max(ratio(p) for p in POINTS) <= 1.41
+    # each row timed with the software stack it ran on (its stack column, --stack), its attention kernels (flash column,
+    # --no-flash for the 2021 runs), its optimizer (optimizer column) and at its published tensor, pipeline and context
+    # degrees (--tp/--pp/--cp, FSDP x TP as such) where gpuplan's memory count fits them. The issue's bar (median
+    # |error| <= 12%, worst <= 1.25x) when written: whole set of 41 rows median 10.4%, worst 1.27x (the Megatron-LM
+    # paper's DeepSpeed ZeRO-3 175B row of 2021: not met by that row alone); the 35 rows since 2024 median 10.4%, worst
+    # 1.23x (met). At gpuplan's own layout choice: median 10.5%, worst 1.43x (Megatron-LM's 2021 TP8 runs, against
+    # which gpuplan picks data parallelism it times faster). The fourth pass ended at 12.9% / 1.40x (published) and
+    # 12.4% / 1.67x (own); every row as PyTorch FSDP at its own choice (its starting point): 22.9%, 1.78x.
+    assert statistics.median(abs(p.error) for p in POINTS) <= 0.11
+    assert max(ratio(p) for p in POINTS) <= 1.28
     modern = [p for p, r in zip(POINTS, ROWS, strict=True) if not r["run"].startswith("Megatron-LM")]
     assert len(modern) == 35
     assert statistics.median(abs(p.error) for p in modern) <= 0.11
-    assert max(ratio(p) for p in modern) <= 1.28
-    assert statistics.median(abs(p.error) for p in OWN) <= 0.13
-    assert max(ratio(p) for p in OWN) <= 1.68
+    assert max(ratio(p) for p in modern) <= 1.24
+    assert statistics.median(abs(p.error) for p in OWN) <= 0.11
+    assert max(ratio(p) for p in OWN) <= 1.44
 
 
 def test_modern_a100_fsdp_rows_meet_the_bar() -> None:
@@ -93,12 +93,16 @@ def test_nvidia_h100_tables_with_their_stack() -> None:
     # 15B/340B; MaxText Llama 2 70B) reach 49-62% of the 989 TFLOP/s peak in bf16. Timed as PyTorch FSDP (the keyed
     # anchors' stack, whose per-micro-batch term NeMo and MaxText do not pay: data/stacks.csv) each came out 18-44%
     # slower (median 26.7%, worst 1.78x); timed with their own stack (megatron, jax), median 12.5% at NVIDIA's
-    # tensor/pipeline degrees (10.6% at gpuplan's own choice), worst 1.28x (Nemotron-4 340B on 128 GPUs, where
-    # gpuplan's memory count fits neither NVIDIA's layout nor interleaving) when written.
+    # tensor/pipeline degrees, worst 1.28x (Nemotron-4 340B on 128 GPUs, which gpuplan's memory count did not fit with
+    # fp32 Adam states). With their context parallelism pinned and the 340B run's own 16-bit Adam (its config's
+    # distributed_fused_adam dtype bf16) that row runs NVIDIA's tp8+pp8 at 0.0%: median 11.6%, worst 1.23x (Llama 3.1
+    # 8B, -18.9%) when written.
     nv = group("dgxc")
     assert len(nv) == 12
-    assert statistics.median(abs(p.error) for p in nv) <= 0.13
-    assert max(ratio(p) for p in nv) <= 1.28
+    assert statistics.median(abs(p.error) for p in nv) <= 0.12
+    assert max(ratio(p) for p in nv) <= 1.24
+    nemotron = [p for p in nv if "340B" in p.name]  # type: ignore[attr-defined]
+    assert all("tp8+pp8" in p.name and abs(p.error) < 0.05 for p in nemotron)  # type: ignore[attr-defined]
 
 
 def test_megatron_and_jax_stacks_on_h100() -> None:
@@ -121,16 +125,15 @@ def test_megatron_and_jax_stacks_on_h100() -> None:
     assert all(e < 0 for e in as_pytorch)  # as PyTorch FSDP every one of them is predicted slower
 
 
-# Nemotron-4 340B is left out since interleaved stages were searched: gpuplan times the two counts on different
-# layouts (340B: NVIDIA's TP8 PP8 at 128
-# GPUs needs ~84 GB a GPU in gpuplan's count at micro-batch 1 with selective recompute, over the 8% headroom a fit
-# keeps, so tp8+pp16 without interleaving, against tp8+pp8v4 at 512: 1.261 against 0.981). What differs there is
-# the layout, not the network. Llama 3.1 70B was left out for the same reason (without context parallelism tp4+pp4 did
-# not fit at 64 GPUs: tp4+pp8 there against tp4+pp4v4 at 512, predicted ratio 1.075 against 0.989 measured); with its
-# published CP2 pinned both counts run tp4+pp4v4+cp2 (0.997 against 0.989 when written).
+# Nemotron-4 340B and Llama 3.1 70B were left out while gpuplan timed their two counts on different layouts: at 128
+# GPUs NVIDIA's TP8 PP8 needed ~84 GB a GPU in gpuplan's count with fp32 Adam states (tp8+pp16 there against tp8+pp8v4
+# at 512: 1.261 against 0.981), and Llama 3.1 70B's tp4+pp4 did not fit at 64 GPUs without context parallelism (tp4+pp8
+# against tp4+pp4v4: 1.075 against 0.989). With the 340B run's 16-bit Adam and the 70B's CP2 pinned both counts run one
+# layout: tp8+pp8v4 (0.958 against 0.981) and tp4+pp4v4+cp2 (0.997 against 0.989) when written.
 # MaxText Llama 2 70B is left out since its stack is timed (jax): the 45% of its work timed without recompute runs
 # tp4+pp4 at 64 GPUs and tp4+pp4v4 at 512 in gpuplan's choice, another change of layout with the count.
-@pytest.mark.parametrize("config", ["Llama 3.1 8B", "Llama 3.1 70B", "GPT-3 175B", "Nemotron-4 15B"])
+@pytest.mark.parametrize("config", ["Llama 3.1 8B", "Llama 3.1 70B", "GPT-3 175B", "Nemotron-4 15B",
+                                    "Nemotron-4 340B"])
 def test_weak_scaling_per_gpu_follows_the_tables(config: str) -> None:
     # each NVIDIA table runs one configuration at its fewest and most GPUs in 16-512 (global batch grows with the
     # GPUs): per-GPU throughput falls by 0.8-3.1% over InfiniBand (e.g. Nemotron-4 15B 5789.4 -> 5611.0 tokens/s per
@@ -149,7 +152,11 @@ def test_other_h100_bf16_rows() -> None:
     # torchtitan on Grand Teton H100 (500 W, HBM2e: slower than the 700 W SXM5 gpuplan times) and NeMo AutoModel's
     # FSDP2 70B on DGX H100: median 15.4%, worst 1.24x when written. torchtitan's two FSDP x TP8 demonstrations
     # (vanilla, not async, TP) timed at their TP8 come out 1.17x and 1.19x; at gpuplan's own choice (no TP) they were
-    # 1.40x: the exposed per-layer TP all-reduces are the difference.
+    # 1.40x: the exposed per-layer TP all-reduces are the difference. Since FSDP x TP is a layout of its own (TP8 with
+    # ZeRO-3 over the replicas, its gathers every micro-batch) the three FSDP x TP rows are timed as they ran: 70B
+    # +16.7%, 8B +18.7% (both hidden on the network, as with ZeRO-1 before: +16.8%, +18.9%), and 405B, which gpuplan's
+    # memory count fitted only as tp8+pp8 with ZeRO-1 (-19.2%), fits at tp8 with FSDP and comes out +22.3%: over
+    # like the other rows of these 500 W, HBM2e GPUs, which gpuplan times as 700 W SXM5; worst 1.223x (bounds kept).
     rows = group("torchtitan", "H100") + group("NeMo AutoModel")
     assert len(rows) == 6
     assert statistics.median(abs(p.error) for p in rows) <= 0.16
@@ -171,20 +178,30 @@ def test_tensor_and_pipeline_parallel_fp8_rows() -> None:
     assert all(p.error < 0.05 for p in nemo)  # type: ignore[attr-defined]
 
 
-def test_megatron_2021_rows_are_over_predicted() -> None:
-    # Megatron-LM's 2021 weak-scaling runs (Narayanan et al., Table 1; and its ZeRO-3 175B row, run on DeepSpeed)
-    # reached 43-46% of peak on A100 with their own FLOP count; the keyed anchors (llm-foundry 2023, FlashAttention,
-    # FSDP) reach 60-75% on the same GPU. gpuplan predicts today's software (FlashAttention-era kernels), so every
-    # such row comes out faster than measured, when written: at their published TP/PP degrees 1.18-1.40x (the 1.7B
-    # row is pure data parallelism, 1.40x; the ZeRO-3 row, pytorch, 1.37x); at gpuplan's own layout choice, which
-    # keeps the 3.6-39B runs' TP and PP out, 1.37-1.67x. The 2021 kernels' cost is not modelled.
+def test_megatron_2021_rows_with_their_standard_attention() -> None:
+    # Megatron-LM's 2021 runs (Narayanan et al., Table 1 weak scaling; and its ZeRO-3 175B row, run on DeepSpeed) came
+    # a year before FlashAttention: their attention wrote and read the seq x seq scores (planner/workload/
+    # attention_traffic.py). Timed as FlashAttention runs they came out 1.18-1.40x faster than measured at their
+    # published TP/PP; with their standard attention timed, when written: 1.7B 0.95x, 3.6B 1.02x, 7.5B 1.08x, 18.4B
+    # 1.16x, 39.1B 1.14x, ZeRO-3 175B 1.27x (median 10.8%). What is left grows with the tensor-parallel degree (TP1
+    # 0.95x ... TP8 1.16x): those runs had no sequence parallelism (Megatron-LM's --sequence-parallel first landed on
+    # main on 2022-05-20), so each tensor rank ran the layer norms and dropouts on the whole sequence, which gpuplan's
+    # TP layouts split (Korthikanti et al. 2022, Table 4: 6% of the forward pass of a 22B layer at TP8), not modelled.
     meg = group("Megatron-LM")
     assert len(meg) == 6
-    assert all(1.15 < p.predicted / p.measured <= 1.41 for p in meg)  # type: ignore[attr-defined]
+    assert all(0.9 < p.predicted / p.measured <= 1.28 for p in meg)  # type: ignore[attr-defined]
+    assert statistics.median(abs(p.error) for p in meg) <= 0.12  # type: ignore[attr-defined]
+    rows = [r for r in ROWS if r["run"].startswith("Megatron-LM")]
+    assert all(r["flash"] == "no" for r in rows)
+    for p, r in zip(meg, rows, strict=True):
+        # the scores' memory traffic is what moved them: timed with FlashAttention each is 3-47% faster when written,
+        # the most where the sequence is longest against the width (1.7B: s/h = 0.89; 39.1B: 0.25)
+        as_flash, _ = heldout_prediction({**r, "flash": "yes"}, CATALOG)
+        assert 1.02 < as_flash / p.predicted < 1.5, r["run"]  # type: ignore[attr-defined]
     own = [p for p, r in zip(OWN, ROWS, strict=True) if r["run"].startswith("Megatron-LM")]
-    assert all(1.3 < p.predicted / p.measured <= 1.68 for p in own)  # type: ignore[attr-defined]
+    assert all(0.9 < p.predicted / p.measured <= 1.44 for p in own)  # type: ignore[attr-defined]
     # the split's exposed tensor-parallel traffic is what the published degrees add: each TP run is slower there
-    for pub, mine, r in zip(meg, own, (r for r in ROWS if r["run"].startswith("Megatron-LM")), strict=True):
+    for pub, mine, r in zip(meg, own, rows, strict=True):
         if r["tp"] and int(r["tp"]) > 1:
             assert pub.predicted < mine.predicted  # type: ignore[attr-defined]
 
