@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pricing.catalog import Catalog
 from pricing.datafiles import data_rows
 
 
@@ -73,37 +74,35 @@ def kernel_runs() -> tuple[KernelRun, ...]:
                  for r in data_rows("attention_kernels.csv", "planner.data"))
 
 
-def _gpu(key: str) -> tuple[float, float]:
-    """(datasheet memory bandwidth in GB/s, dense 16-bit tensor peak in TFLOP/s) from the shipped catalog."""
-    from pricing.catalog import Catalog
-
-    g = Catalog.shipped().gpus[key]
+def _gpu(key: str, catalog: Catalog) -> tuple[float, float]:
+    """(datasheet memory bandwidth in GB/s, dense 16-bit tensor peak in TFLOP/s) of a GPU of ``catalog``."""
+    g = catalog.gpus[key]
     assert g.mem_bw_gbs and g.tensor_fp16_tflops, key
     return g.mem_bw_gbs, g.tensor_fp16_tflops
 
 
-def run_share(run: KernelRun) -> float:
+def run_share(run: KernelRun, catalog: Catalog) -> float:
     """Share of datasheet bandwidth the run's score bytes streamed at, its GEMMs taken at tensor-core peak."""
-    bw, peak = _gpu(run.gpu_key)
+    bw, peak = _gpu(run.gpu_key, catalog)
     return run.score_bytes / (bw * 1e9 * (run.measured_s - run.gemm_flops / (peak * 1e12)))
 
 
-def predicted_seconds(run: KernelRun, share: float) -> float:
-    bw, peak = _gpu(run.gpu_key)
+def predicted_seconds(run: KernelRun, share: float, catalog: Catalog) -> float:
+    bw, peak = _gpu(run.gpu_key, catalog)
     return run.score_bytes / (bw * 1e9 * share) + run.gemm_flops / (peak * 1e12)
 
 
-@lru_cache(maxsize=1)
-def streaming_share() -> tuple[float, str]:
+@lru_cache(maxsize=4)
+def streaming_share(catalog: Catalog) -> tuple[float, str]:
     """(share of datasheet memory bandwidth the standard kernels' score traffic streams at, its basis): the mean over
-    the measured runs marked use=fit."""
+    the measured runs marked use=fit, with their GPUs' figures from ``catalog``."""
     fit = [k for k in kernel_runs() if k.use == "fit"]
-    share = sum(run_share(k) for k in fit) / len(fit)
+    share = sum(run_share(k, catalog) for k in fit) / len(fit)
     return share, (f"mean of {len(fit)} measured Megatron-LM standard-attention kernel runs "
                    "(FlashAttention paper, Appendix E.5; data/attention_kernels.csv)")
 
 
-def seconds_per_token(mem_bw_gbs: float, layers: int, heads: int, seq: int, recompute: bool) -> float:
-    """Seconds one GPU spends moving one token's score matrices (the whole model's), at the streaming share of
-    ``mem_bw_gbs``; spread over N GPUs the job's time grows by tokens x this / N."""
-    return score_bytes_per_token(layers, heads, seq, recompute) / (mem_bw_gbs * 1e9 * streaming_share()[0])
+def seconds_per_token(mem_bw_gbs: float, share: float, layers: int, heads: int, seq: int, recompute: bool) -> float:
+    """Seconds one GPU spends moving one token's score matrices (the whole model's) at ``share`` of ``mem_bw_gbs``;
+    spread over N GPUs the job's time grows by tokens x this / N."""
+    return score_bytes_per_token(layers, heads, seq, recompute) / (mem_bw_gbs * 1e9 * share)

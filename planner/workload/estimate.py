@@ -267,7 +267,7 @@ def _overhead(user: float | None, catalog: Catalog) -> tuple[float, str]:
 
 
 def _standard_attention(w: TrainingWorkload, spec: GpuSpec, rc: Recompute, hw_per_token: float, peak: float,
-                        util: float) -> tuple[float, float, str]:
+                        util: float, catalog: Catalog) -> tuple[float, float, str]:
     """(utilisation with the score matrices' memory time added, the share of time they take, why) for attention run
     without FlashAttention (:mod:`planner.workload.attention_traffic`): seconds per token = hardware FLOPs / (peak x
     utilisation) + score bytes / streamed memory bandwidth."""
@@ -283,14 +283,15 @@ def _standard_attention(w: TrainingWorkload, spec: GpuSpec, rc: Recompute, hw_pe
     if not spec.mem_bw_gbs:
         return util, 0.0, f"standard attention (--no-flash): no memory bandwidth known for {spec.key}, not timed"
     again = rc in (Recompute.FULL, Recompute.SELECTIVE)
-    mem_s = at.seconds_per_token(spec.mem_bw_gbs, layers, heads, w.seq_len, again)
+    share = at.streaming_share(catalog)[0]
+    mem_s = at.seconds_per_token(spec.mem_bw_gbs, share, layers, heads, w.seq_len, again)
     flop_s = hw_per_token / (peak * 1e12 * util)
-    share = mem_s / (flop_s + mem_s)
+    time_share = mem_s / (flop_s + mem_s)
     per_token = at.score_bytes_per_token(layers, heads, w.seq_len, again)
     why = (f"standard attention (--no-flash): the seq x seq scores cross memory, {per_token / 1e6:,.1f} MB a token "
            f"({layers} layers x {heads} heads x {w.seq_len}{' with the recomputed forward' if again else ''}) at "
-           f"{at.streaming_share()[0]:.0%} of {spec.mem_bw_gbs:g} GB/s: {share:.0%} of the time")
-    return util * flop_s / (flop_s + mem_s), share, why
+           f"{share:.0%} of {spec.mem_bw_gbs:g} GB/s: {time_share:.0%} of the time")
+    return util * flop_s / (flop_s + mem_s), time_share, why
 
 
 def estimate_training(
@@ -338,7 +339,7 @@ def estimate_training(
             util, util_basis = util * factor, f"{util_basis}; {why}"
     attn_mem_share = 0.0
     if not w.flash_attention and w.mfu is None:
-        util, attn_mem_share, why = _standard_attention(w, spec, rc, hw_per_token, peak, util)
+        util, attn_mem_share, why = _standard_attention(w, spec, rc, hw_per_token, peak, util, catalog)
         util_basis = f"{util_basis}; {why}"
     ic, ic_note = interconnect_factor(gpus, interconnect)
     overhead, overhead_basis = _overhead(w.overhead, catalog)

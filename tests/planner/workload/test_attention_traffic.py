@@ -43,7 +43,7 @@ def test_standard_attention_adds_its_bytes_over_streamed_memory_bandwidth() -> N
     # the extra time is the job's score bytes over the GPUs' memory bandwidth, whatever the GEMMs' utilisation:
     # 1e10 tokens x 53.08 MB / (32 GPUs x 0.72 x 2039 GB/s)
     a100 = CAT.gpu("A100-SXM4-80GB")
-    share = at.streaming_share()[0]
+    share = at.streaming_share(CAT)[0]
     flash = estimate_training(_workload(True), a100, 32, recompute=Recompute.FULL, catalog=CAT, micro_batch=16)
     std = estimate_training(_workload(False), a100, 32, recompute=Recompute.FULL, catalog=CAT, micro_batch=16)
     extra_h = 1e10 * 24 * 24 * 2048 * 45 / (32 * share * 2039e9) / 3600
@@ -90,9 +90,9 @@ def test_share_is_calibrated_on_measured_standard_attention_and_checked_on_runs_
     # 12*16*8*2048^2*64 = 4.12e11 FLOPs, take 1.32 ms at the 312 TFLOP/s peak: 17.18e9 / (1555e9 x (16.50 - 1.32) ms)
     # = 0.728 of datasheet bandwidth. At 1K: 4.29 GB / (1555e9 x (4.21 - 0.33) ms) = 0.712.
     runs = {k.name: k for k in at.kernel_runs()}
-    assert at.run_share(runs["fa-table11-megatron-2k"]) == pytest.approx(0.728, abs=0.002)
-    assert at.run_share(runs["fa-table11-megatron-1k"]) == pytest.approx(0.712, abs=0.002)
-    share = at.streaming_share()[0]
+    assert at.run_share(runs["fa-table11-megatron-2k"], CAT) == pytest.approx(0.728, abs=0.002)
+    assert at.run_share(runs["fa-table11-megatron-1k"], CAT) == pytest.approx(0.712, abs=0.002)
+    share = at.streaming_share(CAT)[0]
     assert share == pytest.approx((0.728 + 0.712) / 2, abs=0.002)
     # below what a STREAM triad reaches on that card (1375 of 1555 GB/s, te42kyfo/gpu-benches a100_40.txt): softmax
     # reduces along rows and the kernels are many and small, so they stream slower than a pure copy
@@ -101,7 +101,7 @@ def test_share_is_calibrated_on_measured_standard_attention_and_checked_on_runs_
     for name in ("fa-table14-megatron-2k", "fa-table14-megatron-1k"):
         k = runs[name]
         assert k.use == "check" and not k.dropout
-        assert at.predicted_seconds(k, share) == pytest.approx(k.measured_s, rel=0.12), name
+        assert at.predicted_seconds(k, share, CAT) == pytest.approx(k.measured_s, rel=0.12), name
 
 
 def test_end_to_end_gpt2_training_slows_as_the_flashattention_paper_measured() -> None:
