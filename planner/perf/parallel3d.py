@@ -33,20 +33,19 @@ Each term is bytes over a link's achievable bytes per second, or a share of the 
   (whose replicas are the ``t*d/ep`` GPUs holding the same experts). It overlaps the last micro-batch's backward
   pass as every once-per-step all-reduce does here (:func:`planner.perf.comm.efficiency`).
 - **FSDP x TP** (``zero == 3``, torchtitan's 2D parallelism: FSDP2 over the data-parallel replicas, tensor parallelism
-  inside the node; one pipeline stage, no expert parallelism): the replicas shard the weights too (ZeRO-3), so on every
-  micro-batch each GPU all-gathers its tensor shard's 16-bit weights forward and backward and reduce-scatters their
-  gradients, ``3 S (d-1)/d`` bytes for its ``S = 2 x params/(t*p)`` bytes (:func:`planner.perf.comm.traffic`, 'zero3',
-  on the GPU's share; torchtitan reduces in fp32 by default, ``mixed_precision_reduce = "float32"``, which would make
-  it ``4 S``: not counted, as the data-parallel ZeRO-3 model does not count it). It crosses the link the data-parallel
-  group does, as the ZeRO-1 step's bytes above: where the replicas span nodes each of the node's ``t`` tensor ranks
-  drives its own ring through the NIC, which carries ``t`` x one GPU's bytes. It overlaps up to that link's hidden
-  share of each micro-batch's compute, as ZeRO-3 does in :func:`planner.perf.comm.efficiency`; no step-end
-  collective is left (the optimizer steps its shard in place).
+  inside the node; one pipeline stage, no expert or context parallelism): the replicas shard the weights too (ZeRO-3),
+  so on every micro-batch each GPU all-gathers its tensor shard's 16-bit weights forward and backward and
+  reduce-scatters their gradients, ``3 S (d-1)/d`` bytes for its ``S = 2 x params/(t*p)`` bytes
+  (:func:`planner.perf.comm.traffic`, 'zero3', on the GPU's share; torchtitan reduces in fp32 by default,
+  ``mixed_precision_reduce = "float32"``, which would make it ``4 S``: not counted, as the data-parallel ZeRO-3 model
+  does not count it). It crosses the link the data-parallel group does, as the ZeRO-1 step's bytes above: where the
+  replicas span nodes each of the node's ``t`` tensor ranks drives its own ring through the NIC, which carries ``t`` x
+  one GPU's bytes. It overlaps up to that link's hidden share of each micro-batch's compute, as ZeRO-3 does in
+  :func:`planner.perf.comm.efficiency`; no step-end collective is left (the optimizer steps its shard in place).
 - **Expert parallelism** over ``ep`` GPUs of a stage: the experts are split, never gathered; every MoE layer
   dispatches each token's hidden state to its ``k`` experts and combines it back, forward and backward,
   ``4*k*h*2`` bytes a token of which ``(ep-1)/ep`` leaves the GPU (:func:`a2a_seconds`). With sequence parallelism a
   tensor rank dispatches its ``1/t`` of the tokens.
-
 - **Context parallelism** over ``cp`` GPUs (pinned only, ``--cp``; Megatron-Core with Transformer Engine): each GPU
   runs ``s/cp`` tokens of every sequence through all its layers (the per-GPU tokens that set the compute, the TP and
   PP messages, the all-to-all and the utilisation's key), while each of its tokens still attends to the whole
@@ -57,13 +56,6 @@ Each term is bytes over a link's achievable bytes per second, or a share of the 
   the ``t x cp`` GPUs of a sequence (Megatron orders ranks tensor, then context), else the node's GPUs' rings cross
   its NIC at once. Gradients are reduced and the distributed optimizer sharded over the ``dp x cp`` GPUs holding the
   same weights (Megatron-Core's ``intra_dp_cp_group``, :mod:`planner.workload.memory_3d`).
-
-- **FSDP x TP** (``Degrees.zero == 3``; torchtitan's 2D parallelism, one pipeline stage, no expert or context
-  parallelism): the replicas shard weights, gradients and optimizer states (ZeRO-3) instead of running the
-  distributed optimizer; every micro-batch each GPU all-gathers its tensor share's 16-bit weights forward and backward
-  and reduce-scatters its gradients, ``3 S (d-1)/d`` bytes (:func:`planner.perf.comm.traffic`), over the link the
-  replicas cross (the NIC carries each of the node's ``t`` tensor ranks' bytes), overlapping compute at that link's
-  hidden share; no collective at the step's end.
 
 Step time = ``(m + (p-1)/v) x (compute + TP + PP + exposed all-to-all + exposed CP ring + exposed FSDP) + exposed
 DP``; efficiency = ``m x compute / step time``. Not modelled: FP8 dispatch, uneven stages (the embedding and the
