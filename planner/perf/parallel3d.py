@@ -65,7 +65,7 @@ under pipeline stages or beside expert or context parallelism.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from planner.perf import comm, links
@@ -189,7 +189,7 @@ class Timing:
         b = bubble(d.pp, self.micro_batches, v)
         m = self.micro_batches
         step = (m + m * b) * per_mb + self.dp_exposed_s
-        return Timing(replace(d, v=v), self.micro_batch, m, self.compute_s, self.tp_s, pp_s, self.a2a_s, self.dp_s, b,
+        return Timing(d.with_v(v), self.micro_batch, m, self.compute_s, self.tp_s, pp_s, self.a2a_s, self.dp_s, b,
                       m * self.compute_s / step, per_mb, self.dp_exposed_s, self.cp_s, self.fsdp_s)
 
     @property
@@ -338,7 +338,7 @@ def fsdp_variant(w: TrainingWorkload, deg: Degrees) -> list[Degrees]:
     (t = 2, 4, 8)."""
     if not (deg.tp > 1 and deg.pp == 1 and deg.ep == 1 and deg.cp == 1 and deg.dp > 1):
         return []
-    return [replace(deg, zero=3)] if w.sharding in (Sharding.AUTO, Sharding.ZERO3, Sharding.FSDP) else []
+    return [deg.with_zero(3)] if w.sharding in (Sharding.AUTO, Sharding.ZERO3, Sharding.FSDP) else []
 
 
 def useful_rate(tm: Timing, seq_len: int) -> float:
@@ -406,7 +406,7 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
                 # ZeRO-1 at the same split, micro-batch and recompute is never slower (the same compute; FSDP's
                 # 3S(d-1)/d a micro-batch exposes no less than ZeRO-1's 2S(d-1)/d a step): FSDP x TP can only win at
                 # a micro-batch ZeRO-1 does not fit, so only those are timed (the search's cost)
-                zero1_top = max_micro_batch(w, replace(deg, zero=1), rc, vram_gb)
+                zero1_top = max_micro_batch(w, deg.with_zero(1), rc, vram_gb)
                 sizes = [x for x in sizes if x > zero1_top]
             inter = interleavings(a.layers, deg.pp)
             # FSDP x TP has one stage, no bubble: a larger micro-batch only hides more of its per-micro-batch gathers,
@@ -417,7 +417,7 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
                 # the interleaved schedule runs micro-batches in groups of p: it needs p of them a step
                 plain = tm
                 for v in (inter if plain.micro_batches >= deg.pp else ()):
-                    if mb > max_micro_batch(w, replace(deg, v=v), rc, vram_gb):
+                    if mb > max_micro_batch(w, deg.with_v(v), rc, vram_gb):
                         break  # smaller v hold more activations on the first stage: they do not fit either
                     if (u := useful_rate(tv := plain.interleaved(v), w.seq_len)) > useful:
                         tm, useful = tv, u

@@ -28,6 +28,15 @@ class Degrees:
     cp: int = 1
     zero: int = 1
 
+    def with_v(self, v: int) -> Degrees:
+        """The same split with ``v`` interleaved chunks per GPU (the constructor, not ``dataclasses.replace``: the
+        search makes tens of thousands of these per plan, and replace costs several times a plain construction)."""
+        return Degrees(self.tp, self.pp, self.ep, self.dp, v, self.cp, self.zero)
+
+    def with_zero(self, zero: int) -> Degrees:
+        """The same split with ZeRO stage ``zero`` over the replicas."""
+        return Degrees(self.tp, self.pp, self.ep, self.dp, self.v, self.cp, zero)
+
     @property
     def name(self) -> str:
         """The layout's name, e.g. ``tp4+pp4+ep8+zero1``; ``pp4v5`` for 4 stages of 5 interleaved chunks each,
