@@ -301,17 +301,18 @@ def interleavings(layers: int, p: int) -> tuple[int, ...]:
     return tuple(sorted((v for v in _powers(layers // p) if v > 1 and layers % (p * v) == 0), reverse=True))
 
 
-def degrees(w: TrainingWorkload, per_node: int, nodes: int) -> list[Degrees]:
-    """Every tensor (2, 4, 8 inside a node) x pipeline (powers of two up to the nodes and the layers) x
-    expert (powers of two dividing the experts and a stage's GPUs) split of ``per_node`` x ``nodes`` GPUs, not
-    interleaved (:func:`search` times each pipeline split's interleavings beside it)."""
+def degrees(w: TrainingWorkload, per_node: int, nodes: int, tensor: bool = True) -> list[Degrees]:
+    """Every tensor (2, 4, 8 inside a node; none where ``tensor`` is False: a node without NVLink) x pipeline (powers
+    of two up to the nodes and the layers) x expert (powers of two dividing the experts and a stage's GPUs) split of
+    ``per_node`` x ``nodes`` GPUs, not interleaved (:func:`search` times each pipeline split's interleavings beside
+    it)."""
     a = w.arch
     c = w.cp  # context parallelism: pinned only (--cp), 1 otherwise
     out = []
     # t = 1 with pipeline or expert parallelism too (DeepSeek-V3 trained with 16-way pipeline and 64-way expert
     # parallelism and no tensor parallelism, arXiv 2412.19437 section 3.2, RECALLED); t = 1, p = 1 without experts
     # is plain ZeRO-1, which the data-parallel search covers
-    for t in (x for x in (1, *TP_DEGREES) if x <= per_node and per_node % x == 0):
+    for t in (x for x in (1, *(TP_DEGREES if tensor else ())) if x <= per_node and per_node % x == 0):
         # stages need not be whole nodes (13 nodes of 8 at t=4: 26 tensor groups, 2 stages of 13); every boundary is
         # charged over the network all the same
         # a pinned pipeline (--pp) may put stages inside a node too (NeMo's 13B runs 4 stages on 2 nodes): boundary
@@ -349,16 +350,19 @@ def useful_rate(tm: Timing, seq_len: int) -> float:
 
 
 def _bound(w: TrainingWorkload, deg: Degrees, link: comm.Link, slowest: float, fastest: float,
-           global_tokens: float) -> float:
+           global_tokens: float, per_node: int = 1, net: links.Network | None = None) -> float:
     """An upper bound on a split's tokens per GPU-second: its efficiency bound (TP's exposed share per token, the
     same at every micro-batch, the least without recompute, at the slowest pace, where compute hides the most; the
-    least bubble, at micro-batch 1, the most micro-batches; all other traffic free) at the fastest pace, 6N a token."""
+    stage-boundary sends through the NIC, exposed and as many bytes a token at every micro-batch, counted without
+    interleaving, the fewest; the least bubble, at micro-batch 1, the most micro-batches; all other traffic free) at
+    the fastest pace, 6N a token."""
     a = w.arch
     assert a.hidden and a.layers
     tp = tp_bytes(1.0, a.hidden, a.layers / deg.pp, deg.tp) / (link.bus_gbytes_s * 1e9)
+    pp = per_node * p2p_bytes(1.0, a.hidden, deg.tp) / (net.gbytes_s * 1e9) if deg.pp > 1 and net else 0.0
     c = comm.compute_seconds((a.active_params or a.params) / (deg.tp * deg.pp), 1.0, slowest)
     v = max((deg.v, *interleavings(a.layers, deg.pp)))  # the least bubble among the split's interleavings
-    eff = c / (c + tp) / (1.0 + bubble(deg.pp, global_tokens / (deg.dp * w.seq_len), v))
+    eff = c / (c + tp + pp * (1 - P2P_HIDDEN)) / (1.0 + bubble(deg.pp, global_tokens / (deg.dp * w.seq_len), v))
     return eff * fastest / (6.0 * (a.active_params or a.params))
 
 
@@ -367,7 +371,8 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
            net: links.Network | None, rate: comm.Rate, global_tokens: float,
            levels: tuple[Recompute, ...], floor: float = 0.0) -> list[tuple[Timing, Recompute]]:
     """Each tensor/pipeline/expert split at its best micro-batch and recompute level that fits, fastest first (tokens
-    per GPU-second, :func:`useful_rate`); empty where the node has no NVLink or the model no shape. ``rate`` is one
+    per GPU-second, :func:`useful_rate`); without tensor parallelism where the node has no NVLink, empty where the
+    model has no shape. ``rate`` is one
     GPU's achieved FLOP/s, or a hashable callable of (micro-batch, recompute) where the utilisation depends on the
     work (:class:`planner.plan.keyed_choice.KeyedRate`). Splits whose :func:`_bound` is under ``floor`` (tokens per
     GPU-second) or under the best split already timed are skipped. A pipeline split is timed with each of its
@@ -376,15 +381,18 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
     from planner.workload.memory_3d import max_micro_batch
 
     a = w.arch
-    if not (nvlink_node(link, per_node) and a.hidden and a.layers and a.heads):
+    if not (a.hidden and a.layers and a.heads):
         return []
+    # tensor parallelism's per-layer all-reduces need NVLink; pipeline stages (and experts) without it need only
+    # their boundary sends (and dispatches), which cross the NIC or the node's own link as they do on NVLink nodes
+    tensor = nvlink_node(link, per_node)
     most = max(1, int(global_tokens / w.seq_len))
     slowest = min(comm.pace(rate, 1, rc) for rc in levels)
     fastest = max(comm.pace(rate, most, rc) for rc in levels)
     found: list[tuple[float, Timing, Recompute]] = []
     top_useful = floor
-    splits = sorted(((_bound(w, d, link, slowest, fastest, global_tokens), d) for d in degrees(w, per_node, nodes)),
-                    key=lambda x: x[0], reverse=True)
+    splits = sorted(((_bound(w, d, link, slowest, fastest, global_tokens, per_node, net), d)
+                     for d in degrees(w, per_node, nodes, tensor)), key=lambda x: x[0], reverse=True)
     for bound, deg in splits:
         if bound <= top_useful:  # cannot beat the best split found so far, whatever its micro-batch and recompute
             continue

@@ -11,11 +11,11 @@ full recompute's extra pass included) wins; at one node count that is also the c
 cannot be hidden (efficiency under 1/3 on either link) is dropped, and if none is left the option is excluded with
 the bandwidth it would need.
 
-For models of 30B and up on NVLink nodes, and for any model whose best data-parallel layout keeps under
-``EXPOSED_DP`` across nodes, the search also tries tensor/pipeline/expert-parallel layouts with ZeRO-1, and tensor
-parallelism with FSDP (ZeRO-3) over the replicas at one stage (:mod:`planner.perf.parallel3d`, memory in
-:mod:`planner.workload.memory_3d`); the fastest of both families wins, and ``alternatives`` names the best of the other
-family first.
+For models of 30B and up, and for any model whose best data-parallel layout keeps under ``EXPOSED_DP`` across nodes,
+the search also tries tensor/pipeline/expert-parallel layouts with ZeRO-1, and tensor parallelism with FSDP (ZeRO-3)
+over the replicas at one stage (:mod:`planner.perf.parallel3d`, memory in :mod:`planner.workload.memory_3d`); on nodes
+without NVLink, pipeline and expert splits only (no tensor parallelism). The fastest of both families wins, and
+``alternatives`` names the best of the other family first.
 """
 
 from __future__ import annotations
@@ -294,11 +294,12 @@ def split_may_fit(w: TrainingWorkload, gpus: int) -> bool:
 def _three_d(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link: comm.Link,
              net: links.Network | None, flops_per_s: comm.Rate, floor: float = 0.0,
              dp_efficiency: float = 1.0) -> list[Scaling]:
-    """Tensor/pipeline/expert layouts with ZeRO-1, and FSDP x TP (:mod:`planner.perf.parallel3d`), as scalings; none for
-    a pinned ZeRO-2 or DDP, nor a pinned ZeRO-3 without a pinned --tp, nor a node without NVLink, nor for a model
-    under 30B (data parallelism hides its traffic there, see ``MIN_PARAMS_3D``) unless the best data-parallel layout
-    across nodes keeps under ``EXPOSED_DP``: over a slow network (ZeRO-3 over 25 Gbps TCP) keeping the weights whole
-    inside a node moves far fewer bytes between nodes. ``floor`` is in tokens per GPU-second (:func:`_useful`)."""
+    """Tensor/pipeline/expert layouts with ZeRO-1, and FSDP x TP (:mod:`planner.perf.parallel3d`), as scalings (no
+    tensor parallelism on a node without NVLink); none for a pinned ZeRO-2 or DDP, nor a pinned ZeRO-3 without a
+    pinned --tp, nor for a model under 30B (data parallelism hides its traffic there, see ``MIN_PARAMS_3D``) unless the
+    best data-parallel layout across nodes keeps under ``EXPOSED_DP``: over a slow network (ZeRO-3 over 25 Gbps TCP)
+    keeping the weights whole inside a node, or splitting the layers into stages across nodes, moves far fewer bytes
+    between nodes. ``floor`` is in tokens per GPU-second (:func:`_useful`)."""
     from planner.perf import parallel3d as p3
 
     if w.tensor_parallel == 1 and w.pipeline_parallel == 1 and w.cp == 1:  # --tp 1 --pp 1: data parallelism only

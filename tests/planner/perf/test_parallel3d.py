@@ -65,7 +65,10 @@ def test_megatron_39b_memory_by_hand() -> None:
 def test_tensor_parallelism_never_leaves_an_nvlink_node() -> None:
     pcie = comm.Link("PCIe Gen4 x16, 8 GPUs across two CPU sockets", 10.0, True, "test")
     w = _w39()
-    assert p3.search(w, 80.0, 8, 4, pcie, links.network(400.0, "efa"), 100e12, 4e6, (Recompute.NONE,)) == []
+    found = p3.search(w, 80.0, 8, 4, pcie, links.network(400.0, "efa"), 100e12, 4e6, (Recompute.NONE,
+                                                                                          Recompute.FULL))
+    assert all(tm.degrees.tp == 1 for tm, _ in found)  # pipeline stages only over PCIe
+    assert all(d.tp == 1 and d.pp > 1 for d in p3.degrees(w, 8, 4, tensor=False))
     assert all(d.tp <= 8 and 8 % d.tp == 0 and d.pp <= 4 and d.tp * d.pp * d.dp == 32 for d in p3.degrees(w, 8, 4))
     # t = 1 appears only with pipeline stages (plain ZeRO-1 is the data-parallel search's); one GPU a node: no TP
     assert all(d.pp > 1 for d in p3.degrees(w, 8, 4) if d.tp == 1)
@@ -127,3 +130,28 @@ def test_search_names_an_interleaved_layout_where_the_bubble_is_large() -> None:
     found = p3.search(w, 80.0, 8, 64, A100_NVSWITCH, net, 138e12, 1536 * 2048, (Recompute.SELECTIVE,))
     piped = [tm for tm, _ in found if tm.degrees.pp > 1]
     assert piped and all(tm.degrees.v > 1 and f"v{tm.degrees.v}" in tm.degrees.name for tm in piped)
+
+
+def test_pipeline_stages_across_single_gpu_nodes_over_ethernet_by_hand() -> None:
+    # Llama 2 7B on 36 nodes of one L4 each over 25 Gbps EFA (g6.8xlarge): no NVLink, so no tensor parallelism, but
+    # pipeline stages need only their boundary sends. pp4 at micro-batch 1 of 2048 tokens: each boundary sends the
+    # activations forward and their gradient back, 2 x 2048 x 4096 x 2 B = 33.55 MB, through the node's NIC at 25 Gbps
+    # x 0.80 / 8 = 2.5 GB/s: 13.4 ms, exposed (1F1B without interleaving batches its sends)
+    from planner.workload.inputs import arch_for
+
+    w = TrainingWorkload(arch=arch_for("llama-2-7b", None), tokens=2e10, seq_len=2048)
+    efa = links.network(25.0, "efa")
+    l4 = comm.Link("PCIe Gen4 x16 (one GPU)", 10.0, True, "test")
+    tm = p3.time_layout(w, p3.Degrees(tp=1, pp=4, ep=1, dp=9), 1, Recompute.NONE, 1, l4, efa, 48e12, 4e6)
+    assert p3.p2p_bytes(2048, 4096, 1) == 2 * 2048 * 4096 * 2
+    assert tm.pp_s == pytest.approx(2 * 2048 * 4096 * 2 / 2.5e9, rel=1e-9)  # 0.0134 s
+    # 4e6 / (9 replicas x 2048) = 217 micro-batches a step: bubble 3/217
+    assert tm.micro_batches == pytest.approx(4e6 / (9 * 2048))
+    assert tm.bubble == pytest.approx(3 / (4e6 / (9 * 2048)))
+    # compute: 6 x 6.738e9 / 4 stages x 2048 tokens at 48 TFLOP/s = 0.431 s, so the sends are 3% of it
+    assert tm.compute_s == pytest.approx(6 * 6_738_415_616 / 4 * 2048 / 48e12, rel=1e-6)
+    # where data parallelism needs ZeRO-3 over that network (per micro-batch 3 x 13.48 GB through the NIC), the
+    # pipeline moves 33.55 MB a boundary: the search finds it on these nodes
+    found = p3.search(w, 22.0, 1, 36, l4, efa, 48e12, 4e6, (Recompute.NONE, Recompute.FULL))
+    assert found and all(tm.degrees.tp == 1 and tm.degrees.pp > 1 for tm, _ in found)
+    assert found[0][0].efficiency > 0.8
