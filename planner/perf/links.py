@@ -79,7 +79,7 @@ def collective_link(gpu: str, interconnect: str, gpus_per_node: int) -> comm.Lin
         return comm.Link(base.name, base.bus_gbytes_s * cls.fraction, base.estimate, base.source, cls.hidden_share)
     gen = next((g for g in _PCIE_NOMINAL if g in base.name), None)
     nominal = _PCIE_NOMINAL[gen] if gen else base.bus_gbytes_s / 0.75
-    where = {"pcie-one-root": f"{gpus_per_node} GPUs under one root complex",
+    where = {"pcie-one-root": f"{gpus_per_node} GPUs under one root complex" if gpus_per_node > 1 else "one GPU",
              "pcie-two-sockets": f"{gpus_per_node} GPUs across two CPU sockets",
              "pcie-no-p2p": "no peer-to-peer (through host memory)"}[cls.name]
     return comm.Link(f"{base.name}, {where}", nominal * cls.fraction, True, f"{cls.source}; {base.source}",
