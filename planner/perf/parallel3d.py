@@ -372,12 +372,11 @@ def search(w: TrainingWorkload, vram_gb: float, per_node: int, nodes: int, link:
            levels: tuple[Recompute, ...], floor: float = 0.0) -> list[tuple[Timing, Recompute]]:
     """Each tensor/pipeline/expert split at its best micro-batch and recompute level that fits, fastest first (tokens
     per GPU-second, :func:`useful_rate`); without tensor parallelism where the node has no NVLink, empty where the
-    model has no shape. ``rate`` is one
-    GPU's achieved FLOP/s, or a hashable callable of (micro-batch, recompute) where the utilisation depends on the
-    work (:class:`planner.plan.keyed_choice.KeyedRate`). Splits whose :func:`_bound` is under ``floor`` (tokens per
-    GPU-second) or under the best split already timed are skipped. A pipeline split is timed with each of its
-    interleavings too (:meth:`Timing.interleaved`) where it fits and runs ``p`` micro-batches a step; the best is
-    kept."""
+    model has no shape. ``rate`` is one GPU's achieved FLOP/s, or a hashable callable of (micro-batch, recompute)
+    where the utilisation depends on the work (:class:`planner.plan.keyed_choice.KeyedRate`). Splits whose
+    :func:`_bound` is under ``floor`` (tokens per GPU-second) or under the best split already timed are skipped. A
+    pipeline split is timed with each of its interleavings too (:meth:`Timing.interleaved`) where it fits and runs
+    ``p`` micro-batches a step; the best is kept."""
     from planner.workload.memory_3d import max_micro_batch
 
     a = w.arch

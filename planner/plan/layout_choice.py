@@ -379,8 +379,9 @@ def _other_sharding(w: TrainingWorkload, found: list[Scaling]) -> tuple[str, ...
     best = found[0]
     assert best.parallel is not None
     p = best.parallel
-    if w.sharding is not Sharding.AUTO or not fsdp_variant(w, Degrees(p["tensor_parallel"], p["pipeline_parallel"],
-                                                                        p["expert_parallel"], p["data_parallel"])):
+    split = Degrees(p["tensor_parallel"], p["pipeline_parallel"], p["expert_parallel"], p["data_parallel"],
+                    cp=p.get("context_parallel", 1))
+    if w.sharding is not Sharding.AUTO or not fsdp_variant(w, split):
         return ()
     zero3 = "fsdp_s_per_microbatch" in p
     other = next((s for s in found[1:] if s.parallel and ("fsdp_s_per_microbatch" in s.parallel) != zero3), None)

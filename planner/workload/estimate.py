@@ -72,6 +72,17 @@ def _anchor_utilizations(spec: GpuSpec, gpus: float, precision: Precision,
     raise InputError("no MFU anchors for this precision", "give --mfu")
 
 
+def _shape(w: TrainingWorkload) -> tuple[int, int, int]:
+    """(layers, hidden, heads) of ``w``'s model, the missing ones inferred from its parameter count."""
+    a = w.arch
+    if a.layers is not None and a.hidden is not None and a.heads is not None:
+        return a.layers, a.hidden, a.heads
+    from planner.workload.shapes import infer_shape
+
+    shape = infer_shape(a.compute_params, layers=a.layers, hidden=a.hidden, heads=a.heads)
+    return shape.layers, shape.hidden, shape.heads
+
+
 def work_utilization(w: TrainingWorkload, spec: GpuSpec, precision: Precision, full: bool, dense_per_token: float,
                      micro_batch: int | None, catalog: Catalog) -> tuple[float, float, str] | None:
     """(utilisation of the dense hardware FLOPs, attention FLOPs per token, why) from the model keyed by the work
@@ -90,13 +101,7 @@ def work_utilization(w: TrainingWorkload, spec: GpuSpec, precision: Precision, f
         return None
     coef, stack_text = ut.for_stack(fitted[0], str(w.stack))
     n = fitted[1]
-    a = w.arch
-    layers, hidden = a.layers, a.hidden
-    if layers is None or hidden is None:
-        from planner.workload.shapes import infer_shape
-
-        shape = infer_shape(a.compute_params, layers=layers, hidden=hidden, heads=a.heads)
-        layers, hidden = shape.layers, shape.hidden
+    layers, hidden, _ = _shape(w)
     mb = micro_batch or w.micro_batch
     if not mb:
         # the work is unknown (a published run, an estimate with no layout): the median tiers describe whole runs
@@ -273,13 +278,7 @@ def _standard_attention(w: TrainingWorkload, spec: GpuSpec, rc: Recompute, hw_pe
     utilisation) + score bytes / streamed memory bandwidth."""
     from planner.workload import attention_traffic as at
 
-    a = w.arch
-    layers, heads = a.layers, a.heads
-    if layers is None or heads is None:
-        from planner.workload.shapes import infer_shape
-
-        shape = infer_shape(a.compute_params, layers=layers, hidden=a.hidden, heads=heads)
-        layers, heads = shape.layers, shape.heads
+    layers, _, heads = _shape(w)
     if not spec.mem_bw_gbs:
         return util, 0.0, f"standard attention (--no-flash): no memory bandwidth known for {spec.key}, not timed"
     again = rc in (Recompute.FULL, Recompute.SELECTIVE)

@@ -67,9 +67,9 @@ def fit_entries(w: Any, specs: list[GpuSpec], gpus: int, catalog: Catalog) -> li
                 rc = Recompute.FULL if w.recompute is Recompute.AUTO else w.recompute
                 sh = Sharding.ZERO3 if (w.sharding is Sharding.AUTO and gpus > 1) else (
                     Sharding.NONE if w.sharding is Sharding.AUTO else w.sharding)
-                pinned = w.offload is Offload.CPU and offload_stage(w, gpus) is not None
-                if pinned:
-                    sh = offload_stage(w, gpus) or sh
+                stage = offload_stage(w, gpus) if w.offload is Offload.CPU else None
+                pinned = stage is not None
+                sh = stage or sh
                 mem = training_memory(w, gpus, sh, rc, pinned)
                 entry.update(fits=False, max_batch_size=0, memory_gb=mem.as_dict(w.micro_batch or 1),
                              total_at_batch=w.micro_batch or 1,

@@ -85,12 +85,10 @@ def _parts(w: TrainingWorkload, deg: Degrees, recompute: Recompute) -> tuple[flo
     expert_share = experts / (p * deg.ep) if deg.ep > 1 else 0.0
     # the distributed optimizer shards over the data-parallel ranks with the context-parallel ones (module docstring)
     expert_replicas = max(1, t * deg.dp * deg.cp // deg.ep) if deg.ep > 1 else 1
-    if deg.zero == 3:  # FSDP x TP: every state of the GPU's share also divided over the replicas (ZeRO-3)
-        assert deg.ep == 1 and deg.cp == 1, "FSDP x TP is modelled without expert or context parallelism"
-        share = w.arch.params / (t * p) / deg.dp
-        return (share * wb / GIB, share * gb / GIB, share * ob / GIB, activation_bytes_3d(w, deg, recompute) / GIB,
-                (DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb) + NCCL_BUFFERS_GB)
-    return ((dense_share + expert_share) * wb / GIB, (dense_share + expert_share) * gb / GIB,
+    # FSDP x TP (ZeRO-3 over the replicas; no experts or context parallelism): weights and gradients divided too
+    assert deg.zero == 1 or (deg.ep == 1 and deg.cp == 1), "FSDP x TP is modelled without expert or context parallelism"
+    whole = (dense_share + expert_share) / (deg.dp if deg.zero == 3 else 1)
+    return (whole * wb / GIB, whole * gb / GIB,
             (dense_share / (deg.dp * deg.cp) + expert_share / expert_replicas) * ob / GIB,
             activation_bytes_3d(w, deg, recompute) / GIB,
             (DEFAULT_OVERHEAD_GB if w.overhead_gb is None else w.overhead_gb) + NCCL_BUFFERS_GB)

@@ -219,7 +219,7 @@ class TrainingWorkload(BaseModel):
     @property
     def split_pinned(self) -> bool:
         """Whether the user pinned a tensor, pipeline or context split (a degree above 1)."""
-        return (self.tensor_parallel or 1) > 1 or (self.pipeline_parallel or 1) > 1 or (self.context_parallel or 1) > 1
+        return (self.tensor_parallel or 1) > 1 or (self.pipeline_parallel or 1) > 1 or self.cp > 1
 
     @property
     def cp(self) -> int:
